@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * backfill.h
+ *	  Shared declarations of the backfill extension: settings, the SPI
+ *	  helper layer, range splitting, source validation, range replacement,
+ *	  catalog access, the run engine, reconciliation and scheduling.
+ *
+ * Each .c file owns one concern; this header is the only contract between
+ * them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_H
+#define BACKFILL_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "nodes/pg_list.h"
+#include "utils/timestamp.h"
+
+/* ---- settings (backfill.c) ---- */
+extern int	backfill_lock_timeout;	/* ms */
+extern int	backfill_chunk_timeout; /* ms, 0 = none */
+extern int	backfill_max_attempts;
+extern int	backfill_max_chunks;
+extern int	backfill_neighbor_chunks;
+extern double backfill_neighbor_tolerance;
+
+/*
+ * Advisory lock classes (first key of the two-key form, objsubid = 2).
+ * A run being executed holds a session-level lock (RUN, run_id); a chunk
+ * and the daily job meet on a transaction-level lock (TARGET, relid).
+ */
+#define BACKFILL_LOCK_CLASS_RUN		0x42460001
+#define BACKFILL_LOCK_CLASS_TARGET	0x42460002
+
+/* ---- SPI helper layer (spi_util.c) ---- */
+
+/*
+ * Run one statement with $n parameters and insist on the SPI result code
+ * "expected"; any other result is an internal error naming the statement.
+ * nulls may be NULL (no nulls), as for SPI_execute_with_args.
+ */
+extern int	SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+					const char *nulls, bool read_only, long count, int expected);
+
+/* Convenience readers of SPI_tuptable row "row", column "col" (1-based). */
+extern bool SpiGetBool(int row, int col, bool *isnull);
+extern int64 SpiGetInt64(int row, int col, bool *isnull);
+extern int32 SpiGetInt32(int row, int col, bool *isnull);
+extern char *SpiGetText(int row, int col);	/* palloc'd in caller's ctx, NULL
+											 * if null */
+extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);
+
+/* ---- catalog access as the extension owner (catalog.c) ---- */
+extern Oid	BackfillExtensionOwner(void);
+
+/*
+ * Execute catalog DML/queries as the extension owner, with the
+ * security-restricted context, then switch back; the real user is always
+ * passed in as a parameter where the catalog records it.
+ */
+extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+						const char *nulls, int expected);
+
+/* Name of the current (real) user, for created_by / executed_by. */
+extern char *CurrentUserName(void);
+
+/* ---- range splitting (range.c) ---- */
+
+/*
+ * Compute the chunk bounds of [start, end) with "step": bound k is
+ * start + k * step in the session TimeZone, the last clipped to end.
+ * Returns the number of chunks n and sets *bounds to a palloc'd array of
+ * n + 1 bounds.  Raises the user-facing errors for bad input.
+ */
+extern int	ComputeChunkBounds(TimestampTz start, bool start_null,
+							   TimestampTz end, bool end_null,
+							   Interval *step, bool step_null,
+							   TimestampTz **bounds);
+
+/* ---- validation of user SQL (validate.c) ---- */
+
+/*
+ * A validated source query: the statement text exactly as the user wrote
+ * it (trailing semicolon and blanks removed) and its output column names.
+ */
+typedef struct SourceQuery
+{
+	char	   *sql;
+	List	   *columns;		/* of char *, in output order */
+} SourceQuery;
+
+extern SourceQuery *ValidateSourceQuery(const char *sql, Oid target,
+										const char *time_column);
+extern char *ValidateMeasure(const char *measure, Oid target);
+extern char *ValidateLedger(const char *ledger);
+extern char *ValidateHorizon(const char *horizon);
+
+/* The time column's type, after checking it exists and is usable. */
+extern Oid	TimeColumnType(Oid target, const char *time_column);
+
+/* Check that the current user may DELETE from and INSERT into target. */
+extern void CheckTargetPrivileges(Oid target);
+
+/* ---- range replacement (replace.c, partition.c) ---- */
+typedef struct ReplaceResult
+{
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		have_values;	/* measure was computed */
+	Datum		before_value;	/* numeric, valid if have_values */
+	bool		before_null;
+	Datum		after_value;
+	bool		after_null;
+	const char *strategy;		/* the strategy actually used */
+} ReplaceResult;
+
+/*
+ * Replace the target's rows in [lo, hi) by what source yields for
+ * $1 = lo, $2 = hi, in the current transaction.  When measure is not NULL
+ * the measure is evaluated over the deleted and the inserted rows.
+ */
+extern void ReplaceRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi,
+						 const char *source, const char *strategy,
+						 const char *measure, ReplaceResult *result);
+
+/* Delete the target's rows in [lo, hi) only (no_source chunks). */
+extern int64 ClearRange(Oid target, const char *time_column,
+						TimestampTz lo, TimestampTz hi);
+
+/* Parse and check a strategy name; raises 22023 for an unknown one. */
+extern const char *CheckStrategyName(const char *strategy);
+
+/* ---- reconciliation (reconcile.c) ---- */
+
+/*
+ * Evaluate the ledger query for [lo, hi).  Sets *isnull when it returns
+ * no row or NULL.
+ */
+extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
+						 bool *isnull);
+
+/*
+ * Compare a chunk's measure with the ledger figure: true when
+ * |measure - ledger| <= tolerance * |ledger|.
+ */
+extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
+
+/* ---- scheduling (schedule.c) ---- */
+
+/* Whether a tick of run's schedule may do work now (quiet hours). */
+extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
+								TimestampTz now);
+
+/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
+extern bool ScheduleRemoveJob(int64 run_id);
+
+#endif							/* BACKFILL_H */

@@ -1,0 +1,214 @@
+/*-------------------------------------------------------------------------
+ *
+ * range.c
+ *	  Splitting a half-open time range [start, end) into chunks.
+ *
+ * Bound k is start + k * step, computed with timestamptz + interval in the
+ * session TimeZone, never by adding the step to the previous bound: a
+ * monthly split from January 31 gives February 28, March 31, April 30, and
+ * daily steps follow local days across DST changes.  The last chunk is
+ * clipped to end.  A step that fails to move a bound forward (zero,
+ * negative, or mixed such as '1 mon -30 days' from some starts) is an
+ * error, never an endless loop.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/int.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+PG_FUNCTION_INFO_V1(backfill_split_range);
+
+/*
+ * StepTimes
+ *		The interval k * step, or false when it does not fit an interval.
+ */
+static bool
+StepTimes(Interval *step, int64 k, Interval *result)
+{
+	int64		months = (int64) step->month * k;
+	int64		days = (int64) step->day * k;
+
+	if (months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN)
+		return false;
+	if (pg_mul_s64_overflow(step->time, k, &result->time))
+		return false;
+	result->month = (int32) months;
+	result->day = (int32) days;
+	return true;
+}
+
+/*
+ * ComputeChunkBounds
+ *		See backfill.h.  All user-facing input errors are raised here, so
+ *		split_range, plan and check agree on them.
+ */
+int
+ComputeChunkBounds(TimestampTz start, bool start_null,
+				   TimestampTz end, bool end_null,
+				   Interval *step, bool step_null,
+				   TimestampTz **bounds)
+{
+	TimestampTz *b;
+	int			capacity;
+	int			n = 0;
+	Interval	zero = {0, 0, 0};
+	bool		pure_time;
+
+	if (start_null || end_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("range bounds must not be null"),
+				 errhint("Give both range_start and range_end; the range is [range_start, range_end).")));
+	if (step_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("chunk interval must not be null")));
+	if (TIMESTAMP_NOT_FINITE(start) || TIMESTAMP_NOT_FINITE(end))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range bounds must be finite"),
+				 errdetail("A backfill replaces a closed stretch of time; infinity has no last chunk.")));
+	if (start >= end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range is empty: range_start %s is not before range_end %s",
+						timestamptz_to_str(start), timestamptz_to_str(end)),
+				 errhint("Ranges are half-open, [range_start, range_end): the end is excluded.")));
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(step),
+										  IntervalPGetDatum(&zero))) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk interval must be positive"),
+				 errdetail("The interval given compares less than or equal to zero.")));
+
+	pure_time = (step->month == 0 && step->day == 0);
+	capacity = 64;
+	b = palloc(sizeof(TimestampTz) * capacity);
+	b[0] = start;
+
+	for (;;)
+	{
+		TimestampTz next;
+		Interval	kstep;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (n >= backfill_max_chunks)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("range would be split into more than %d chunks",
+							backfill_max_chunks),
+					 errhint("Use a larger chunk interval, or raise backfill.max_chunks.")));
+
+		if (pure_time)
+		{
+			/* no calendar arithmetic: exact and fast */
+			if (pg_mul_s64_overflow(step->time, (int64) (n + 1), &next) ||
+				pg_add_s64_overflow(start, next, &next))
+				next = end;
+		}
+		else
+		{
+			if (!StepTimes(step, n + 1, &kstep))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("chunk bound out of range")));
+			next = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+														   TimestampTzGetDatum(start),
+														   IntervalPGetDatum(&kstep)));
+		}
+
+		if (next <= b[n])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("chunk interval does not advance from %s",
+							timestamptz_to_str(b[n])),
+					 errdetail("Bound %d would be %s, not after bound %d.",
+							   n + 1, timestamptz_to_str(next), n),
+					 errhint("Mixed intervals such as '1 mon -30 days' go backwards from some dates; use a step whose parts have one sign.")));
+
+		if (n + 2 > capacity)
+		{
+			capacity *= 2;
+			b = repalloc_huge(b, sizeof(TimestampTz) * capacity);
+		}
+		n++;
+		if (next >= end)
+		{
+			b[n] = end;
+			break;
+		}
+		b[n] = next;
+	}
+
+	*bounds = b;
+	return n;
+}
+
+/*
+ * backfill_split_range
+ *		split_range(range_start, range_end, step)
+ *		  -> setof (chunk_no, chunk_start, chunk_end)
+ *
+ * All bounds are computed (and every error raised) on the first call, so a
+ * bad range never yields a partial result.
+ */
+Datum
+backfill_split_range(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	TimestampTz *bounds;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext oldcontext;
+		TupleDesc	tupdesc;
+		int			n;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+
+		n = ComputeChunkBounds(PG_ARGISNULL(0) ? 0 : PG_GETARG_TIMESTAMPTZ(0),
+							   PG_ARGISNULL(0),
+							   PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1),
+							   PG_ARGISNULL(1),
+							   PG_ARGISNULL(2) ? NULL : PG_GETARG_INTERVAL_P(2),
+							   PG_ARGISNULL(2),
+							   &bounds);
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		funcctx->tuple_desc = BlessTupleDesc(tupdesc);
+		funcctx->user_fctx = bounds;
+		funcctx->max_calls = n;
+		MemoryContextSwitchTo(oldcontext);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	bounds = (TimestampTz *) funcctx->user_fctx;
+
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		int			k = (int) funcctx->call_cntr;
+		HeapTuple	tuple;
+
+		values[0] = Int32GetDatum(k + 1);
+		values[1] = TimestampTzGetDatum(bounds[k]);
+		values[2] = TimestampTzGetDatum(bounds[k + 1]);
+		tuple = heap_form_tuple(funcctx->tuple_desc, values, nulls);
+		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(tuple));
+	}
+	SRF_RETURN_DONE(funcctx);
+}

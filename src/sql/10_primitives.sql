@@ -1,0 +1,36 @@
+
+-------------------------------------------------------------------------
+-- Primitives (range.c, replace.c)
+-------------------------------------------------------------------------
+
+CREATE FUNCTION backfill.split_range(range_start pg_catalog.timestamptz,
+                                     range_end pg_catalog.timestamptz,
+                                     step pg_catalog.interval)
+RETURNS TABLE (chunk_no pg_catalog.int4,
+               chunk_start pg_catalog.timestamptz,
+               chunk_end pg_catalog.timestamptz)
+AS 'MODULE_PATHNAME', 'backfill_split_range'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION backfill.split_range(pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval) IS
+    'Split [range_start, range_end) into half-open chunks; bound k = range_start + k * step in the session TimeZone.';
+
+CREATE FUNCTION backfill.replace_range(target pg_catalog.regclass,
+                                       time_column pg_catalog.name,
+                                       range_start pg_catalog.timestamptz,
+                                       range_end pg_catalog.timestamptz,
+                                       source pg_catalog.text,
+                                       strategy pg_catalog.text DEFAULT 'auto')
+RETURNS TABLE (rows_deleted pg_catalog.int8, rows_inserted pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'backfill_replace_range'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION backfill.replace_range(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.text, pg_catalog.text) IS
+    'Replace the target''s rows in [range_start, range_end) by what source yields for $1, $2, in the caller''s transaction.';
+
+-- Row filter used inside generated INSERTs: true for a time inside
+-- [lo, hi), an error for anything else (NULL included).
+CREATE FUNCTION backfill._in_range(t pg_catalog.timestamptz,
+                                   lo pg_catalog.timestamptz,
+                                   hi pg_catalog.timestamptz)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'backfill_in_range'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
