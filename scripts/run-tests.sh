@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The test run proper (called by scripts/test.sh as a non-root user): a
-# pg_virtualenv cluster with pg_cron preloaded for pg_regress and isolation,
-# and the TAP tests, which start clusters of their own.
+# The test run proper (called by scripts/test.sh as a non-root user):
+# pg_regress and isolation against a throwaway cluster with pg_cron
+# preloaded, then the TAP tests, which start clusters of their own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
-pg_virtualenv -v 15 \
-    -o shared_preload_libraries=pg_cron \
-    -o cron.database_name=contrib_regression \
-    -o cron.use_background_workers=on \
-    -o max_worker_processes=20 \
-    make -s installcheck PG_CONFIG="$PG_CONFIG" ${BACKFILL_TESTS:+REGRESS="$BACKFILL_TESTS" ISOLATION= TAP_TESTS=} || status=$?
+if [ -n "${BACKFILL_TESTS:-}" ]; then
+    scripts/cluster.sh contrib_regression \
+        make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS="$BACKFILL_TESTS" ISOLATION= TAP_TESTS= || status=$?
+else
+    scripts/cluster.sh contrib_regression \
+        make -s installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || status=$?
+    if [ -z "${BACKFILL_SKIP_TAP:-}" ] && ls t/*.pl >/dev/null 2>&1; then
+        make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= || status=$?
+    fi
+fi
 
 if [ $status -ne 0 ]; then
     for f in regression.diffs output_iso/regression.diffs; do
@@ -21,7 +25,7 @@ if [ $status -ne 0 ]; then
         fi
     done
     for f in tmp_check/log/regress_log_*; do
-        [ -f "$f" ] && { echo "======== $f (tail) ========"; tail -n 60 "$f"; }
+        [ -f "$f" ] && { echo "======== $f (tail) ========"; tail -n 80 "$f"; }
     done
     echo "FAILED"
 else

@@ -2,12 +2,17 @@
 # Run every test layer of backfill: pg_regress, isolation and TAP, against a
 # throwaway cluster with pg_cron preloaded.  Installs what it needs first.
 # Exits non-zero on any failure and prints the diffs of failing tests.
+#
+#   BACKFILL_TESTS="10_runs 11_x"  run only these pg_regress tests
+#   BACKFILL_SKIP_TAP=1            skip the TAP tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${BACKFILL_PGROOT:-}" ]; then
+    export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
+else
+    export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+fi
 scripts/setup.sh
-
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PATH=/usr/lib/postgresql/15/bin:$PATH
 
 # PostgreSQL refuses to run as root: as root, test a copy owned by postgres.
 if [ "$(id -u)" -eq 0 ]; then
@@ -15,7 +20,11 @@ if [ "$(id -u)" -eq 0 ]; then
     cp -a . "$work/tree"
     chown -R postgres: "$work"
     chmod 755 "$work"
-    exec runuser -u postgres -- env PATH="$PATH" PG_CONFIG="$PG_CONFIG" \
-        BACKFILL_TESTS="${BACKFILL_TESTS:-}" "$work/tree/scripts/run-tests.sh"
+    status=0
+    runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" \
+        BACKFILL_TESTS="${BACKFILL_TESTS:-}" BACKFILL_SKIP_TAP="${BACKFILL_SKIP_TAP:-}" \
+        "$work/tree/scripts/run-tests.sh" || status=$?
+    [ $status -eq 0 ] && rm -rf "$work"
+    exit $status
 fi
 exec scripts/run-tests.sh

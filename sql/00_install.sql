@@ -1,12 +1,11 @@
--- The extension installs cleanly, without pg_cron as a dependency, and
--- shows the objects it owns.
+-- The extension installs cleanly without pg_cron (it is an optional
+-- dependency), into its own schema, with its catalog tables.
 CREATE EXTENSION backfill;
-SELECT extversion FROM pg_extension WHERE extname = 'backfill';
-SELECT pg_catalog.pg_describe_object(classid, objid, objsubid) AS object
-  FROM pg_depend
- WHERE refclassid = 'pg_extension'::regclass
-   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'backfill')
-   AND deptype = 'e'
+SELECT extversion, extrelocatable, extnamespace::regnamespace
+  FROM pg_extension WHERE extname = 'backfill';
+SELECT c.relname, c.relrowsecurity
+  FROM pg_class c
+ WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind = 'r'
  ORDER BY 1;
 -- pg_cron is available in this test cluster for the scheduling tests.
 CREATE EXTENSION pg_cron;
