@@ -159,4 +159,7 @@ extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 /* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
 extern bool ScheduleRemoveJob(int64 run_id);
 
+/* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
+extern bool ScheduleCalledFromCron(void);
+
 #endif							/* BACKFILL_H */

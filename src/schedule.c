@@ -11,6 +11,26 @@
 
 #include "backfill.h"
 
+/* STUB bodies so that the library links; schedule.c owner replaces them. */
+bool
+ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
+					TimestampTz now)
+{
+	return true;
+}
+
+bool
+ScheduleRemoveJob(int64 run_id)
+{
+	return false;
+}
+
+bool
+ScheduleCalledFromCron(void)
+{
+	return false;
+}
+
 PG_FUNCTION_INFO_V1(backfill_schedule);
 Datum
 backfill_schedule(PG_FUNCTION_ARGS)
