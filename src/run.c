@@ -684,7 +684,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 					" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
 					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
 					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
-					" FROM pg_catalog.unnest($2, $3) WITH ORDINALITY AS c(s, e, n)",
+					" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+					" WITH ORDINALITY AS c(s, e, n)",
 					4, types, vals, nulls, SPI_OK_INSERT);
 	}
 
