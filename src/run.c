@@ -1156,7 +1156,11 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 			/* the timer fired after the last interrupt check: too late */
 			QueryCancelPending = false;
 		}
-		AtEOXact_GUC(true, nest);
+		/*
+		 * Pop the chunk's settings as on abort: a plain SET done by the
+		 * source (set_config(..., false)) must not outlive the chunk either.
+		 */
+		AtEOXact_GUC(false, nest);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -1677,13 +1681,13 @@ backfill_cancel(PG_FUNCTION_ARGS)
 		PG_RETURN_INT32(0);
 	}
 
-	CatalogExec("UPDATE backfill.chunks SET status = 'cancelled'"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) ANY (ARRAY("
-				"  SELECT chunk_no FROM backfill.chunks"
+	CatalogExec("UPDATE backfill.chunks c SET status = 'cancelled'"
+				" FROM (SELECT chunk_no FROM backfill.chunks"
 				"  WHERE run_id OPERATOR(pg_catalog.=) $1"
 				"  AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  FOR UPDATE SKIP LOCKED))",
+				"  FOR UPDATE SKIP LOCKED) s"
+				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
+				" AND c.chunk_no OPERATOR(pg_catalog.=) s.chunk_no",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
 	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"
