@@ -790,11 +790,12 @@ LoadRun(int64 run_id)
 /*
  * CheckRunIdentity
  *		The caller must be the role that planned the run or have its
- *		privileges, and (when the target still exists, or always when
- *		need_target) be allowed to rewrite the target.  42501 otherwise.
+ *		privileges (42501 otherwise).  With check_target, the caller must
+ *		also be allowed to rewrite the target, which must still exist; a
+ *		cancel does not touch the target and skips that part.
  */
 static void
-CheckRunIdentity(RunInfo *run, const char *action, bool need_target)
+CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 {
 	Oid			creator = get_role_oid(run->created_by, true);
 
@@ -804,10 +805,9 @@ CheckRunIdentity(RunInfo *run, const char *action, bool need_target)
 				 errmsg("permission denied for run %lld", (long long) run->run_id),
 				 errdetail("Run %lld was planned by role \"%s\"; only that role, or a role with its privileges, may %s it.",
 						   (long long) run->run_id, run->created_by, action)));
+	if (!check_target)
+		return;
 	if (get_rel_name(run->target) == NULL)
-	{
-		if (!need_target)
-			return;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of run %lld no longer exists",
@@ -815,7 +815,6 @@ CheckRunIdentity(RunInfo *run, const char *action, bool need_target)
 				 errdetail("The run was planned for table %s.", run->target_name),
 				 errhint("Cancel the run with backfill.cancel(%lld).",
 						 (long long) run->run_id)));
-	}
 	CheckTargetPrivileges(run->target);
 }
 
