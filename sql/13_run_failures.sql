@@ -54,6 +54,19 @@ SELECT chunk_no, status, attempts, rows_inserted, error_sqlstate, error_message
   FROM backfill.chunks WHERE run_id = :r ORDER BY chunk_no;
 SELECT * FROM fx.daily ORDER BY day;
 
+-- A deferred constraint of the target is checked inside the chunk, so
+-- its violation is recorded as the chunk's failure.
+CREATE TABLE fx.uniq (day timestamptz UNIQUE DEFERRABLE INITIALLY DEFERRED, n int);
+SELECT backfill.register('fx.uniq', 'day',
+    $q$SELECT date_trunc('day', ts) AS day, 1 AS n FROM fx.raw
+        WHERE ts >= $1 AND ts < $2$q$);
+SELECT backfill.plan('fx.uniq', '2024-05-01', '2024-05-02', probe => false) AS u \gset
+CALL backfill.run(:u);
+SELECT chunk_no, status, error_sqlstate, error_message FROM backfill.chunks WHERE run_id = :u;
+SELECT count(*) AS uniq_rows FROM fx.uniq;
+SELECT backfill.cancel(:u);
+SELECT backfill.unregister('fx.uniq');
+
 -- 2. The ledger gate: the ledger says May 2 had 7 rows, the source gives 6.
 UPDATE fx.ledger SET n = 7 WHERE day = '2024-05-02';
 UPDATE fx.daily SET n = 0 WHERE day = '2024-05-02';

@@ -1096,6 +1096,14 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 			}
 		}
 
+		/*
+		 * Deferred constraints of the target are checked now, inside the
+		 * chunk, not at the commit where a violation could no longer be
+		 * recorded as the chunk's failure.
+		 */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+
 		/* the chunk's figures, in the same transaction as its data */
 		{
 			Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
@@ -1149,12 +1157,20 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 			status = "planned";
 		SetRunStatus(run, status);
 
+		report->outcome = CHUNK_DONE;
+		report->rows_deleted = rr.rows_deleted;
+		report->rows_inserted = rr.rows_inserted;
+		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
+		report->ledger_ok = ledger_ok;
+		report->run_status = pstrdup(status);
+
 		DisarmChunkTimeout();
 		if (chunk_timed_out)
 		{
 			/* the timer fired after the last interrupt check: too late */
 			QueryCancelPending = false;
 		}
+
 		/*
 		 * Pop the chunk's settings as on abort: a plain SET done by the
 		 * source (set_config(..., false)) must not outlive the chunk either.
@@ -1163,13 +1179,6 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-
-		report->outcome = CHUNK_DONE;
-		report->rows_deleted = rr.rows_deleted;
-		report->rows_inserted = rr.rows_inserted;
-		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
-		report->ledger_ok = ledger_ok;
-		report->run_status = pstrdup(status);
 	}
 	PG_CATCH();
 	{
@@ -1201,6 +1210,12 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					phase == PHASE_LOCK);
 		report->error = edata;
 		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
+		if (deferral && report->deferrals >= backfill_max_attempts)
+		{
+			edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
+									 backfill_lock_timeout, report->deferrals);
+			edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
+		}
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
