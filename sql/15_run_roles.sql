@@ -123,6 +123,21 @@ SELECT backfill.cancel(:r2);
 RESET ROLE;
 SELECT status FROM backfill.runs WHERE run_id = :r2;
 
+-- A run whose planner has been dropped can still be run by a superuser.
+CREATE ROLE regress_bf_temp;
+GRANT SELECT, INSERT, DELETE ON sales.revenue TO regress_bf_temp;
+GRANT SELECT ON sales.raw TO regress_bf_temp;
+SET ROLE regress_bf_temp;
+SELECT backfill.plan('sales.revenue', '2024-05-01', '2024-05-02') AS r3 \gset
+RESET ROLE;
+DROP OWNED BY regress_bf_temp;
+DROP ROLE regress_bf_temp;
+SET ROLE regress_bf_etl;
+CALL backfill.run(:r3);
+RESET ROLE;
+CALL backfill.run(:r3);
+SELECT created_by, status FROM backfill.runs WHERE run_id = :r3;
+
 SELECT backfill.unregister('sales.revenue');
 DROP SCHEMA sales CASCADE;
 DROP ROLE regress_bf_etl_deputy, regress_bf_etl, regress_bf_etl_other,

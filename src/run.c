@@ -798,8 +798,12 @@ static void
 CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 {
 	Oid			creator = get_role_oid(run->created_by, true);
+	bool		allowed;
 
-	if (!OidIsValid(creator) || !has_privs_of_role(GetUserId(), creator))
+	/* a dropped planner: only superusers may still act on the run */
+	allowed = OidIsValid(creator) ? has_privs_of_role(GetUserId(), creator) :
+		superuser();
+	if (!allowed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for run %lld", (long long) run->run_id),
