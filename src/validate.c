@@ -341,8 +341,8 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 		attnum = ColumnAttnum(target, tle->resname);
 		if (attnum == 0)
 		{
-			appendStringInfo(&missing, "%s%s", nmissing > 0 ? ", " : "",
-							 quote_identifier(tle->resname));
+			appendStringInfo(&missing, "%s\"%s\"", nmissing > 0 ? ", " : "",
+							 tle->resname);
 			nmissing++;
 			continue;
 		}
