@@ -233,8 +233,8 @@ ParseReadOnlySelect(const char *text, const char *what, char **stmt_text)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s must be a SELECT, VALUES or TABLE query", what),
-				 errdetail("The %s only reads; it was a %s statement.", what,
-						   CreateCommandName(raw->stmt))));
+				 errdetail("The statement given is %s; the %s may only read.",
+						   CreateCommandName(raw->stmt), what)));
 	CheckRawSelect((SelectStmt *) raw->stmt, what);
 	*stmt_text = StatementText(text, raw);
 	return raw;
