@@ -792,6 +792,11 @@ broken:
  *		number of rows inserted and the measure over them.  The composed
  *		text is parsed again, and its subquery must be exactly the source
  *		query's parse tree: user text cannot escape into our statement.
+ *
+ * The source sits behind an OFFSET 0 fence, so the planner neither pulls
+ * it up nor pushes the range check into it: _in_range only ever sees the
+ * rows the source returns, never rows its own WHERE would filter out
+ * (quals of one scan run in cost order, not in the order written).
  */
 char *
 ComposeSourceInsert(Oid target, const char *time_column,
@@ -822,7 +827,8 @@ ComposeSourceInsert(Oid target, const char *time_column,
 	if (measure != NULL)
 		appendStringInfoString(&sql, "WITH " MEASURE_ROWS_ALIAS " AS (");
 	appendStringInfo(&sql,
-					 "INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+					 "INSERT INTO %s (%s) SELECT %s"
+					 " FROM (SELECT * FROM (\n%s\n) AS s OFFSET 0) AS s"
 					 " WHERE backfill._in_range(CAST(s.%s AS pg_catalog.timestamptz), $1, $2)",
 					 QualifiedRelName(target), cols.data, scols.data,
 					 source->sql, QuotedColumn(target, time_column));
@@ -857,6 +863,21 @@ ComposeSourceInsert(Oid target, const char *time_column,
 		sel->lockingClause != NIL || sel->intoClause != NULL ||
 		sel->distinctClause != NIL ||
 		!IsA(sel->whereClause, FuncCall))
+		goto broken;
+	/* the fence: SELECT * FROM (<source>) AS s OFFSET 0 */
+	sub = (RangeSubselect *) linitial(sel->fromClause);
+	if (sub->lateral || !IsA(sub->subquery, SelectStmt))
+		goto broken;
+	sel = (SelectStmt *) sub->subquery;
+	if (sel->op != SETOP_NONE || sel->withClause != NULL ||
+		list_length(sel->targetList) != 1 ||
+		list_length(sel->fromClause) != 1 ||
+		!IsA(linitial(sel->fromClause), RangeSubselect) ||
+		sel->whereClause != NULL || sel->groupClause != NIL ||
+		sel->havingClause != NULL || sel->windowClause != NIL ||
+		sel->sortClause != NIL || sel->limitCount != NULL ||
+		sel->limitOffset == NULL || sel->lockingClause != NIL ||
+		sel->intoClause != NULL || sel->distinctClause != NIL)
 		goto broken;
 	sub = (RangeSubselect *) linitial(sel->fromClause);
 	if (sub->lateral || !equal(sub->subquery, linitial_node(RawStmt, alone)->stmt))
