@@ -42,8 +42,8 @@ SELECT * FROM backfill.replace_range('sec.target', 'ts', '2024-01-01', '2024-01-
 SET ROLE regress_bf_reader;
 SELECT * FROM backfill.replace_range('sec.target', 'ts', '2024-01-01', '2024-01-02',
     'SELECT ts, amount FROM sec.src WHERE ts >= $1 AND ts < $2');
--- a source the caller may not read fails as the caller, and the delete
--- that ran before it is undone with the statement
+-- a source reading a table the caller may not read is refused when it is
+-- checked, before the delete
 SET ROLE regress_bf_nosource;
 SELECT pg_temp.err($$SELECT * FROM backfill.replace_range('sec.target', 'ts', '2024-01-01', '2024-01-02', 'SELECT ts, amount FROM sec.src WHERE ts >= $1 AND ts < $2')$$);
 RESET ROLE;

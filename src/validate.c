@@ -21,6 +21,7 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -174,7 +175,8 @@ CheckRawSelect(SelectStmt *stmt, const char *what)
 /*
  * CheckQueryReadOnly
  *		query_tree_walker callback: every (sub)query must be a plain SELECT
- *		without row locks or data-modifying CTEs.
+ *		without row locks or data-modifying CTEs, over relations the
+ *		current user may read (42501 otherwise).
  */
 static bool
 CheckQueryReadOnly(Node *node, void *context)
@@ -197,6 +199,8 @@ CheckQueryReadOnly(Node *node, void *context)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s must not use a locking clause", what),
 					 errdetail("The %s only reads; FOR UPDATE and FOR SHARE take row locks.", what)));
+		/* the caller's SELECT rights, now rather than mid-run */
+		(void) ExecCheckRTPerms(q->rtable, true);
 		return query_tree_walker(q, CheckQueryReadOnly, context, 0);
 	}
 	return expression_tree_walker(node, CheckQueryReadOnly, context);
