@@ -36,6 +36,12 @@ extern double backfill_neighbor_tolerance;
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
 
+/*
+ * Transaction-level lock (PLAN, relid) that serializes register,
+ * unregister and plan of one target (run.c).
+ */
+#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+
 /* ---- SPI helper layer (spi_util.c) ---- */
 
 /*
