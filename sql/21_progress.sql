@@ -81,3 +81,26 @@ SELECT pid = pg_backend_pid() AS mine FROM backfill.progress WHERE run_id = :run
 SELECT pg_advisory_unlock_all();
 SELECT pid FROM backfill.progress WHERE run_id = :run_q;
 SELECT backfill.cancel(:run_q) AS cancelled;
+
+-- no_source chunks need no work unless the run must clear them: they
+-- count as settled in percent and eta, or as work left with clear_no_source.
+CREATE TABLE r21.tgt2 (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO r21.tgt2 VALUES ('2024-03-01 05:00+00', 0), ('2024-03-02 05:00+00', 0);
+SELECT backfill.register('r21.tgt2', 'ts',
+    source => 'SELECT ts, v FROM r21.src WHERE ts >= $1 AND ts < $2',
+    source_horizon => 'SELECT ''2024-03-03 00:00+00''::timestamptz') AS version;
+SELECT backfill.plan('r21.tgt2', '2024-03-01', '2024-03-05', probe => false) AS run_n \gset
+SELECT status, chunks_total, chunks_done, chunks_no_source, chunks_pending, percent
+  FROM backfill.progress WHERE run_id = :run_n;
+SELECT backfill.cancel(:run_n) AS cancelled;
+SELECT backfill.plan('r21.tgt2', '2024-03-01', '2024-03-05', probe => false,
+                     clear_no_source => true) AS run_n \gset
+SELECT status, chunks_total, chunks_done, chunks_no_source, chunks_pending, percent
+  FROM backfill.progress WHERE run_id = :run_n;
+-- The first no_source chunk is reached and cleared: settled now.
+CALL backfill.run(:run_n, max_chunks => 1);
+SELECT status, chunks_total, chunks_done, chunks_no_source, chunks_pending, percent
+  FROM backfill.progress WHERE run_id = :run_n;
+SELECT chunk_no, status, rows_deleted FROM backfill.history WHERE run_id = :run_n ORDER BY 1;
+SELECT count(*) AS rows_left_on_mar_1 FROM r21.tgt2 WHERE ts < '2024-03-02';
+SELECT backfill.cancel(:run_n) AS cancelled;

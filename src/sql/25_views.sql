@@ -102,11 +102,13 @@ SELECT r.run_id,
                   WHERE c.status OPERATOR(pg_catalog.=) 'no_source') AS chunks_no_source,
               pg_catalog.count(*) FILTER (
                   WHERE c.status OPERATOR(pg_catalog.=) 'pending') AS chunks_pending,
-              -- done, or no_source and already reached by the run
+              -- chunks that need no more work: done, and no_source
+              -- unless the run still has to clear them
               pg_catalog.count(*) FILTER (
                   WHERE c.status OPERATOR(pg_catalog.=) 'done'
                      OR (c.status OPERATOR(pg_catalog.=) 'no_source'
-                         AND c.finished_at IS NOT NULL)) AS chunks_settled,
+                         AND (c.finished_at IS NOT NULL
+                              OR NOT r.clear_no_source))) AS chunks_settled,
               pg_catalog.count(*) FILTER (
                   WHERE c.executed_via OPERATOR(pg_catalog.=) 'pg_cron'
                     AND c.finished_at IS NOT NULL) AS chunks_via_cron,
