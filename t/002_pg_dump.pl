@@ -59,6 +59,7 @@ UNION ALL
 SELECT 'target', count(*)::text, md5(string_agg(t::text, '|' ORDER BY t.ts, t.v)) FROM tgt t
 };
 my $before = $node->safe_psql('orig', $snapshot_sql);
+note("catalog snapshot of the original:\n$before");
 like($before, qr/^lineage\|[1-9]/m, 'the original has lineage');
 like($before, qr/^history\|1[0-9]\|/m, 'the original has history');
 like($before, qr/^definitions\|2\|/m, 'the original has two definitions');
