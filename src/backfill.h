@@ -150,6 +150,14 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
  */
 extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 
+/*
+ * LedgerAgrees with the NULL rules of reconcile: a NULL ledger figure means
+ * nothing to compare (*isnull set, returns false); a NULL measure (sum()
+ * over a chunk without rows) is compared as 0.
+ */
+extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
+						  bool ledger_null, Datum tolerance, bool *isnull);
+
 /* ---- scheduling (schedule.c) ---- */
 
 /* Whether a tick of run's schedule may do work now (quiet hours). */
