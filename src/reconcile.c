@@ -845,7 +845,9 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 					" SET ledger_value = u.ledger_value, ledger_ok = u.ledger_ok,"
 					" neighbor_median = u.neighbor_median,"
 					" neighbor_ok = u.neighbor_ok, verdict = u.verdict"
-					" FROM pg_catalog.unnest($2, $3, $4, $5, $6, $7)"
+					" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
+					" pg_catalog.unnest($4), pg_catalog.unnest($5),"
+					" pg_catalog.unnest($6), pg_catalog.unnest($7))"
 					" AS u(chunk_no, ledger_value, ledger_ok, neighbor_median,"
 					" neighbor_ok, verdict)"
 					" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
@@ -911,7 +913,8 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 	values[1] = MakeArray(los, NULL, n, TIMESTAMPTZOID);
 	values[2] = MakeArray(his, NULL, n, TIMESTAMPTZOID);
 	CatalogExec("SELECT DISTINCT ON (b.i) b.i::pg_catalog.int4, c.status"
-				" FROM pg_catalog.unnest($2, $3) WITH ORDINALITY AS b(lo, hi, i)"
+				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+				" WITH ORDINALITY AS b(lo, hi, i)"
 				" JOIN backfill.chunks c"
 				" ON c.chunk_start OPERATOR(pg_catalog.<) b.hi"
 				" AND c.chunk_end OPERATOR(pg_catalog.>) b.lo"
@@ -1299,7 +1302,10 @@ backfill_run_check(PG_FUNCTION_ARGS)
 					" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
 					" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
 					" u.verdict, $3"
-					" FROM pg_catalog.unnest($4, $5, $6, $7, $8, $9, $10, $11)"
+					" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
+					" pg_catalog.unnest($6), pg_catalog.unnest($7),"
+					" pg_catalog.unnest($8), pg_catalog.unnest($9),"
+					" pg_catalog.unnest($10), pg_catalog.unnest($11))"
 					" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
 					11, itypes, ivalues, NULL, SPI_OK_INSERT);
 	}
