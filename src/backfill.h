@@ -151,12 +151,11 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
 extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 
 /*
- * LedgerAgrees with the NULL rules of reconcile: a NULL ledger figure means
- * nothing to compare (*isnull set, returns false); a NULL measure (sum()
- * over a chunk without rows) is compared as 0.
+ * LedgerAgrees where a NULL on either side (sum() over no rows) counts
+ * as 0, the rule of the gate and of reconcile.
  */
 extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
-						  bool ledger_null, Datum tolerance, bool *isnull);
+						  bool ledger_null, Datum tolerance);
 
 /* ---- scheduling (schedule.c) ---- */
 

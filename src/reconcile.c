@@ -191,25 +191,20 @@ LedgerAgrees(Datum measure, Datum ledger, Datum tolerance)
 
 /*
  * LedgerCompare
- *		See backfill.h: LedgerAgrees with the NULL rules of reconcile.
- *
- * No reference figure (NULL ledger or median) means nothing to compare:
- * the result is NULL.  A NULL measure (sum() over a chunk without rows) is
- * compared as 0, so an emptied chunk disagrees with a non-zero ledger.
+ *		See backfill.h: LedgerAgrees where a NULL on either side (an
+ *		aggregate such as sum() over no rows) counts as 0, as in the gate
+ *		(run.c): a chunk emptied by a bad source disagrees with a non-zero
+ *		ledger, and a ledger with no entries disagrees with a chunk that
+ *		has some.
  */
 bool
 LedgerCompare(Datum measure, bool measure_null, Datum ledger,
-			  bool ledger_null, Datum tolerance, bool *isnull)
+			  bool ledger_null, Datum tolerance)
 {
-	if (ledger_null)
-	{
-		*isnull = true;
-		return false;
-	}
-	*isnull = false;
-	if (measure_null)
-		measure = NumericGetDatum(int64_to_numeric(0));
-	return LedgerAgrees(measure, ledger, tolerance);
+	Datum		zero = NumericGetDatum(int64_to_numeric(0));
+
+	return LedgerAgrees(measure_null ? zero : measure,
+						ledger_null ? zero : ledger, tolerance);
 }
 
 /*
@@ -610,7 +605,8 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			SPI_freetuptable(SPI_tuptable);
 			c->ledger_ok = LedgerCompare(c->target_value, c->target_null,
 										 c->ledger_value, c->ledger_null,
-										 t->tolerance, &c->ledger_ok_null);
+										 t->tolerance);
+			c->ledger_ok_null = false;
 		}
 
 		if (have_median)
@@ -618,8 +614,8 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			c->neighbor_median = median;
 			c->median_null = false;
 			c->neighbor_ok = LedgerCompare(c->target_value, c->target_null,
-										   median, false, ntolerance,
-										   &c->neighbor_ok_null);
+										   median, false, ntolerance);
+			c->neighbor_ok_null = false;
 		}
 
 		if (!c->ledger_ok_null && !c->ledger_ok)
