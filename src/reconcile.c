@@ -990,7 +990,7 @@ RequirePgCron(void)
 				 errmsg("pg_cron is not installed in database \"%s\"",
 						get_database_name(MyDatabaseId)),
 				 errdetail("Standing checks are pg_cron jobs."),
-				 errhint("Add pg_cron to shared_preload_libraries = 'pg_cron', set cron.database_name = '%s' in postgresql.conf, restart, and run CREATE EXTENSION pg_cron in this database.",
+				 errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = '%s' in postgresql.conf, restart the server, and run CREATE EXTENSION pg_cron in this database.",
 						 get_database_name(MyDatabaseId))));
 }
 
@@ -1045,10 +1045,10 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lookback must be positive")));
 
+	RequirePgCron();
 	SPI_connect();
 	CheckSelectPrivilege(relid);
 	(void) ReadTarget(relid);
-	RequirePgCron();
 
 	ivalues[0] = ObjectIdGetDatum(relid);
 	ivalues[1] = PointerGetDatum(cron);
