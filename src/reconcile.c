@@ -341,7 +341,7 @@ ReadTarget(Oid relid)
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered with backfill",
+				 errmsg("table %s is not registered for backfill",
 						RelDisplayName(relid)),
 				 errhint("Register it with backfill.register().")));
 	t = palloc0(sizeof(RecTarget));
@@ -749,7 +749,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	if (!registered)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is no longer registered with backfill",
+				 errmsg("table %s is no longer registered for backfill",
 						RelDisplayName(relid)),
 				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
 						   (long long) run_id)));
