@@ -176,6 +176,13 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
  */
 extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 
+/*
+ * LedgerAgrees where a NULL on either side (sum() over no rows) counts
+ * as 0, the rule of the gate and of reconcile.
+ */
+extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
+						  bool ledger_null, Datum tolerance);
+
 /* ---- scheduling (schedule.c) ---- */
 
 /* Whether a tick of run's schedule may do work now (quiet hours). */
