@@ -82,6 +82,7 @@ RESET application_name;
 SELECT status, job_id FROM backfill.runs WHERE run_id = :run2;
 SELECT chunk_no, status, error_sqlstate FROM backfill.chunks WHERE run_id = :run2 ORDER BY chunk_no;
 SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run2;
+SELECT backfill.cancel(:run2) >= 0 AS cancelled;
 RESET ROLE;
 
 SELECT backfill.unregister('tick_daily');
