@@ -1,6 +1,7 @@
 -- backfill.schedule / backfill.unschedule with pg_cron installed (it serves
 -- this database in the test cluster).  Jobs are created by, owned by and
--- run as the calling role; the command holds no user text.
+-- run as the calling role; the command holds no user text.  The roles have
+-- no LOGIN, so a job that came due during the test could not run.
 SET TimeZone = 'UTC';
 SET DateStyle = ISO;
 \set VERBOSITY default
@@ -88,7 +89,7 @@ SELECT schedule FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 -- planner's job is removed and the new one is the deputy's (never two jobs
 -- for one run).
 SET ROLE regress_sched_deputy;
-SELECT backfill.schedule(:run_id, '*/10 * * * *') AS deputy_job_id \gset
+SELECT backfill.schedule(:run_id, '10 2 * * *') AS deputy_job_id \gset
 RESET ROLE;
 SELECT jobid = :deputy_job_id AS deputy_job, jobname, username, command
   FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
