@@ -1,13 +1,1061 @@
 /*-------------------------------------------------------------------------
  *
  * partition.c
- *	  STUB: to be implemented.
+ *	  Partitioned targets: which leaf partitions a chunk touches, whether
+ *	  the chunk covers them exactly, the choice of strategy ("auto"), the
+ *	  truncate and swap strategies, and the chunk lock that locks only the
+ *	  affected partitions.
+ *
+ * A chunk [lo, hi) is "aligned" when every leaf partition that can hold
+ * rows of the range lies entirely inside it.  Only aligned chunks may be
+ * replaced by TRUNCATE or by a swap: anything else would remove rows
+ * outside the chunk.  Alignment is decided from the partition bounds in
+ * the catalog, recursively through sub-partitioning:
+ *	- a RANGE key on the time column alone (timestamptz, timestamp or date
+ *	  with the default btree ordering) is compared with [lo, hi); bounds of
+ *	  timestamp and date keys are read in the session TimeZone;
+ *	- a partition entirely inside the range is affected with all its
+ *	  descendants, whatever their keys;
+ *	- a partition that overlaps the range only partly, under any other key
+ *	  (list, hash, several columns, an expression, another column) makes
+ *	  the chunk unaligned;
+ *	- a DEFAULT partition is affected when the non-default partitions do
+ *	  not cover the whole range (it may then hold rows of the range).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "fmgr.h"
+#include "access/attmap.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/genam.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/comment.h"
+#include "commands/defrem.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_utilcmd.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
+/* One leaf partition that can hold rows of the chunk. */
+typedef struct LeafPart
+{
+	Oid			relid;
+	Oid			parent;			/* the partitioned table it is attached to */
+	bool		time_bounds;	/* its own bounds are a range on time */
+	TimestampTz lo;				/* its bounds, valid if time_bounds */
+	TimestampTz hi;
+	bool		is_default;
+} LeafPart;
+
+/* What the catalog says about a chunk of a partitioned target. */
+typedef struct PartPlan
+{
+	bool		partitioned;	/* the target is a partitioned table */
+	bool		aligned;		/* every affected leaf lies inside [lo, hi) */
+	bool		default_affected;	/* a default partition may hold rows */
+	char	   *why;			/* why not aligned, for messages */
+	List	   *leaves;			/* of LeafPart * */
+	List	   *parents;		/* partitioned tables visited, target first */
+} PartPlan;
+
+static void CollectLeaves(Oid relid, const char *time_column,
+						  TimestampTz lo, TimestampTz hi, bool whole,
+						  LOCKMODE parentlock, PartPlan *plan);
+static bool BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result);
+static void PlanChunk(Oid target, const char *time_column,
+					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
+					  PartPlan *plan);
+static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
+static char *BuildInsert(Oid into, Oid target, const char *time_column,
+						 const char *source, const char *measure);
+static void MeasureRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi, const char *measure,
+						 MemoryContext outcxt, ReplaceResult *result);
+static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
+					  const char *measure, MemoryContext outcxt,
+					  ReplaceResult *result);
+static void SwapLeaf(LeafPart *leaf, Oid target, const char *time_column,
+					 const char *source, const char *measure,
+					 MemoryContext outcxt, ReplaceResult *result);
+static void CopyAcl(Oid from, Oid to);
+static char *RelName(Oid relid);
+static char *TimestampText(TimestampTz t);
+
+/*
+ * RelName
+ *		The schema-qualified, quoted name of a relation, from its OID.
+ */
+static char *
+RelName(Oid relid)
+{
+	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
+	char	   *rel = get_rel_name(relid);
+
+	if (nsp == NULL || rel == NULL)
+		elog(ERROR, "backfill: relation %u vanished", relid);
+	return quote_qualified_identifier(nsp, rel);
+}
+
+/*
+ * TimestampText
+ *		A timestamptz as the user sees it, for messages.
+ */
+static char *
+TimestampText(TimestampTz t)
+{
+	return DatumGetCString(DirectFunctionCall1(timestamptz_out,
+											   TimestampTzGetDatum(t)));
+}
+
+/*
+ * BoundToTimestamptz
+ *		Convert a range bound of the key type to timestamptz (session
+ *		TimeZone for timestamp and date).  Out-of-range values become
+ *		-infinity / infinity.  Returns false for a type we do not handle.
+ */
+static bool
+BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result)
+{
+	int			overflow = 0;
+
+	switch (typid)
+	{
+		case TIMESTAMPTZOID:
+			*result = DatumGetTimestampTz(c->constvalue);
+			return true;
+		case TIMESTAMPOID:
+			*result = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(c->constvalue),
+														 &overflow);
+			break;
+		case DATEOID:
+			*result = date2timestamptz_opt_overflow(DatumGetDateADT(c->constvalue),
+													&overflow);
+			break;
+		default:
+			return false;
+	}
+	if (overflow < 0)
+		TIMESTAMP_NOBEGIN(*result);
+	else if (overflow > 0)
+		TIMESTAMP_NOEND(*result);
+	return true;
+}
+
+/*
+ * CollectLeaves
+ *		Add to plan the leaves under partitioned table relid that can hold
+ *		rows of [lo, hi).  "whole" says relid itself lies entirely inside
+ *		the range, so all its descendants are affected and aligned.
+ *		Partitioned tables are locked in parentlock before their partition
+ *		descriptor is read.
+ */
+static void
+CollectLeaves(Oid relid, const char *time_column,
+			  TimestampTz lo, TimestampTz hi, bool whole,
+			  LOCKMODE parentlock, PartPlan *plan)
+{
+	Relation	rel;
+	PartitionKey key;
+	PartitionDesc pd;
+	AttrNumber	timeatt;
+	bool		timekey = false;
+	int			default_idx = -1;
+	List	   *spans = NIL;	/* of TimestampTz pairs of affected bounds */
+	int			i;
+
+	rel = table_open(relid, parentlock);
+	plan->parents = lappend_oid(plan->parents, relid);
+	key = RelationGetPartitionKey(rel);
+	pd = RelationGetPartitionDesc(rel, true);
+	timeatt = get_attnum(relid, time_column);
+
+	if (key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
+		key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
+		(key->parttypid[0] == TIMESTAMPTZOID ||
+		 key->parttypid[0] == TIMESTAMPOID ||
+		 key->parttypid[0] == DATEOID))
+	{
+		Oid			opclass = GetDefaultOpClass(key->parttypid[0], BTREE_AM_OID);
+
+		timekey = OidIsValid(opclass) &&
+			get_opclass_family(opclass) == key->partopfamily[0];
+	}
+
+	if (!whole && !timekey && plan->why == NULL)
+		plan->why = psprintf("the partition key of %s is not a range on column %s alone",
+							 RelationGetRelationName(rel),
+							 quote_identifier(time_column));
+
+	for (i = 0; i < pd->nparts; i++)
+	{
+		Oid			child = pd->oids[i];
+		bool		child_whole = whole;
+		bool		has_bounds = false;
+		TimestampTz clo = 0;
+		TimestampTz chi = 0;
+
+		if (!whole && timekey)
+		{
+			HeapTuple	tup;
+			Datum		d;
+			bool		isnull;
+			PartitionBoundSpec *spec;
+
+			tup = SearchSysCache1(RELOID, ObjectIdGetDatum(child));
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "backfill: cache lookup failed for relation %u", child);
+			d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+			if (isnull)
+				elog(ERROR, "backfill: partition %u has no bound", child);
+			spec = (PartitionBoundSpec *) stringToNode(TextDatumGetCString(d));
+			ReleaseSysCache(tup);
+
+			if (spec->is_default)
+			{
+				default_idx = i;
+				continue;		/* decided after the others */
+			}
+			else
+			{
+				PartitionRangeDatum *l = linitial(spec->lowerdatums);
+				PartitionRangeDatum *u = linitial(spec->upperdatums);
+
+				if (l->kind == PARTITION_RANGE_DATUM_MINVALUE)
+					TIMESTAMP_NOBEGIN(clo);
+				else if (l->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+					TIMESTAMP_NOEND(clo);
+				else if (!BoundToTimestamptz(castNode(Const, l->value),
+											 key->parttypid[0], &clo))
+					elog(ERROR, "backfill: unexpected partition bound type");
+				if (u->kind == PARTITION_RANGE_DATUM_MINVALUE)
+					TIMESTAMP_NOBEGIN(chi);
+				else if (u->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+					TIMESTAMP_NOEND(chi);
+				else if (!BoundToTimestamptz(castNode(Const, u->value),
+											 key->parttypid[0], &chi))
+					elog(ERROR, "backfill: unexpected partition bound type");
+				has_bounds = true;
+
+				/* [clo, chi) and [lo, hi) do not meet: not affected */
+				if (!(clo < hi && chi > lo))
+					continue;
+				child_whole = (clo >= lo && chi <= hi);
+				if (!child_whole && plan->why == NULL)
+					plan->why = psprintf("partition %s holds [%s, %s), which the range covers only partly",
+										 get_rel_name(child),
+										 TimestampText(clo), TimestampText(chi));
+				spans = lappend(spans, list_make2(palloc(sizeof(TimestampTz)),
+												  palloc(sizeof(TimestampTz))));
+				*(TimestampTz *) linitial(llast(spans)) = clo;
+				*(TimestampTz *) lsecond(llast(spans)) = chi;
+			}
+		}
+
+		if (!child_whole)
+			plan->aligned = false;
+
+		if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+			CollectLeaves(child, time_column, lo, hi, child_whole,
+						  parentlock, plan);
+		else
+		{
+			LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+			leaf->relid = child;
+			leaf->parent = relid;
+			leaf->time_bounds = has_bounds;
+			leaf->lo = clo;
+			leaf->hi = chi;
+			leaf->is_default = (get_default_oid_from_partdesc(pd) == child);
+			plan->leaves = lappend(plan->leaves, leaf);
+		}
+	}
+
+	/*
+	 * The default partition may hold rows of [lo, hi) unless the affected
+	 * bounded partitions cover it without a gap.  They come in bound order.
+	 */
+	if (default_idx >= 0)
+	{
+		TimestampTz covered = lo;
+		ListCell   *lc;
+
+		foreach(lc, spans)
+		{
+			List	   *span = lfirst(lc);
+			TimestampTz slo = *(TimestampTz *) linitial(span);
+			TimestampTz shi = *(TimestampTz *) lsecond(span);
+
+			if (slo > covered)
+				break;
+			if (shi > covered)
+				covered = shi;
+		}
+		if (covered < hi)
+		{
+			Oid			child = pd->oids[default_idx];
+
+			plan->default_affected = true;
+			plan->aligned = false;
+			if (plan->why == NULL)
+				plan->why = psprintf("default partition %s may hold rows of the range",
+									 get_rel_name(child));
+			if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+				CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
+			else
+			{
+				LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+				leaf->relid = child;
+				leaf->parent = relid;
+				leaf->is_default = true;
+				plan->leaves = lappend(plan->leaves, leaf);
+			}
+		}
+	}
+
+	table_close(rel, NoLock);
+}
+
+/*
+ * PlanChunk
+ *		Fill plan for [lo, hi) of target.
+ */
+static void
+PlanChunk(Oid target, const char *time_column,
+		  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
+		  PartPlan *plan)
+{
+	memset(plan, 0, sizeof(PartPlan));
+	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
+		return;
+	plan->partitioned = true;
+	plan->aligned = true;
+	CollectLeaves(target, time_column, lo, hi, false, parentlock, plan);
+	if (plan->leaves == NIL)
+	{
+		plan->aligned = false;
+		if (plan->why == NULL)
+			plan->why = pstrdup("no partition holds rows of the range");
+	}
+}
+
+/*
+ * AffectedLeaves
+ *		The leaf partitions of target (recursively) that can hold rows of
+ *		[lo, hi), as a list of OIDs; *aligned tells whether they all lie
+ *		entirely inside the range, *default_affected whether a default
+ *		partition may hold rows of it.  A table that is not partitioned has
+ *		no leaves and is not aligned.
+ */
+List *
+AffectedLeaves(Oid target, const char *time_column,
+			   TimestampTz lo, TimestampTz hi,
+			   bool *aligned, bool *default_affected)
+{
+	PartPlan	plan;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
+	foreach(lc, plan.leaves)
+		result = lappend_oid(result, ((LeafPart *) lfirst(lc))->relid);
+	if (aligned)
+		*aligned = plan.aligned;
+	if (default_affected)
+		*default_affected = plan.default_affected;
+	return result;
+}
+
+/*
+ * LockAffectedPartitions
+ *		The chunk lock of a partitioned target: the target and the
+ *		partitioned tables between it and the affected leaves in
+ *		RowExclusiveLock (the lock any writer takes, so writers to other
+ *		partitions go on), then the affected leaves in "mode".  Lock waits
+ *		are bounded by the session's lock_timeout.  A table that is not
+ *		partitioned is locked in "mode" itself.
+ */
+void
+LockAffectedPartitions(Oid target, const char *time_column,
+					   TimestampTz lo, TimestampTz hi, LOCKMODE mode)
+{
+	PartPlan	plan;
+	ListCell   *lc;
+
+	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
+	{
+		LockRelationOid(target, mode);
+		return;
+	}
+	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	foreach(lc, plan.leaves)
+		LockRelationOid(((LeafPart *) lfirst(lc))->relid, mode);
+}
+
+/*
+ * UnsafeReason
+ *		Why TRUNCATE or a swap of the affected leaves would not be the same
+ *		as DELETE of the range, or NULL when it is.  The rules:
+ *		- the target is not partitioned, or the chunk is not aligned, or a
+ *		  default partition may hold rows of it;
+ *		- a user trigger on the target, an intermediate partitioned table or
+ *		  an affected leaf (TRUNCATE fires no row triggers);
+ *		- a foreign key pointing at any of them (TRUNCATE fails);
+ *		- row-level security enabled on any of them (TRUNCATE would remove
+ *		  rows the policies hide);
+ *		- with check_truncate, no TRUNCATE privilege on an affected leaf.
+ */
+static char *
+UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
+{
+	List	   *rels = NIL;
+	ListCell   *lc;
+
+	if (!plan->partitioned)
+		return psprintf("%s is not a partitioned table", get_rel_name(target));
+	if (!plan->aligned)
+		return plan->why;
+
+	rels = list_copy(plan->parents);
+	foreach(lc, plan->leaves)
+		rels = lappend_oid(rels, ((LeafPart *) lfirst(lc))->relid);
+
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		Relation	rel = table_open(relid, AccessShareLock);
+		char	   *reason = NULL;
+
+		if (rel->rd_rel->relrowsecurity)
+			reason = psprintf("%s has row-level security enabled",
+							  RelationGetRelationName(rel));
+		else if (rel->trigdesc != NULL)
+		{
+			int			i;
+
+			for (i = 0; i < rel->trigdesc->numtriggers && reason == NULL; i++)
+			{
+				Trigger    *trig = &rel->trigdesc->triggers[i];
+
+				if (RI_FKey_trigger_type(trig->tgfoid) == RI_TRIGGER_PK)
+					reason = psprintf("a foreign key references %s",
+									  RelationGetRelationName(rel));
+				else if (!trig->tgisinternal)
+					reason = psprintf("%s has trigger %s",
+									  RelationGetRelationName(rel),
+									  trig->tgname);
+			}
+		}
+		if (reason == NULL && check_truncate &&
+			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE &&
+			pg_class_aclcheck(relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
+			reason = psprintf("no TRUNCATE privilege on %s",
+							  RelationGetRelationName(rel));
+		table_close(rel, NoLock);
+		if (reason != NULL)
+			return reason;
+	}
+	return NULL;
+}
+
+/*
+ * ChooseStrategy
+ *		The strategy to use for [lo, hi) of target: "delete", "truncate" or
+ *		"swap".  "auto" (or NULL) picks "truncate" when the chunk is aligned
+ *		and TRUNCATE is safe (see UnsafeReason), else "delete"; it never
+ *		picks "swap", whose DETACH locks the whole partitioned table (see
+ *		doc/part.md).  An explicit "truncate" or "swap" that is not safe is
+ *		an error, never a partial or silent replacement.
+ */
+const char *
+ChooseStrategy(Oid target, const char *time_column, const char *requested,
+			   TimestampTz lo, TimestampTz hi)
+{
+	PartPlan	plan;
+	char	   *reason;
+	bool		is_auto = (requested == NULL || strcmp(requested, "auto") == 0);
+
+	if (!is_auto && strcmp(requested, "delete") == 0)
+		return "delete";
+	if (!is_auto && strcmp(requested, "truncate") != 0 &&
+		strcmp(requested, "swap") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown strategy \"%s\"", requested),
+				 errhint("The strategies are auto, delete, truncate and swap.")));
+
+	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
+	reason = UnsafeReason(&plan, target, is_auto);
+	if (is_auto)
+		return reason == NULL ? "truncate" : "delete";
+	if (reason != NULL)
+	{
+		if (!plan.partitioned)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("strategy \"%s\" needs a partitioned table", requested),
+					 errdetail("%s is not partitioned.", get_rel_name(target)),
+					 errhint("Use strategy \"delete\" or \"auto\".")));
+		if (!plan.aligned && !plan.default_affected)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("range [%s, %s) does not cover whole partitions of %s",
+							TimestampText(lo), TimestampText(hi),
+							get_rel_name(target)),
+					 errdetail("Strategy \"%s\" replaces whole partitions only: %s.",
+							   requested, reason),
+					 errhint("Use strategy \"delete\" or \"auto\", or chunks that match the partition bounds.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("strategy \"%s\" cannot replace [%s, %s) of %s safely",
+						requested, TimestampText(lo), TimestampText(hi),
+						get_rel_name(target)),
+				 errdetail("%s.", reason),
+				 errhint("Use strategy \"delete\" or \"auto\".")));
+	}
+	if (strcmp(requested, "swap") == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, plan.leaves)
+		{
+			LeafPart   *leaf = lfirst(lc);
+
+			if (!leaf->time_bounds)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("strategy \"swap\" cannot replace partition %s",
+								get_rel_name(leaf->relid)),
+						 errdetail("Only partitions bounded by a range of the time column can be swapped."),
+						 errhint("Use strategy \"truncate\" or \"auto\".")));
+		}
+	}
+	return requested;
+}
+
+/*
+ * BuildInsert
+ *		INSERT INTO "into" the source's rows for [$1, $2), the source's
+ *		columns matched to the target's by name; rows outside the range are
+ *		an error (backfill._in_range).  With a measure, the statement
+ *		returns count(*) and the measure over the inserted rows.
+ */
+static char *
+BuildInsert(Oid into, Oid target, const char *time_column,
+			const char *source, const char *measure)
+{
+	SPIPlanPtr	splan;
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	List	   *sources;
+	CachedPlanSource *ps;
+	TupleDesc	desc;
+	StringInfoData cols;
+	StringInfoData sel;
+	StringInfoData sql;
+	int			i;
+
+	splan = SPI_prepare(source, 2, argtypes);
+	if (splan == NULL)
+		elog(ERROR, "backfill: could not prepare the source: %s",
+			 SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(splan);
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the source must be a single SELECT")));
+	ps = linitial(sources);
+	desc = ps->resultDesc;
+	if (desc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the source must return rows")));
+
+	initStringInfo(&cols);
+	initStringInfo(&sel);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const char *name = NameStr(att->attname);
+
+		if (get_attnum(target, name) == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of the source does not exist in %s",
+							name, get_rel_name(target))));
+		appendStringInfo(&cols, "%s%s", i > 0 ? ", " : "", quote_identifier(name));
+		appendStringInfo(&sel, "%ss.%s", i > 0 ? ", " : "", quote_identifier(name));
+	}
+	SPI_freeplan(splan);
+
+	initStringInfo(&sql);
+	if (measure != NULL)
+		appendStringInfoString(&sql, "WITH ins AS (");
+	appendStringInfo(&sql,
+					 "INSERT INTO %s AS t (%s) SELECT %s FROM (%s\n) AS s "
+					 "WHERE backfill._in_range(s.%s, $1, $2)",
+					 RelName(into), cols.data, sel.data, source,
+					 quote_identifier(time_column));
+	if (measure != NULL)
+		appendStringInfo(&sql,
+						 " RETURNING t.*) SELECT pg_catalog.count(*), "
+						 "(%s)::pg_catalog.numeric FROM ins", measure);
+	return sql.data;
+}
+
+/*
+ * RunInsert
+ *		Run a statement from BuildInsert for [lo, hi); add the inserted rows
+ *		(and the measure) to result, the measure copied into outcxt.
+ */
+static void
+RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
+		  const char *measure, MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	if (measure == NULL)
+	{
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+		result->rows_inserted += SPI_processed;
+	}
+	else
+	{
+		bool		isnull;
+		MemoryContext old;
+
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+		result->rows_inserted += SpiGetInt64(0, 1, &isnull);
+		old = MemoryContextSwitchTo(outcxt);
+		result->after_value = SpiGetDatumCopy(0, 2, &result->after_null);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * MeasureRange
+ *		Count (and measure) the target's rows in [lo, hi) before they are
+ *		truncated or swapped away: result->rows_deleted and before_value.
+ *		This reads the affected partitions once; DELETE gets the same
+ *		figures from its RETURNING rows.
+ */
+static void
+MeasureRange(Oid target, const char *time_column,
+			 TimestampTz lo, TimestampTz hi, const char *measure,
+			 MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+	char	   *sql;
+	const char *col = quote_identifier(time_column);
+	bool		isnull;
+
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS t "
+				   "WHERE t.%s OPERATOR(pg_catalog.>=) $1 "
+				   "AND t.%s OPERATOR(pg_catalog.<) $2",
+				   measure ? ", (" : "", measure ? measure : "",
+				   measure ? ")::pg_catalog.numeric" : "",
+				   RelName(target), col, col);
+	SpiExec(sql, 2, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
+	if (measure != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(outcxt);
+
+		result->before_value = SpiGetDatumCopy(0, 2, &result->before_null);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * PartitionReplaceRange
+ *		Replace [lo, hi) of a partitioned target by TRUNCATE or swap when
+ *		ChooseStrategy says so, filling result; returns false (and does
+ *		nothing) when the delete strategy is to be used.
+ *
+ *		truncate: count (and measure) the rows of the range, TRUNCATE ONLY
+ *		the affected leaves, then INSERT the source's rows straight into
+ *		the leaf when the chunk is one leaf the user may INSERT into, else
+ *		through the target.
+ *		swap: see SwapLeaf, for every affected leaf.
+ */
+bool
+PartitionReplaceRange(Oid target, const char *time_column,
+					  TimestampTz lo, TimestampTz hi,
+					  const char *source, const char *strategy,
+					  const char *measure, ReplaceResult *result)
+{
+	const char *chosen;
+	PartPlan	plan;
+	MemoryContext outcxt = CurrentMemoryContext;
+	ListCell   *lc;
+
+	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+	if (strcmp(chosen, "delete") == 0)
+		return false;
+
+	result->rows_deleted = 0;
+	result->rows_inserted = 0;
+	result->have_values = (measure != NULL);
+	result->before_null = true;
+	result->after_null = true;
+	result->strategy = chosen;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	MeasureRange(target, time_column, lo, hi, measure, outcxt, result);
+
+	if (strcmp(chosen, "truncate") == 0)
+	{
+		StringInfoData sql;
+		Oid			into = target;
+
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, "TRUNCATE ONLY ");
+		foreach(lc, plan.leaves)
+			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+							 RelName(((LeafPart *) lfirst(lc))->relid));
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+
+		if (list_length(plan.leaves) == 1 &&
+			pg_class_aclcheck(((LeafPart *) linitial(plan.leaves))->relid,
+							  GetUserId(), ACL_INSERT) == ACLCHECK_OK)
+			into = ((LeafPart *) linitial(plan.leaves))->relid;
+		RunInsert(BuildInsert(into, target, time_column, source, measure),
+				  lo, hi, measure, outcxt, result);
+	}
+	else
+	{
+		if (list_length(plan.leaves) > 1 && measure != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("strategy \"swap\" with a measure needs chunks of one partition"),
+					 errdetail("The range [%s, %s) covers %d partitions.",
+							   TimestampText(lo), TimestampText(hi),
+							   list_length(plan.leaves)),
+					 errhint("Use chunks that match the partition bounds, or strategy \"truncate\".")));
+		foreach(lc, plan.leaves)
+			SwapLeaf(lfirst(lc), target, time_column, source, measure,
+					 outcxt, result);
+	}
+
+	SPI_finish();
+	return true;
+}
+
+/*
+ * CopyAcl
+ *		Give relation "to" the table and column privileges of "from" (same
+ *		owner), with the shared dependencies that GRANT would record.
+ */
+static void
+CopyAcl(Oid from, Oid to)
+{
+	Relation	classrel;
+	Relation	attrel;
+	HeapTuple	fromtup;
+	HeapTuple	totup;
+	Datum		acl;
+	bool		isnull;
+	Datum		values[Natts_pg_class];
+	bool		nulls[Natts_pg_class];
+	bool		replace[Natts_pg_class];
+	Oid			owner;
+	Oid		   *oldmembers = NULL;
+	Oid		   *newmembers = NULL;
+	int			nold = 0;
+	int			nnew = 0;
+	AttrNumber	attno;
+	int			natts;
+
+	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	fromtup = SearchSysCache1(RELOID, ObjectIdGetDatum(from));
+	totup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(to));
+	if (!HeapTupleIsValid(fromtup) || !HeapTupleIsValid(totup))
+		elog(ERROR, "backfill: cache lookup failed for relation %u or %u", from, to);
+	owner = ((Form_pg_class) GETSTRUCT(totup))->relowner;
+	natts = ((Form_pg_class) GETSTRUCT(fromtup))->relnatts;
+
+	acl = SysCacheGetAttr(RELOID, fromtup, Anum_pg_class_relacl, &isnull);
+	if (!isnull)
+		nnew = aclmembers(DatumGetAclPCopy(acl), &newmembers);
+	{
+		bool		oldnull;
+		Datum		oldacl = SysCacheGetAttr(RELOID, totup, Anum_pg_class_relacl,
+											 &oldnull);
+
+		if (!oldnull)
+			nold = aclmembers(DatumGetAclPCopy(oldacl), &oldmembers);
+	}
+	memset(nulls, false, sizeof(nulls));
+	memset(replace, false, sizeof(replace));
+	replace[Anum_pg_class_relacl - 1] = true;
+	nulls[Anum_pg_class_relacl - 1] = isnull;
+	values[Anum_pg_class_relacl - 1] = isnull ? (Datum) 0 : PointerGetDatum(DatumGetAclPCopy(acl));
+	{
+		HeapTuple	newtup = heap_modify_tuple(totup, RelationGetDescr(classrel),
+											   values, nulls, replace);
+
+		CatalogTupleUpdate(classrel, &newtup->t_self, newtup);
+	}
+	updateAclDependencies(RelationRelationId, to, 0, owner,
+						  nold, oldmembers, nnew, newmembers);
+	ReleaseSysCache(fromtup);
+	table_close(classrel, RowExclusiveLock);
+
+	/* column privileges, matched by name */
+	attrel = table_open(AttributeRelationId, RowExclusiveLock);
+	for (attno = 1; attno <= natts; attno++)
+	{
+		HeapTuple	fa = SearchSysCache2(ATTNUM, ObjectIdGetDatum(from),
+										 Int16GetDatum(attno));
+		HeapTuple	ta;
+		Datum		fromacl;
+		Datum		toacl;
+		bool		fnull;
+		bool		tnull;
+		Datum		avalues[Natts_pg_attribute];
+		bool		anulls[Natts_pg_attribute];
+		bool		areplace[Natts_pg_attribute];
+		HeapTuple	newtup;
+
+		if (!HeapTupleIsValid(fa))
+			continue;
+		if (((Form_pg_attribute) GETSTRUCT(fa))->attisdropped)
+		{
+			ReleaseSysCache(fa);
+			continue;
+		}
+		fromacl = SysCacheGetAttr(ATTNUM, fa, Anum_pg_attribute_attacl, &fnull);
+		ta = SearchSysCacheCopyAttName(to,
+									   NameStr(((Form_pg_attribute) GETSTRUCT(fa))->attname));
+		if (!HeapTupleIsValid(ta))
+		{
+			ReleaseSysCache(fa);
+			continue;
+		}
+		toacl = SysCacheGetAttr(ATTNAME, ta, Anum_pg_attribute_attacl, &tnull);
+		if (fnull && tnull)
+		{
+			ReleaseSysCache(fa);
+			continue;
+		}
+		nold = tnull ? 0 : aclmembers(DatumGetAclPCopy(toacl), &oldmembers);
+		nnew = fnull ? 0 : aclmembers(DatumGetAclPCopy(fromacl), &newmembers);
+		memset(anulls, false, sizeof(anulls));
+		memset(areplace, false, sizeof(areplace));
+		areplace[Anum_pg_attribute_attacl - 1] = true;
+		anulls[Anum_pg_attribute_attacl - 1] = fnull;
+		avalues[Anum_pg_attribute_attacl - 1] =
+			fnull ? (Datum) 0 : PointerGetDatum(DatumGetAclPCopy(fromacl));
+		newtup = heap_modify_tuple(ta, RelationGetDescr(attrel),
+								   avalues, anulls, areplace);
+		CatalogTupleUpdate(attrel, &newtup->t_self, newtup);
+		updateAclDependencies(RelationRelationId, to,
+							  ((Form_pg_attribute) GETSTRUCT(ta))->attnum,
+							  owner, nold, oldmembers, nnew, newmembers);
+		ReleaseSysCache(fa);
+	}
+	table_close(attrel, RowExclusiveLock);
+	CommandCounterIncrement();
+}
+
+/*
+ * SwapLeaf
+ *		Replace one leaf partition by a fresh table holding the source's
+ *		rows for the leaf's bounds:
+ *		1. CREATE TABLE fresh (LIKE leaf ...) in the leaf's schema with the
+ *		   leaf's defaults, CHECK and NOT NULL constraints, generated
+ *		   columns, storage, compression, comments, statistics objects,
+ *		   persistence, storage parameters and tablespace;
+ *		2. INSERT the source's rows (no index yet, so the load is fast);
+ *		3. create the leaf's indexes (and the constraints they back) on it;
+ *		4. add a CHECK constraint equal to the partition constraint, so
+ *		   that ATTACH need not scan the table under its lock;
+ *		5. the leaf's owner, table and column privileges and comment;
+ *		6. DETACH the leaf, ATTACH fresh with the same bounds, DROP the
+ *		   leaf, RENAME fresh and its indexes to the old names, drop the
+ *		   helper CHECK.
+ *		Steps 1-5 lock nothing but the new table; step 6 takes ACCESS
+ *		EXCLUSIVE on the leaf's parent (DETACH), held until commit.
+ */
+static void
+SwapLeaf(LeafPart *leaf, Oid target, const char *time_column,
+		 const char *source, const char *measure,
+		 MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			nspid = get_rel_namespace(leaf->relid);
+	char	   *nsp = get_namespace_name(nspid);
+	char	   *leafname = get_rel_name(leaf->relid);
+	char	   *freshname = psprintf("backfill_swap_%u", leaf->relid);
+	char	   *qleaf = RelName(leaf->relid);
+	char	   *qfresh = quote_qualified_identifier(nsp, freshname);
+	char	   *qparent = RelName(leaf->parent);
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	char	   *boundtext;
+	char	   *constrtext;
+	char	   *reloptions;
+	char	   *spcname;
+	char		persistence;
+	Oid			owner;
+	Oid			freshoid;
+	StringInfoData sql;
+	Relation	leafrel;
+	Relation	freshrel;
+	AttrMap    *attmap;
+	List	   *indexes;
+	List	   *oldnames = NIL;
+	List	   *newoids = NIL;
+	ListCell   *lc;
+	ListCell   *lc2;
+	char	   *comment;
+
+	/* what the catalog says about the leaf, deparsed under this search_path */
+	values[0] = ObjectIdGetDatum(leaf->relid);
+	SpiExec("SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid), "
+			"pg_catalog.pg_get_partition_constraintdef(c.oid), "
+			"(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(pg_catalog.split_part(o, '=', 1)) "
+			"OPERATOR(pg_catalog.||) ' = ' OPERATOR(pg_catalog.||) "
+			"pg_catalog.quote_literal(pg_catalog.substr(o, pg_catalog.strpos(o, '=') OPERATOR(pg_catalog.+) 1)), ', ') "
+			"FROM pg_catalog.unnest(c.reloptions) AS o), "
+			"(SELECT pg_catalog.quote_ident(s.spcname) FROM pg_catalog.pg_tablespace s "
+			"WHERE s.oid OPERATOR(pg_catalog.=) c.reltablespace) "
+			"FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1",
+			1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	boundtext = SpiGetText(0, 1);
+	constrtext = SpiGetText(0, 2);
+	reloptions = SpiGetText(0, 3);
+	spcname = SpiGetText(0, 4);
+	persistence = get_rel_persistence(leaf->relid);
+
+	/* 1. the fresh table */
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
+					 "INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING STORAGE "
+					 "INCLUDING COMPRESSION INCLUDING COMMENTS INCLUDING STATISTICS)",
+					 persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
+					 qfresh, qleaf);
+	if (reloptions != NULL)
+		appendStringInfo(&sql, " WITH (%s)", reloptions);
+	if (spcname != NULL)
+		appendStringInfo(&sql, " TABLESPACE %s", spcname);
+	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	freshoid = get_relname_relid(freshname, nspid);
+
+	/* 2. the rows */
+	RunInsert(BuildInsert(freshoid, target, time_column, source, measure),
+			  leaf->lo, leaf->hi, measure, outcxt, result);
+
+	/* 3. the indexes, built after the load */
+	leafrel = table_open(leaf->relid, AccessShareLock);
+	freshrel = table_open(freshoid, AccessExclusiveLock);
+	attmap = build_attrmap_by_name(RelationGetDescr(freshrel),
+								   RelationGetDescr(leafrel));
+	indexes = RelationGetIndexList(leafrel);
+	foreach(lc, indexes)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		Oid			conoid;
+		IndexStmt  *stmt;
+		ObjectAddress addr;
+
+		stmt = generateClonedIndexStmt(NULL, idx, attmap, &conoid);
+		addr = DefineIndex(freshoid, stmt, InvalidOid, InvalidOid, InvalidOid,
+						   false, true, false, false, true);
+		oldnames = lappend(oldnames, pstrdup(RelationGetRelationName(idx)));
+		newoids = lappend_oid(newoids, addr.objectId);
+		index_close(idx, NoLock);
+		CommandCounterIncrement();
+	}
+	table_close(freshrel, NoLock);
+	table_close(leafrel, NoLock);
+
+	/* 4. the partition constraint as a CHECK, validated now */
+	if (constrtext != NULL)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER TABLE %s ADD CONSTRAINT backfill_swap_bound CHECK (%s)",
+						 qfresh, constrtext);
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+
+	/* 5. owner, privileges, comment */
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(leaf->relid));
+
+		owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		ReleaseSysCache(tup);
+	}
+	if (owner != GetUserId())
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER TABLE %s OWNER TO %s", qfresh,
+						 quote_identifier(GetUserNameFromId(owner, false)));
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+	CopyAcl(leaf->relid, freshoid);
+	comment = GetComment(leaf->relid, RelationRelationId, 0);
+	if (comment != NULL)
+		CreateComments(freshoid, RelationRelationId, 0, comment);
+
+	/* 6. the exchange */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s DETACH PARTITION %s", qparent, qleaf);
+	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s ATTACH PARTITION %s %s",
+					 qparent, qfresh, boundtext);
+	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "DROP TABLE %s", qleaf);
+	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s RENAME TO %s", qfresh,
+					 quote_identifier(leafname));
+	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	if (constrtext != NULL)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER TABLE %s DROP CONSTRAINT backfill_swap_bound",
+						 qleaf);
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+	forboth(lc, oldnames, lc2, newoids)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER INDEX %s RENAME TO %s",
+						 RelName(lfirst_oid(lc2)),
+						 quote_identifier((char *) lfirst(lc)));
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+}
