@@ -81,6 +81,13 @@ extern int	ComputeChunkBounds(TimestampTz start, bool start_null,
 							   Interval *step, bool step_null,
 							   TimestampTz **bounds);
 
+/*
+ * Raise the user-facing errors of a range [start, end): NULL (22004),
+ * infinite (22023), empty or reversed (22023).
+ */
+extern void CheckRangeBounds(TimestampTz start, bool start_null,
+							 TimestampTz end, bool end_null);
+
 /* ---- validation of user SQL (validate.c) ---- */
 
 /*
@@ -104,6 +111,19 @@ extern Oid	TimeColumnType(Oid target, const char *time_column);
 
 /* Check that the current user may DELETE from and INSERT into target. */
 extern void CheckTargetPrivileges(Oid target);
+
+/*
+ * The statements that run user text, composed and proven safe (the user
+ * part parses to exactly the text's own parse tree).  Parameters are
+ * $1 = lo, $2 = hi (timestamptz).  Without a measure: a plain INSERT
+ * (resp. DELETE); with one: a SELECT returning (count bigint, measure
+ * numeric) over the inserted (resp. deleted) rows.
+ */
+extern char *ComposeSourceInsert(Oid target, const char *time_column,
+								 const SourceQuery *source,
+								 const char *measure);
+extern char *ComposeRangeDelete(Oid target, const char *time_column,
+								const char *measure);
 
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
