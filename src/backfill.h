@@ -178,11 +178,13 @@ extern const char *ChooseStrategy(Oid target, const char *time_column,
 /*
  * Replace [lo, hi) by truncate or swap when ChooseStrategy picks one of
  * them, filling result (strategy included); false when the caller must
- * use the delete strategy.  Connects to SPI itself.
+ * use the delete strategy.  Connects to SPI itself; call it outside SPI
+ * or with CurrentMemoryContext the context the results must live in.
  */
 extern bool PartitionReplaceRange(Oid target, const char *time_column,
 								  TimestampTz lo, TimestampTz hi,
-								  const char *source, const char *strategy,
+								  const SourceQuery *source,
+								  const char *strategy,
 								  const char *measure, ReplaceResult *result);
 
 /*

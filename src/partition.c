@@ -88,16 +88,14 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static char *BuildInsert(Oid into, Oid target, const char *time_column,
-						 const char *source, const char *measure);
 static void MeasureRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi, const char *measure,
 						 MemoryContext outcxt, ReplaceResult *result);
 static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
 					  const char *measure, MemoryContext outcxt,
 					  ReplaceResult *result);
-static void SwapLeaf(LeafPart *leaf, Oid target, const char *time_column,
-					 const char *source, const char *measure,
+static void SwapLeaf(LeafPart *leaf, const char *time_column,
+					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
 static void CopyAcl(Oid from, Oid to);
 static char *RelName(Oid relid);
@@ -557,77 +555,8 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 }
 
 /*
- * BuildInsert
- *		INSERT INTO "into" the source's rows for [$1, $2), the source's
- *		columns matched to the target's by name; rows outside the range are
- *		an error (backfill._in_range).  With a measure, the statement
- *		returns count(*) and the measure over the inserted rows.
- */
-static char *
-BuildInsert(Oid into, Oid target, const char *time_column,
-			const char *source, const char *measure)
-{
-	SPIPlanPtr	splan;
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	List	   *sources;
-	CachedPlanSource *ps;
-	TupleDesc	desc;
-	StringInfoData cols;
-	StringInfoData sel;
-	StringInfoData sql;
-	int			i;
-
-	splan = SPI_prepare(source, 2, argtypes);
-	if (splan == NULL)
-		elog(ERROR, "backfill: could not prepare the source: %s",
-			 SPI_result_code_string(SPI_result));
-	sources = SPI_plan_get_plan_sources(splan);
-	if (list_length(sources) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the source must be a single SELECT")));
-	ps = linitial(sources);
-	desc = ps->resultDesc;
-	if (desc == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the source must return rows")));
-
-	initStringInfo(&cols);
-	initStringInfo(&sel);
-	for (i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		const char *name = NameStr(att->attname);
-
-		if (get_attnum(target, name) == InvalidAttrNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of the source does not exist in %s",
-							name, get_rel_name(target))));
-		appendStringInfo(&cols, "%s%s", i > 0 ? ", " : "", quote_identifier(name));
-		appendStringInfo(&sel, "%ss.%s", i > 0 ? ", " : "", quote_identifier(name));
-	}
-	SPI_freeplan(splan);
-
-	initStringInfo(&sql);
-	if (measure != NULL)
-		appendStringInfoString(&sql, "WITH ins AS (");
-	appendStringInfo(&sql,
-					 "INSERT INTO %s AS t (%s) SELECT %s FROM (%s\n) AS s "
-					 "WHERE backfill._in_range(s.%s, $1, $2)",
-					 RelName(into), cols.data, sel.data, source,
-					 quote_identifier(time_column));
-	if (measure != NULL)
-		appendStringInfo(&sql,
-						 " RETURNING t.*) SELECT pg_catalog.count(*), "
-						 "(%s)::pg_catalog.numeric FROM ins", measure);
-	return sql.data;
-}
-
-/*
  * RunInsert
- *		Run a statement from BuildInsert for [lo, hi); add the inserted rows
+ *		Run a statement from ComposeSourceInsert for [lo, hi); add the inserted rows
  *		(and the measure) to result, the measure copied into outcxt.
  */
 static void
@@ -675,13 +604,19 @@ MeasureRange(Oid target, const char *time_column,
 	const char *col = quote_identifier(time_column);
 	bool		isnull;
 
+	/*
+	 * The measure goes into the same wrapper as in ComposeRangeDelete,
+	 * which proves by parsing that the text stays inside it.
+	 */
+	if (measure != NULL)
+		(void) ComposeRangeDelete(target, time_column, measure);
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS t "
-				   "WHERE t.%s OPERATOR(pg_catalog.>=) $1 "
-				   "AND t.%s OPERATOR(pg_catalog.<) $2",
-				   measure ? ", (" : "", measure ? measure : "",
-				   measure ? ")::pg_catalog.numeric" : "",
+	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
+				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
+				   "AND %s OPERATOR(pg_catalog.<) $2",
+				   measure ? ", CAST((\n" : "", measure ? measure : "",
+				   measure ? "\n) AS pg_catalog.numeric)" : "",
 				   RelName(target), col, col);
 	SpiExec(sql, 2, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
@@ -704,12 +639,14 @@ MeasureRange(Oid target, const char *time_column,
  *		the affected leaves, then INSERT the source's rows straight into
  *		the leaf when the chunk is one leaf the user may INSERT into, else
  *		through the target.
- *		swap: see SwapLeaf, for every affected leaf.
+ *		swap: see SwapLeaf, for every affected leaf; the measure over the
+ *		new rows is read back from the target afterwards (one more scan of
+ *		the range).
  */
 bool
 PartitionReplaceRange(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi,
-					  const char *source, const char *strategy,
+					  const SourceQuery *source, const char *strategy,
 					  const char *measure, ReplaceResult *result)
 {
 	const char *chosen;
@@ -749,22 +686,23 @@ PartitionReplaceRange(Oid target, const char *time_column,
 			pg_class_aclcheck(((LeafPart *) linitial(plan.leaves))->relid,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK)
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(BuildInsert(into, target, time_column, source, measure),
+		RunInsert(ComposeSourceInsert(into, time_column, source, measure),
 				  lo, hi, measure, outcxt, result);
 	}
 	else
 	{
-		if (list_length(plan.leaves) > 1 && measure != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("strategy \"swap\" with a measure needs chunks of one partition"),
-					 errdetail("The range [%s, %s) covers %d partitions.",
-							   TimestampText(lo), TimestampText(hi),
-							   list_length(plan.leaves)),
-					 errhint("Use chunks that match the partition bounds, or strategy \"truncate\".")));
+		ReplaceResult after;
+
 		foreach(lc, plan.leaves)
-			SwapLeaf(lfirst(lc), target, time_column, source, measure,
-					 outcxt, result);
+			SwapLeaf(lfirst(lc), time_column, source, outcxt, result);
+
+		/* the measure over the new rows, all leaves together */
+		if (measure != NULL)
+		{
+			MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
+			result->after_value = after.before_value;
+			result->after_null = after.before_null;
+		}
 	}
 
 	SPI_finish();
@@ -908,8 +846,8 @@ CopyAcl(Oid from, Oid to)
  *		EXCLUSIVE on the leaf's parent (DETACH), held until commit.
  */
 static void
-SwapLeaf(LeafPart *leaf, Oid target, const char *time_column,
-		 const char *source, const char *measure,
+SwapLeaf(LeafPart *leaf, const char *time_column,
+		 const SourceQuery *source,
 		 MemoryContext outcxt, ReplaceResult *result)
 {
 	Oid			nspid = get_rel_namespace(leaf->relid);
@@ -973,8 +911,8 @@ SwapLeaf(LeafPart *leaf, Oid target, const char *time_column,
 	freshoid = get_relname_relid(freshname, nspid);
 
 	/* 2. the rows */
-	RunInsert(BuildInsert(freshoid, target, time_column, source, measure),
-			  leaf->lo, leaf->hi, measure, outcxt, result);
+	RunInsert(ComposeSourceInsert(freshoid, time_column, source, NULL),
+			  leaf->lo, leaf->hi, NULL, outcxt, result);
 
 	/* 3. the indexes, built after the load */
 	leafrel = table_open(leaf->relid, AccessShareLock);
