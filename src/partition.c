@@ -853,7 +853,8 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	Oid			nspid = get_rel_namespace(leaf->relid);
 	char	   *nsp = get_namespace_name(nspid);
 	char	   *leafname = get_rel_name(leaf->relid);
-	char	   *freshname = psprintf("backfill_swap_%u", leaf->relid);
+	char	   *freshname = ChooseRelationName(get_rel_name(leaf->relid), NULL,
+												"backfill", nspid, false);
 	char	   *qleaf = RelName(leaf->relid);
 	char	   *qfresh = quote_qualified_identifier(nsp, freshname);
 	char	   *qparent = RelName(leaf->parent);
@@ -942,7 +943,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	if (constrtext != NULL)
 	{
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER TABLE %s ADD CONSTRAINT backfill_swap_bound CHECK (%s)",
+		appendStringInfo(&sql, "ALTER TABLE %s ADD CONSTRAINT backfill_partition_bound CHECK (%s)",
 						 qfresh, constrtext);
 		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
@@ -984,7 +985,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	if (constrtext != NULL)
 	{
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER TABLE %s DROP CONSTRAINT backfill_swap_bound",
+		appendStringInfo(&sql, "ALTER TABLE %s DROP CONSTRAINT backfill_partition_bound",
 						 qleaf);
 		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
