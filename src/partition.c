@@ -202,7 +202,7 @@ CollectLeaves(Oid relid, const char *time_column,
 	}
 
 	if (!whole && !timekey && plan->why == NULL)
-		plan->why = psprintf("the partition key of %s is not a range on column %s alone",
+		plan->why = psprintf("The partition key of %s is not a range on column %s alone",
 							 RelationGetRelationName(rel),
 							 quote_identifier(time_column));
 
@@ -260,10 +260,6 @@ CollectLeaves(Oid relid, const char *time_column,
 				if (!(clo < hi && chi > lo))
 					continue;
 				child_whole = (clo >= lo && chi <= hi);
-				if (!child_whole && plan->why == NULL)
-					plan->why = psprintf("partition %s holds [%s, %s), which the range covers only partly",
-										 get_rel_name(child),
-										 TimestampText(clo), TimestampText(chi));
 				spans = lappend(spans, list_make2(palloc(sizeof(TimestampTz)),
 												  palloc(sizeof(TimestampTz))));
 				*(TimestampTz *) linitial(llast(spans)) = clo;
@@ -271,15 +267,22 @@ CollectLeaves(Oid relid, const char *time_column,
 			}
 		}
 
-		if (!child_whole)
-			plan->aligned = false;
-
+		/* a partly covered sub-partitioned table: its own key decides */
 		if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
 			CollectLeaves(child, time_column, lo, hi, child_whole,
 						  parentlock, plan);
 		else
 		{
 			LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+			if (!child_whole)
+			{
+				plan->aligned = false;
+				if (has_bounds && plan->why == NULL)
+					plan->why = psprintf("Partition %s holds [%s, %s), which the range covers only partly",
+										 get_rel_name(child),
+										 TimestampText(clo), TimestampText(chi));
+			}
 
 			leaf->relid = child;
 			leaf->parent = relid;
@@ -318,7 +321,7 @@ CollectLeaves(Oid relid, const char *time_column,
 			plan->default_affected = true;
 			plan->aligned = false;
 			if (plan->why == NULL)
-				plan->why = psprintf("default partition %s may hold rows of the range",
+				plan->why = psprintf("Default partition %s may hold rows of the range",
 									 get_rel_name(child));
 			if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
 				CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
@@ -356,7 +359,7 @@ PlanChunk(Oid target, const char *time_column,
 	{
 		plan->aligned = false;
 		if (plan->why == NULL)
-			plan->why = pstrdup("no partition holds rows of the range");
+			plan->why = pstrdup("No partition holds rows of the range");
 	}
 }
 
@@ -433,7 +436,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 	ListCell   *lc;
 
 	if (!plan->partitioned)
-		return psprintf("%s is not a partitioned table", get_rel_name(target));
+		return psprintf("Table %s is not partitioned", get_rel_name(target));
 	if (!plan->aligned)
 		return plan->why;
 
@@ -448,7 +451,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		char	   *reason = NULL;
 
 		if (rel->rd_rel->relrowsecurity)
-			reason = psprintf("%s has row-level security enabled",
+			reason = psprintf("Table %s has row-level security enabled",
 							  RelationGetRelationName(rel));
 		else if (rel->trigdesc != NULL)
 		{
@@ -459,10 +462,10 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 				Trigger    *trig = &rel->trigdesc->triggers[i];
 
 				if (RI_FKey_trigger_type(trig->tgfoid) == RI_TRIGGER_PK)
-					reason = psprintf("a foreign key references %s",
+					reason = psprintf("A foreign key references %s",
 									  RelationGetRelationName(rel));
 				else if (!trig->tgisinternal)
-					reason = psprintf("%s has trigger %s",
+					reason = psprintf("Table %s has trigger %s",
 									  RelationGetRelationName(rel),
 									  trig->tgname);
 			}
@@ -470,7 +473,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		if (reason == NULL && check_truncate &&
 			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE &&
 			pg_class_aclcheck(relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
-			reason = psprintf("no TRUNCATE privilege on %s",
+			reason = psprintf("No TRUNCATE privilege on %s",
 							  RelationGetRelationName(rel));
 		table_close(rel, NoLock);
 		if (reason != NULL)
@@ -515,7 +518,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("strategy \"%s\" needs a partitioned table", requested),
-					 errdetail("%s is not partitioned.", get_rel_name(target)),
+					 errdetail("Table %s is not partitioned.", get_rel_name(target)),
 					 errhint("Use strategy \"delete\" or \"auto\".")));
 		if (!plan.aligned && !plan.default_affected)
 			ereport(ERROR,
@@ -523,7 +526,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 					 errmsg("range [%s, %s) does not cover whole partitions of %s",
 							TimestampText(lo), TimestampText(hi),
 							get_rel_name(target)),
-					 errdetail("Strategy \"%s\" replaces whole partitions only: %s.",
+					 errdetail("Strategy \"%s\" replaces whole partitions only.  %s.",
 							   requested, reason),
 					 errhint("Use strategy \"delete\" or \"auto\", or chunks that match the partition bounds.")));
 		ereport(ERROR,
