@@ -57,7 +57,8 @@ CREATE FUNCTION pt.shape(t regclass) RETURNS SETOF text LANGUAGE sql AS $$
   ORDER BY 1
 $$;
 
--- Which leaves a call truncated (new file), swapped (new table) or kept.
+-- Which leaves a call rewrote (new files: truncate or swap), replaced by
+-- another table (never: the leaves keep their OIDs) or kept.
 CREATE TABLE pt.seen (relname name PRIMARY KEY, reloid oid, filenode oid);
 CREATE FUNCTION pt.what_happened() RETURNS TABLE (leaf name, fate text) LANGUAGE plpgsql AS $$
 BEGIN
@@ -67,8 +68,8 @@ BEGIN
      WHERE c.relnamespace = 'pt'::regnamespace AND c.relkind = 'r' AND c.relispartition;
   RETURN QUERY
     SELECT n.relname, CASE WHEN s.reloid IS NULL THEN 'new'
-                           WHEN s.reloid <> n.oid THEN 'swapped'
-                           WHEN s.filenode <> n.filenode THEN 'truncated'
+                           WHEN s.reloid <> n.oid THEN 'new table'
+                           WHEN s.filenode <> n.filenode THEN 'rewritten'
                            ELSE 'kept' END
       FROM now n LEFT JOIN pt.seen s USING (relname)
      WHERE s.reloid IS DISTINCT FROM n.oid OR s.filenode IS DISTINCT FROM n.filenode
@@ -159,6 +160,21 @@ SELECT * FROM backfill.replace_range('pt.day', 'paid_at', '2024-01-02', '2024-01
     'SELECT id, paid_at + interval ''1 day'' AS paid_at, amount FROM pt.raw WHERE paid_at >= $1 AND paid_at < $2', 'truncate');
 SELECT * FROM pt.what_happened();
 SELECT pt.wrong_rows();
+
+-- the swap exchanges files, so a leaf whose rows are laid out differently
+-- (a dropped column) is refused; truncate is fine
+CREATE TABLE pt.day_0105 (id int NOT NULL, junk int, paid_at timestamptz NOT NULL,
+                          amount numeric CONSTRAINT day_amount_check CHECK (amount >= 0),
+                          note text DEFAULT 'fresh');
+ALTER TABLE pt.day_0105 DROP COLUMN junk;
+ALTER TABLE pt.day ATTACH PARTITION pt.day_0105 FOR VALUES FROM ('2024-01-05') TO ('2024-01-06');
+SELECT count(*) FROM pt.what_happened();
+SELECT * FROM backfill.replace_range('pt.day', 'paid_at', '2024-01-05', '2024-01-06',
+    'SELECT 1 AS id, $1 AS paid_at, 5 AS amount', 'swap');
+SELECT * FROM backfill.replace_range('pt.day', 'paid_at', '2024-01-05', '2024-01-06',
+    'SELECT 1 AS id, $1 AS paid_at, 5 AS amount', 'truncate');
+SELECT * FROM pt.what_happened();
+SELECT * FROM pt.day_0105;
 
 -- The partition bounds of timestamp and date keys are read in the session
 -- TimeZone: local midnights are aligned, UTC midnights are not.

@@ -9,8 +9,8 @@ CREATE TABLE pr.raw (id int, paid_at timestamptz, amount numeric);
 INSERT INTO pr.raw
 SELECT g, '2024-01-01'::timestamptz + (g % 48) * interval '1 hour', g
   FROM generate_series(1, 480) g;
--- fate of every leaf since the last call: truncated (new file), swapped
--- (new table), kept
+-- fate of every leaf since the last call: rewritten (new files: truncate or
+-- swap), new table (never happens: leaves keep their OIDs), kept
 CREATE TABLE pr.seen (relname name PRIMARY KEY, reloid oid, filenode oid);
 CREATE FUNCTION pr.what_happened() RETURNS TABLE (leaf name, fate text) LANGUAGE plpgsql AS $$
 BEGIN
@@ -20,8 +20,8 @@ BEGIN
      WHERE c.relnamespace = 'pr'::regnamespace AND c.relkind = 'r' AND c.relispartition;
   RETURN QUERY
     SELECT n.relname, CASE WHEN s.reloid IS NULL THEN 'new'
-                           WHEN s.reloid <> n.oid THEN 'swapped'
-                           ELSE 'truncated' END
+                           WHEN s.reloid <> n.oid THEN 'new table'
+                           ELSE 'rewritten' END
       FROM now n LEFT JOIN pr.seen s USING (relname)
      WHERE s.reloid IS DISTINCT FROM n.oid OR s.filenode IS DISTINCT FROM n.filenode
      ORDER BY 1;

@@ -18,8 +18,8 @@ BEGIN
      WHERE c.relnamespace = 'ps'::regnamespace AND c.relkind = 'r' AND c.relispartition;
   RETURN QUERY
     SELECT n.relname, CASE WHEN s.reloid IS NULL THEN 'new'
-                           WHEN s.reloid <> n.oid THEN 'swapped'
-                           ELSE 'truncated' END
+                           WHEN s.reloid <> n.oid THEN 'new table'
+                           ELSE 'rewritten' END
       FROM now n LEFT JOIN ps.seen s USING (relname)
      WHERE s.reloid IS DISTINCT FROM n.oid OR s.filenode IS DISTINCT FROM n.filenode
      ORDER BY 1;

@@ -37,7 +37,7 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "commands/comment.h"
+#include "commands/cluster.h"
 #include "commands/defrem.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -97,7 +97,7 @@ static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
-static void CopyAcl(Oid from, Oid to);
+static void CheckSameLayout(Relation leaf, Relation fresh);
 static char *RelName(Oid relid);
 static char *TimestampText(TimestampTz t);
 
@@ -545,6 +545,21 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 		{
 			LeafPart   *leaf = lfirst(lc);
 
+			Relation	rel;
+			bool		dropped = false;
+			int			i;
+
+			rel = table_open(leaf->relid, AccessShareLock);
+			for (i = 0; i < RelationGetDescr(rel)->natts; i++)
+				dropped |= TupleDescAttr(RelationGetDescr(rel), i)->attisdropped;
+			table_close(rel, NoLock);
+			if (dropped)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("strategy \"swap\" cannot replace partition %s",
+								get_rel_name(leaf->relid)),
+						 errdetail("The partition's rows are not laid out like a new table of the same columns (it has dropped columns or another column order)."),
+						 errhint("Use strategy \"truncate\" or \"auto\".")));
 			if (!leaf->time_bounds)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -713,291 +728,107 @@ PartitionReplaceRange(Oid target, const char *time_column,
 }
 
 /*
- * CopyAcl
- *		Give relation "to" the table and column privileges of "from" (same
- *		owner), with the shared dependencies that GRANT would record.
+ * CheckSameLayout
+ *		The swap exchanges the files of the leaf and of the fresh table, so
+ *		their rows must be laid out alike: the same attributes in the same
+ *		order with the same physical types.  A leaf with dropped columns (or
+ *		one attached with another column order) does not qualify.
  */
 static void
-CopyAcl(Oid from, Oid to)
+CheckSameLayout(Relation leaf, Relation fresh)
 {
-	Relation	classrel;
-	Relation	attrel;
-	HeapTuple	fromtup;
-	HeapTuple	totup;
-	Datum		acl;
-	bool		isnull;
-	Datum		values[Natts_pg_class];
-	bool		nulls[Natts_pg_class];
-	bool		replace[Natts_pg_class];
-	Oid			owner;
-	Oid		   *oldmembers = NULL;
-	Oid		   *newmembers = NULL;
-	int			nold = 0;
-	int			nnew = 0;
-	AttrNumber	attno;
-	int			natts;
+	TupleDesc	ld = RelationGetDescr(leaf);
+	TupleDesc	fd = RelationGetDescr(fresh);
+	bool		same = (ld->natts == fd->natts &&
+						leaf->rd_rel->relam == fresh->rd_rel->relam);
+	int			i;
 
-	classrel = table_open(RelationRelationId, RowExclusiveLock);
-	fromtup = SearchSysCache1(RELOID, ObjectIdGetDatum(from));
-	totup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(to));
-	if (!HeapTupleIsValid(fromtup) || !HeapTupleIsValid(totup))
-		elog(ERROR, "backfill: cache lookup failed for relation %u or %u", from, to);
-	owner = ((Form_pg_class) GETSTRUCT(totup))->relowner;
-	natts = ((Form_pg_class) GETSTRUCT(fromtup))->relnatts;
-
-	acl = SysCacheGetAttr(RELOID, fromtup, Anum_pg_class_relacl, &isnull);
-	if (!isnull)
-		nnew = aclmembers(DatumGetAclPCopy(acl), &newmembers);
+	for (i = 0; same && i < ld->natts; i++)
 	{
-		bool		oldnull;
-		Datum		oldacl = SysCacheGetAttr(RELOID, totup, Anum_pg_class_relacl,
-											 &oldnull);
+		Form_pg_attribute la = TupleDescAttr(ld, i);
+		Form_pg_attribute fa = TupleDescAttr(fd, i);
 
-		if (!oldnull)
-			nold = aclmembers(DatumGetAclPCopy(oldacl), &oldmembers);
+		same = (!la->attisdropped && !fa->attisdropped &&
+				la->atttypid == fa->atttypid && la->attlen == fa->attlen &&
+				la->attbyval == fa->attbyval && la->attalign == fa->attalign &&
+				la->atttypmod == fa->atttypmod &&
+				strcmp(NameStr(la->attname), NameStr(fa->attname)) == 0);
 	}
-	memset(nulls, false, sizeof(nulls));
-	memset(replace, false, sizeof(replace));
-	replace[Anum_pg_class_relacl - 1] = true;
-	nulls[Anum_pg_class_relacl - 1] = isnull;
-	values[Anum_pg_class_relacl - 1] = isnull ? (Datum) 0 : PointerGetDatum(DatumGetAclPCopy(acl));
-	{
-		HeapTuple	newtup = heap_modify_tuple(totup, RelationGetDescr(classrel),
-											   values, nulls, replace);
-
-		CatalogTupleUpdate(classrel, &newtup->t_self, newtup);
-	}
-	updateAclDependencies(RelationRelationId, to, 0, owner,
-						  nold, oldmembers, nnew, newmembers);
-	ReleaseSysCache(fromtup);
-	table_close(classrel, RowExclusiveLock);
-
-	/* column privileges, matched by name */
-	attrel = table_open(AttributeRelationId, RowExclusiveLock);
-	for (attno = 1; attno <= natts; attno++)
-	{
-		HeapTuple	fa = SearchSysCache2(ATTNUM, ObjectIdGetDatum(from),
-										 Int16GetDatum(attno));
-		HeapTuple	ta;
-		Datum		fromacl;
-		Datum		toacl;
-		bool		fnull;
-		bool		tnull;
-		Datum		avalues[Natts_pg_attribute];
-		bool		anulls[Natts_pg_attribute];
-		bool		areplace[Natts_pg_attribute];
-		HeapTuple	newtup;
-
-		if (!HeapTupleIsValid(fa))
-			continue;
-		if (((Form_pg_attribute) GETSTRUCT(fa))->attisdropped)
-		{
-			ReleaseSysCache(fa);
-			continue;
-		}
-		fromacl = SysCacheGetAttr(ATTNUM, fa, Anum_pg_attribute_attacl, &fnull);
-		ta = SearchSysCacheCopyAttName(to,
-									   NameStr(((Form_pg_attribute) GETSTRUCT(fa))->attname));
-		if (!HeapTupleIsValid(ta))
-		{
-			ReleaseSysCache(fa);
-			continue;
-		}
-		toacl = SysCacheGetAttr(ATTNAME, ta, Anum_pg_attribute_attacl, &tnull);
-		if (fnull && tnull)
-		{
-			ReleaseSysCache(fa);
-			continue;
-		}
-		nold = tnull ? 0 : aclmembers(DatumGetAclPCopy(toacl), &oldmembers);
-		nnew = fnull ? 0 : aclmembers(DatumGetAclPCopy(fromacl), &newmembers);
-		memset(anulls, false, sizeof(anulls));
-		memset(areplace, false, sizeof(areplace));
-		areplace[Anum_pg_attribute_attacl - 1] = true;
-		anulls[Anum_pg_attribute_attacl - 1] = fnull;
-		avalues[Anum_pg_attribute_attacl - 1] =
-			fnull ? (Datum) 0 : PointerGetDatum(DatumGetAclPCopy(fromacl));
-		newtup = heap_modify_tuple(ta, RelationGetDescr(attrel),
-								   avalues, anulls, areplace);
-		CatalogTupleUpdate(attrel, &newtup->t_self, newtup);
-		updateAclDependencies(RelationRelationId, to,
-							  ((Form_pg_attribute) GETSTRUCT(ta))->attnum,
-							  owner, nold, oldmembers, nnew, newmembers);
-		ReleaseSysCache(fa);
-	}
-	table_close(attrel, RowExclusiveLock);
-	CommandCounterIncrement();
+	if (!same)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("strategy \"swap\" cannot replace partition %s",
+						RelationGetRelationName(leaf)),
+				 errdetail("The partition's rows are not laid out like a new table of the same columns (it has dropped columns or another column order)."),
+				 errhint("Use strategy \"truncate\" or \"auto\".")));
 }
 
 /*
  * SwapLeaf
- *		Replace one leaf partition by a fresh table holding the source's
- *		rows for the leaf's bounds:
- *		1. CREATE TABLE fresh (LIKE leaf ...) in the leaf's schema with the
- *		   leaf's defaults, CHECK and NOT NULL constraints, generated
- *		   columns, storage, compression, comments, statistics objects,
- *		   persistence, storage parameters and tablespace;
- *		2. INSERT the source's rows (no index yet, so the load is fast);
- *		3. create the leaf's indexes (and the constraints they back) on it;
- *		4. add a CHECK constraint equal to the partition constraint, so
- *		   that ATTACH need not scan the table under its lock;
- *		5. the leaf's owner, table and column privileges and comment;
- *		6. DETACH the leaf, ATTACH fresh with the same bounds, DROP the
- *		   leaf, RENAME fresh and its indexes to the old names, drop the
- *		   helper CHECK.
- *		Steps 1-5 lock nothing but the new table; step 6 takes ACCESS
- *		EXCLUSIVE on the leaf's parent (DETACH), held until commit.
+ *		Replace one leaf partition's rows by exchanging its files with those
+ *		of a fresh table holding the source's rows for the leaf's bounds:
+ *		1. CREATE TABLE fresh (LIKE leaf INCLUDING DEFAULTS INCLUDING
+ *		   CONSTRAINTS INCLUDING GENERATED) in the leaf's schema: no index;
+ *		   NOT NULL, CHECK, defaults and generated columns are enforced on
+ *		   the way in (the partition bound by backfill._in_range);
+ *		2. INSERT the source's rows: a fast load into a table without
+ *		   indexes, with no lock on the leaf beyond the chunk's;
+ *		3. take ACCESS EXCLUSIVE on the leaf (bounded by lock_timeout) and
+ *		   exchange the two tables' files, rebuild the leaf's indexes on the
+ *		   new rows (checking its unique constraints) and drop the fresh
+ *		   table, now holding the old rows: finish_heap_swap, the step
+ *		   CLUSTER and VACUUM FULL end with.
+ *		The leaf keeps its OID, name, bounds, indexes, constraints, owner,
+ *		privileges, comments, triggers and statistics objects; the parent
+ *		is not locked beyond the chunk's lock, so readers of every other
+ *		partition go on.  Readers of this leaf wait from step 3 to commit.
  */
 static void
 SwapLeaf(LeafPart *leaf, const char *time_column,
-		 const SourceQuery *source,
-		 MemoryContext outcxt, ReplaceResult *result)
+		 const SourceQuery *source, MemoryContext outcxt,
+		 ReplaceResult *result)
 {
 	Oid			nspid = get_rel_namespace(leaf->relid);
 	char	   *nsp = get_namespace_name(nspid);
-	char	   *leafname = get_rel_name(leaf->relid);
 	char	   *freshname = ChooseRelationName(get_rel_name(leaf->relid), NULL,
 												"backfill", nspid, false);
-	char	   *qleaf = RelName(leaf->relid);
 	char	   *qfresh = quote_qualified_identifier(nsp, freshname);
-	char	   *qparent = RelName(leaf->parent);
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1];
-	char	   *boundtext;
-	char	   *constrtext;
-	char	   *reloptions;
-	char	   *spcname;
-	char		persistence;
-	Oid			owner;
+	char		persistence = get_rel_persistence(leaf->relid);
 	Oid			freshoid;
-	StringInfoData sql;
 	Relation	leafrel;
 	Relation	freshrel;
-	AttrMap    *attmap;
-	List	   *indexes;
-	List	   *oldnames = NIL;
-	List	   *newoids = NIL;
-	ListCell   *lc;
-	ListCell   *lc2;
-	char	   *comment;
-
-	/* what the catalog says about the leaf, deparsed under this search_path */
-	values[0] = ObjectIdGetDatum(leaf->relid);
-	SpiExec("SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid), "
-			"pg_catalog.pg_get_partition_constraintdef(c.oid), "
-			"(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(pg_catalog.split_part(o, '=', 1)) "
-			"OPERATOR(pg_catalog.||) ' = ' OPERATOR(pg_catalog.||) "
-			"pg_catalog.quote_literal(pg_catalog.substr(o, pg_catalog.strpos(o, '=') OPERATOR(pg_catalog.+) 1)), ', ') "
-			"FROM pg_catalog.unnest(c.reloptions) AS o), "
-			"(SELECT pg_catalog.quote_ident(s.spcname) FROM pg_catalog.pg_tablespace s "
-			"WHERE s.oid OPERATOR(pg_catalog.=) c.reltablespace) "
-			"FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1",
-			1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
-	boundtext = SpiGetText(0, 1);
-	constrtext = SpiGetText(0, 2);
-	reloptions = SpiGetText(0, 3);
-	spcname = SpiGetText(0, 4);
-	persistence = get_rel_persistence(leaf->relid);
+	TransactionId frozenxid;
+	MultiXactId minmulti;
+	char	   *sql;
 
 	/* 1. the fresh table */
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
-					 "INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING STORAGE "
-					 "INCLUDING COMPRESSION INCLUDING COMMENTS INCLUDING STATISTICS)",
-					 persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
-					 qfresh, qleaf);
-	if (reloptions != NULL)
-		appendStringInfo(&sql, " WITH (%s)", reloptions);
-	if (spcname != NULL)
-		appendStringInfo(&sql, " TABLESPACE %s", spcname);
-	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	sql = psprintf("CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
+				   "INCLUDING CONSTRAINTS INCLUDING GENERATED)",
+				   persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
+				   qfresh, RelName(leaf->relid));
+	SpiExec(sql, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	freshoid = get_relname_relid(freshname, nspid);
+	if (!OidIsValid(freshoid))
+		elog(ERROR, "backfill: new table %s not found", qfresh);
+
+	leafrel = table_open(leaf->relid, AccessShareLock);
+	freshrel = table_open(freshoid, AccessExclusiveLock);
+	CheckSameLayout(leafrel, freshrel);
+	table_close(leafrel, NoLock);
+	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
 	RunInsert(ComposeSourceInsert(freshoid, time_column, source, NULL),
 			  leaf->lo, leaf->hi, NULL, outcxt, result);
 
-	/* 3. the indexes, built after the load */
-	leafrel = table_open(leaf->relid, AccessShareLock);
-	freshrel = table_open(freshoid, AccessExclusiveLock);
-	attmap = build_attrmap_by_name(RelationGetDescr(freshrel),
-								   RelationGetDescr(leafrel));
-	indexes = RelationGetIndexList(leafrel);
-	foreach(lc, indexes)
-	{
-		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
-		Oid			conoid;
-		IndexStmt  *stmt;
-		ObjectAddress addr;
-
-		stmt = generateClonedIndexStmt(NULL, idx, attmap, &conoid);
-		addr = DefineIndex(freshoid, stmt, InvalidOid, InvalidOid, InvalidOid,
-						   false, true, false, false, true);
-		oldnames = lappend(oldnames, pstrdup(RelationGetRelationName(idx)));
-		newoids = lappend_oid(newoids, addr.objectId);
-		index_close(idx, NoLock);
-		CommandCounterIncrement();
-	}
+	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
+	LockRelationOid(leaf->relid, AccessExclusiveLock);
+	freshrel = table_open(freshoid, NoLock);
+	frozenxid = freshrel->rd_rel->relfrozenxid;
+	minmulti = freshrel->rd_rel->relminmxid;
 	table_close(freshrel, NoLock);
-	table_close(leafrel, NoLock);
-
-	/* 4. the partition constraint as a CHECK, validated now */
-	if (constrtext != NULL)
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER TABLE %s ADD CONSTRAINT backfill_partition_bound CHECK (%s)",
-						 qfresh, constrtext);
-		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	}
-
-	/* 5. owner, privileges, comment */
-	{
-		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(leaf->relid));
-
-		owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-		ReleaseSysCache(tup);
-	}
-	if (owner != GetUserId())
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER TABLE %s OWNER TO %s", qfresh,
-						 quote_identifier(GetUserNameFromId(owner, false)));
-		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	}
-	CopyAcl(leaf->relid, freshoid);
-	comment = GetComment(leaf->relid, RelationRelationId, 0);
-	if (comment != NULL)
-		CreateComments(freshoid, RelationRelationId, 0, comment);
-
-	/* 6. the exchange */
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER TABLE %s DETACH PARTITION %s", qparent, qleaf);
-	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER TABLE %s ATTACH PARTITION %s %s",
-					 qparent, qfresh, boundtext);
-	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "DROP TABLE %s", qleaf);
-	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER TABLE %s RENAME TO %s", qfresh,
-					 quote_identifier(leafname));
-	SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	if (constrtext != NULL)
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER TABLE %s DROP CONSTRAINT backfill_partition_bound",
-						 qleaf);
-		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	}
-	forboth(lc, oldnames, lc2, newoids)
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "ALTER INDEX %s RENAME TO %s",
-						 RelName(lfirst_oid(lc2)),
-						 quote_identifier((char *) lfirst(lc)));
-		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-	}
+	CommandCounterIncrement();
+	finish_heap_swap(leaf->relid, freshoid, false, false, true, true,
+					 frozenxid, minmulti, persistence);
+	CommandCounterIncrement();
 }
