@@ -143,3 +143,37 @@ SELECT count(*), sum(amount) FROM pr.day;
 
 -- unknown strategy
 SELECT * FROM pr.refill('pr.day', '2024-01-02', '2024-01-03', 'exchange');
+
+-- The swap fills a table made like the leaf and exchanges files: it is
+-- refused for a leaf with foreign keys of its own (the new rows would not
+-- be checked), with defaults unlike the target's, or when the target is
+-- published for logical replication (a subscriber would not see it).
+CREATE TABLE pr.fk (id int, paid_at timestamptz NOT NULL, amount numeric)
+    PARTITION BY RANGE (paid_at);
+CREATE TABLE pr.fk_0101 PARTITION OF pr.fk FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+ALTER TABLE pr.fk_0101 ADD FOREIGN KEY (id) REFERENCES pr.ids;
+SELECT * FROM pr.refill('pr.fk', '2024-01-01', '2024-01-02', 'swap');
+-- a row the foreign key rejects: truncate checks it like delete does
+SELECT * FROM backfill.replace_range('pr.fk', 'paid_at', '2024-01-01', '2024-01-02',
+    'SELECT 999999 AS id, $1 AS paid_at, 1 AS amount', 'truncate');
+SELECT * FROM pr.refill('pr.fk', '2024-01-01', '2024-01-02', 'truncate');
+SELECT count(*) FROM pr.fk;
+
+CREATE TABLE pr.def (id int, paid_at timestamptz NOT NULL, amount numeric,
+                     note text DEFAULT 'parent') PARTITION BY RANGE (paid_at);
+CREATE TABLE pr.def_0101 PARTITION OF pr.def FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+ALTER TABLE pr.def_0101 ALTER COLUMN note SET DEFAULT 'leaf';
+SELECT * FROM pr.refill('pr.def', '2024-01-01', '2024-01-02', 'swap');
+-- truncate writes through the parent then: the parent's default applies
+SELECT * FROM pr.refill('pr.def', '2024-01-01', '2024-01-02', 'truncate');
+SELECT note, count(*) FROM pr.def GROUP BY note;
+
+SET client_min_messages = error;
+CREATE PUBLICATION pr_pub FOR TABLE pr.def;
+RESET client_min_messages;
+ALTER TABLE pr.def_0101 REPLICA IDENTITY FULL;
+SELECT * FROM pr.refill('pr.def', '2024-01-01', '2024-01-02', 'truncate');
+SELECT count(*) FROM pr.what_happened();
+SELECT * FROM pr.refill('pr.def', '2024-01-01', '2024-01-02', 'auto');
+SELECT * FROM pr.what_happened();
+DROP PUBLICATION pr_pub;

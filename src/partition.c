@@ -26,12 +26,8 @@
  */
 #include "postgres.h"
 
-#include "access/attmap.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/genam.h"
-#include "catalog/dependency.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_attribute.h"
@@ -42,12 +38,12 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
-#include "parser/parse_utilcmd.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
+#include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -98,6 +94,9 @@ static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
 static void CheckSameLayout(Relation leaf, Relation fresh);
+static bool Published(List *rels);
+static bool DefaultsLikeTarget(Oid leaf, Oid target);
+static char *SwapObstacle(LeafPart *leaf, Oid target);
 static char *RelName(Oid relid);
 static char *TimestampText(TimestampTz t);
 
@@ -444,6 +443,10 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 	foreach(lc, plan->leaves)
 		rels = lappend_oid(rels, ((LeafPart *) lfirst(lc))->relid);
 
+	if (Published(rels))
+		return psprintf("Table %s or one of its partitions is published for logical replication",
+						get_rel_name(target));
+
 	foreach(lc, rels)
 	{
 		Oid			relid = lfirst_oid(lc);
@@ -483,13 +486,150 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 }
 
 /*
+ * Published
+ *		Whether any of rels is in a publication (directly, through its
+ *		schema, or by a FOR ALL TABLES publication).  A subscriber would
+ *		not see a swap's exchange at all, nor a TRUNCATE unless the
+ *		publication publishes truncate: it would keep the old rows and
+ *		receive the new ones as well.
+ */
+static bool
+Published(List *rels)
+{
+	Datum	   *elems;
+	ArrayType  *arr;
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	ListCell   *lc;
+	int			n = 0;
+	bool		isnull;
+
+	elems = palloc(sizeof(Datum) * list_length(rels));
+	foreach(lc, rels)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	arr = construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+	values[0] = PointerGetDatum(arr);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	SpiExec("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
+			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
+			"            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
+			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
+			"              JOIN pg_catalog.pg_class c"
+			"                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
+			"            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
+			1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	n = SpiGetBool(0, 1, &isnull);
+	SPI_finish();
+	return n != 0;
+}
+
+/*
+ * DefaultsLikeTarget
+ *		Whether writing into the leaf directly gives the rows that writing
+ *		through the target gives: no identity column on the target (its
+ *		sequence is used only through the target) and the same default
+ *		expression, or none, for every column.
+ */
+static bool
+DefaultsLikeTarget(Oid leaf, Oid target)
+{
+	Relation	trel = table_open(target, AccessShareLock);
+	TupleDesc	td = RelationGetDescr(trel);
+	bool		same = true;
+	int			i;
+
+	for (i = 0; same && i < td->natts; i++)
+	{
+		Form_pg_attribute ta = TupleDescAttr(td, i);
+		AttrNumber	la;
+		Node	   *tdef;
+		Node	   *ldef;
+
+		if (ta->attisdropped)
+			continue;
+		if (ta->attidentity != '\0')
+		{
+			same = false;
+			break;
+		}
+		la = get_attnum(leaf, NameStr(ta->attname));
+		tdef = ta->atthasdef ? build_column_default(trel, ta->attnum) : NULL;
+		if (la == InvalidAttrNumber)
+		{
+			same = false;
+			break;
+		}
+		{
+			Relation	lrel = table_open(leaf, AccessShareLock);
+
+			ldef = TupleDescAttr(RelationGetDescr(lrel), la - 1)->atthasdef ?
+				build_column_default(lrel, la) : NULL;
+			table_close(lrel, NoLock);
+		}
+		/* a generated column is computed on the leaf anyway */
+		if (ta->attgenerated == '\0')
+			same = equal(tdef, ldef);
+	}
+	table_close(trel, NoLock);
+	return same;
+}
+
+/*
+ * SwapObstacle
+ *		Why a leaf cannot be swapped even though it could be truncated, or
+ *		NULL: the swap fills a table made LIKE the leaf (its defaults, CHECK
+ *		and NOT NULL constraints, generated columns) and exchanges files,
+ *		so the leaf needs its own time range bounds, no dropped columns
+ *		(same row layout), no foreign keys of its own (the new rows would
+ *		not be checked), defaults like the target's and no identity column
+ *		on the target, and the user needs CREATE on the leaf's schema and
+ *		TRUNCATE on the leaf.
+ */
+static char *
+SwapObstacle(LeafPart *leaf, Oid target)
+{
+	Relation	rel;
+	char	   *reason = NULL;
+	int			i;
+
+	if (!leaf->time_bounds)
+		return psprintf("Partition %s is not bounded by a range of the time column",
+						get_rel_name(leaf->relid));
+	rel = table_open(leaf->relid, AccessShareLock);
+	for (i = 0; i < RelationGetDescr(rel)->natts && reason == NULL; i++)
+		if (TupleDescAttr(RelationGetDescr(rel), i)->attisdropped)
+			reason = psprintf("Partition %s has dropped columns, so its rows are laid out unlike a new table's",
+							  RelationGetRelationName(rel));
+	if (reason == NULL && RelationGetFKeyList(rel) != NIL)
+		reason = psprintf("Partition %s has foreign keys, which a swap would not check",
+						  RelationGetRelationName(rel));
+	if (reason == NULL && !DefaultsLikeTarget(leaf->relid, target))
+		reason = psprintf("Partition %s has defaults unlike %s's, or %s has an identity column",
+						  RelationGetRelationName(rel), get_rel_name(target),
+						  get_rel_name(target));
+	if (reason == NULL &&
+		pg_namespace_aclcheck(RelationGetNamespace(rel), GetUserId(),
+							  ACL_CREATE) != ACLCHECK_OK)
+		reason = psprintf("No CREATE privilege on the schema of %s",
+						  RelationGetRelationName(rel));
+	if (reason == NULL &&
+		pg_class_aclcheck(leaf->relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
+		reason = psprintf("No TRUNCATE privilege on %s",
+						  RelationGetRelationName(rel));
+	table_close(rel, NoLock);
+	return reason;
+}
+
+/*
  * ChooseStrategy
  *		The strategy to use for [lo, hi) of target: "delete", "truncate" or
- *		"swap".  "auto" (or NULL) picks "truncate" when the chunk is aligned
- *		and TRUNCATE is safe (see UnsafeReason), else "delete"; it never
- *		picks "swap", whose DETACH locks the whole partitioned table (see
- *		doc/part.md).  An explicit "truncate" or "swap" that is not safe is
- *		an error, never a partial or silent replacement.
+ *		"swap".  "auto" (or NULL) picks "swap" when the chunk is aligned,
+ *		TRUNCATE would be safe (UnsafeReason) and every affected leaf can
+ *		be swapped (SwapObstacle); "truncate" when only the swap is ruled
+ *		out; else "delete".  An explicit "truncate" or "swap" that is not
+ *		safe is an error, never a partial or silent replacement.
  */
 const char *
 ChooseStrategy(Oid target, const char *time_column, const char *requested,
@@ -511,7 +651,18 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
 	reason = UnsafeReason(&plan, target, is_auto);
 	if (is_auto)
-		return reason == NULL ? "truncate" : "delete";
+	{
+		ListCell   *lc;
+
+		if (reason != NULL)
+			return "delete";
+		foreach(lc, plan.leaves)
+		{
+			if (SwapObstacle(lfirst(lc), target) != NULL)
+				return "truncate";
+		}
+		return "swap";
+	}
 	if (reason != NULL)
 	{
 		if (!plan.partitioned)
@@ -544,28 +695,14 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 		foreach(lc, plan.leaves)
 		{
 			LeafPart   *leaf = lfirst(lc);
+			char	   *obstacle = SwapObstacle(leaf, target);
 
-			Relation	rel;
-			bool		dropped = false;
-			int			i;
-
-			rel = table_open(leaf->relid, AccessShareLock);
-			for (i = 0; i < RelationGetDescr(rel)->natts; i++)
-				dropped |= TupleDescAttr(RelationGetDescr(rel), i)->attisdropped;
-			table_close(rel, NoLock);
-			if (dropped)
+			if (obstacle != NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("strategy \"swap\" cannot replace partition %s",
 								get_rel_name(leaf->relid)),
-						 errdetail("The partition's rows are not laid out like a new table of the same columns (it has dropped columns or another column order)."),
-						 errhint("Use strategy \"truncate\" or \"auto\".")));
-			if (!leaf->time_bounds)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("strategy \"swap\" cannot replace partition %s",
-								get_rel_name(leaf->relid)),
-						 errdetail("Only partitions bounded by a range of the time column can be swapped."),
+						 errdetail("%s.", obstacle),
 						 errhint("Use strategy \"truncate\" or \"auto\".")));
 		}
 	}
@@ -655,8 +792,8 @@ MeasureRange(Oid target, const char *time_column,
  *
  *		truncate: count (and measure) the rows of the range, TRUNCATE ONLY
  *		the affected leaves, then INSERT the source's rows straight into
- *		the leaf when the chunk is one leaf the user may INSERT into, else
- *		through the target.
+ *		the leaf when the chunk is one leaf the user may INSERT into and
+ *		whose defaults are the target's, else through the target.
  *		swap: see SwapLeaf, for every affected leaf; the measure over the
  *		new rows is read back from the target afterwards (one more scan of
  *		the range).
@@ -702,7 +839,8 @@ PartitionReplaceRange(Oid target, const char *time_column,
 
 		if (list_length(plan.leaves) == 1 &&
 			pg_class_aclcheck(((LeafPart *) linitial(plan.leaves))->relid,
-							  GetUserId(), ACL_INSERT) == ACLCHECK_OK)
+							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
+			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
 		RunInsert(ComposeSourceInsert(into, time_column, source, measure),
 				  lo, hi, measure, outcxt, result);
