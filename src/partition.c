@@ -201,9 +201,8 @@ CollectLeaves(Oid relid, const char *time_column,
 	}
 
 	if (!whole && !timekey && plan->why == NULL)
-		plan->why = psprintf("The partition key of %s is not a range on column %s alone",
-							 RelationGetRelationName(rel),
-							 quote_identifier(time_column));
+		plan->why = psprintf("The partition key of \"%s\" is not a range on column \"%s\" alone",
+							 RelationGetRelationName(rel), time_column);
 
 	for (i = 0; i < pd->nparts; i++)
 	{
@@ -278,7 +277,7 @@ CollectLeaves(Oid relid, const char *time_column,
 			{
 				plan->aligned = false;
 				if (has_bounds && plan->why == NULL)
-					plan->why = psprintf("Partition %s holds [%s, %s), which the range covers only partly",
+					plan->why = psprintf("Partition \"%s\" holds [%s, %s), which the range covers only partly",
 										 get_rel_name(child),
 										 TimestampText(clo), TimestampText(chi));
 			}
@@ -320,7 +319,7 @@ CollectLeaves(Oid relid, const char *time_column,
 			plan->default_affected = true;
 			plan->aligned = false;
 			if (plan->why == NULL)
-				plan->why = psprintf("Default partition %s may hold rows of the range",
+				plan->why = psprintf("Default partition \"%s\" may hold rows of the range",
 									 get_rel_name(child));
 			if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
 				CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
@@ -435,7 +434,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 	ListCell   *lc;
 
 	if (!plan->partitioned)
-		return psprintf("Table %s is not partitioned", get_rel_name(target));
+		return psprintf("Table \"%s\" is not partitioned", get_rel_name(target));
 	if (!plan->aligned)
 		return plan->why;
 
@@ -444,7 +443,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		rels = lappend_oid(rels, ((LeafPart *) lfirst(lc))->relid);
 
 	if (Published(rels))
-		return psprintf("Table %s or one of its partitions is published for logical replication",
+		return psprintf("Table \"%s\" or one of its partitions is published for logical replication",
 						get_rel_name(target));
 
 	foreach(lc, rels)
@@ -454,7 +453,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		char	   *reason = NULL;
 
 		if (rel->rd_rel->relrowsecurity)
-			reason = psprintf("Table %s has row-level security enabled",
+			reason = psprintf("Table \"%s\" has row-level security enabled",
 							  RelationGetRelationName(rel));
 		else if (rel->trigdesc != NULL)
 		{
@@ -465,10 +464,10 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 				Trigger    *trig = &rel->trigdesc->triggers[i];
 
 				if (RI_FKey_trigger_type(trig->tgfoid) == RI_TRIGGER_PK)
-					reason = psprintf("A foreign key references %s",
+					reason = psprintf("A foreign key references \"%s\"",
 									  RelationGetRelationName(rel));
 				else if (!trig->tgisinternal)
-					reason = psprintf("Table %s has trigger %s",
+					reason = psprintf("Table \"%s\" has trigger \"%s\"",
 									  RelationGetRelationName(rel),
 									  trig->tgname);
 			}
@@ -476,7 +475,7 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		if (reason == NULL && check_truncate &&
 			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE &&
 			pg_class_aclcheck(relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
-			reason = psprintf("No TRUNCATE privilege on %s",
+			reason = psprintf("No TRUNCATE privilege on \"%s\"",
 							  RelationGetRelationName(rel));
 		table_close(rel, NoLock);
 		if (reason != NULL)
@@ -595,28 +594,28 @@ SwapObstacle(LeafPart *leaf, Oid target)
 	int			i;
 
 	if (!leaf->time_bounds)
-		return psprintf("Partition %s is not bounded by a range of the time column",
+		return psprintf("Partition \"%s\" is not bounded by a range of the time column",
 						get_rel_name(leaf->relid));
 	rel = table_open(leaf->relid, AccessShareLock);
 	for (i = 0; i < RelationGetDescr(rel)->natts && reason == NULL; i++)
 		if (TupleDescAttr(RelationGetDescr(rel), i)->attisdropped)
-			reason = psprintf("Partition %s has dropped columns, so its rows are laid out unlike a new table's",
+			reason = psprintf("Partition \"%s\" has dropped columns, so its rows are laid out unlike a new table's",
 							  RelationGetRelationName(rel));
 	if (reason == NULL && RelationGetFKeyList(rel) != NIL)
-		reason = psprintf("Partition %s has foreign keys, which a swap would not check",
+		reason = psprintf("Partition \"%s\" has foreign keys, which a swap would not check",
 						  RelationGetRelationName(rel));
 	if (reason == NULL && !DefaultsLikeTarget(leaf->relid, target))
-		reason = psprintf("Partition %s has defaults unlike %s's, or %s has an identity column",
+		reason = psprintf("The defaults of partition \"%s\" differ from those of \"%s\", or \"%s\" has an identity column",
 						  RelationGetRelationName(rel), get_rel_name(target),
 						  get_rel_name(target));
 	if (reason == NULL &&
 		pg_namespace_aclcheck(RelationGetNamespace(rel), GetUserId(),
 							  ACL_CREATE) != ACLCHECK_OK)
-		reason = psprintf("No CREATE privilege on the schema of %s",
+		reason = psprintf("No CREATE privilege on the schema of \"%s\"",
 						  RelationGetRelationName(rel));
 	if (reason == NULL &&
 		pg_class_aclcheck(leaf->relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
-		reason = psprintf("No TRUNCATE privilege on %s",
+		reason = psprintf("No TRUNCATE privilege on \"%s\"",
 						  RelationGetRelationName(rel));
 	table_close(rel, NoLock);
 	return reason;
@@ -669,12 +668,12 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("strategy \"%s\" needs a partitioned table", requested),
-					 errdetail("Table %s is not partitioned.", get_rel_name(target)),
+					 errdetail("Table \"%s\" is not partitioned.", get_rel_name(target)),
 					 errhint("Use strategy \"delete\" or \"auto\".")));
 		if (!plan.aligned && !plan.default_affected)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("range [%s, %s) does not cover whole partitions of %s",
+					 errmsg("range [%s, %s) does not cover whole partitions of \"%s\"",
 							TimestampText(lo), TimestampText(hi),
 							get_rel_name(target)),
 					 errdetail("Strategy \"%s\" replaces whole partitions only.  %s.",
@@ -682,7 +681,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 					 errhint("Use strategy \"delete\" or \"auto\", or chunks that match the partition bounds.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("strategy \"%s\" cannot replace [%s, %s) of %s safely",
+				 errmsg("strategy \"%s\" cannot replace [%s, %s) of \"%s\" safely",
 						requested, TimestampText(lo), TimestampText(hi),
 						get_rel_name(target)),
 				 errdetail("%s.", reason),
@@ -700,7 +699,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 			if (obstacle != NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("strategy \"swap\" cannot replace partition %s",
+						 errmsg("strategy \"swap\" cannot replace partition \"%s\"",
 								get_rel_name(leaf->relid)),
 						 errdetail("%s.", obstacle),
 						 errhint("Use strategy \"truncate\" or \"auto\".")));
@@ -895,7 +894,7 @@ CheckSameLayout(Relation leaf, Relation fresh)
 	if (!same)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("strategy \"swap\" cannot replace partition %s",
+				 errmsg("strategy \"swap\" cannot replace partition \"%s\"",
 						RelationGetRelationName(leaf)),
 				 errdetail("The partition's rows are not laid out like a new table of the same columns (it has dropped columns or another column order)."),
 				 errhint("Use strategy \"truncate\" or \"auto\".")));
