@@ -161,6 +161,47 @@ extern int64 ClearRange(Oid target, const char *time_column,
 /* Parse and check a strategy name; raises 22023 for an unknown one. */
 extern const char *CheckStrategyName(const char *strategy);
 
+/* ---- partitioned targets (partition.c) ---- */
+
+/*
+ * The leaf partitions of target (recursively) that can hold rows of
+ * [lo, hi), as OIDs; *aligned: they all lie entirely inside the range;
+ * *default_affected: a default partition may hold rows of it.
+ */
+extern List *AffectedLeaves(Oid target, const char *time_column,
+							TimestampTz lo, TimestampTz hi,
+							bool *aligned, bool *default_affected);
+
+/*
+ * The strategy for [lo, hi): "delete", "truncate" or "swap".  "auto" (or
+ * NULL) picks truncate when it is safe, else delete; an explicit truncate
+ * or swap that is not safe raises 22023 (range not aligned) or 55000.
+ */
+extern const char *ChooseStrategy(Oid target, const char *time_column,
+								  const char *requested,
+								  TimestampTz lo, TimestampTz hi);
+
+/*
+ * Replace [lo, hi) by truncate or swap when ChooseStrategy picks one of
+ * them, filling result (strategy included); false when the caller must
+ * use the delete strategy.  Connects to SPI itself; call it outside SPI
+ * or with CurrentMemoryContext the context the results must live in.
+ */
+extern bool PartitionReplaceRange(Oid target, const char *time_column,
+								  TimestampTz lo, TimestampTz hi,
+								  const SourceQuery *source,
+								  const char *strategy,
+								  const char *measure, ReplaceResult *result);
+
+/*
+ * The chunk lock of a partitioned target: RowExclusiveLock on the target
+ * and intermediate partitioned tables, "mode" on the affected leaves only.
+ * A table that is not partitioned is locked in "mode".
+ */
+extern void LockAffectedPartitions(Oid target, const char *time_column,
+								   TimestampTz lo, TimestampTz hi,
+								   int lockmode);
+
 /* ---- reconciliation (reconcile.c) ---- */
 
 /*
@@ -175,6 +216,13 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
  * |measure - ledger| <= tolerance * |ledger|.
  */
 extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
+
+/*
+ * LedgerAgrees where a NULL on either side (sum() over no rows) counts
+ * as 0, the rule of the gate and of reconcile.
+ */
+extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
+						  bool ledger_null, Datum tolerance);
 
 /* ---- scheduling (schedule.c) ---- */
 

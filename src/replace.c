@@ -61,11 +61,10 @@ CheckStrategyName(const char *strategy)
 		return "auto";
 	if (strcmp(strategy, "delete") == 0)
 		return "delete";
-	if (strcmp(strategy, "truncate") == 0 || strcmp(strategy, "swap") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("strategy \"%s\" is not available yet", strategy),
-				 errhint("Use strategy auto or delete.")));
+	if (strcmp(strategy, "truncate") == 0)
+		return "truncate";
+	if (strcmp(strategy, "swap") == 0)
+		return "swap";
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown strategy \"%s\"", strategy),
@@ -162,10 +161,14 @@ ReplaceRange(Oid target, const char *time_column,
 	result->before_null = true;
 	result->after_null = true;
 
+	/* truncate and swap (partition.c); false means: use delete */
+	if (PartitionReplaceRange(target, time_column, lo, hi, sq, name, measure,
+							  result))
+		return;
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	/* 'auto' is the delete strategy until the partition strategies exist */
 	if (strcmp(name, "auto") == 0 || strcmp(name, "delete") == 0)
 		ReplaceByDelete(target, time_column, lo, hi, sq, measure, outer,
 						result);
