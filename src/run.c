@@ -858,20 +858,23 @@ RunHolderPid(int64 run_id)
  *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
  *		(backfill.lock_target takes it in ShareLock, so the daily job and a
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
- *		so writers wait while readers do not.  Both waits are bounded by
- *		lock_timeout, which the caller has set.  Caller is connected to SPI.
+ *		or, for a partitioned table, on the leaves that can hold rows of
+ *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
+ *		rows wait while readers, and writers to other partitions, do not.
+ *		Both waits are bounded by lock_timeout, which the caller has set.
+ *		Privileges were checked by the caller (CheckTargetPrivileges).
  */
 static void
-ChunkLockTarget(Oid target)
+ChunkLockTarget(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi)
 {
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
 						 (uint32) target, 2);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	SpiExec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-					 TargetDisplayName(target)),
-			0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	LockAffectedPartitions(target, time_column, lo, hi,
+						   ShareRowExclusiveLock);
 }
 
 /*
@@ -1048,7 +1051,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					 errmsg("the table of run %lld no longer exists",
 							(long long) run->run_id),
 					 errdetail("The run was planned for table %s.", run->target_name)));
-		ChunkLockTarget(run->target);
+		ChunkLockTarget(run->target, run->time_column, chunk->start,
+						chunk->end);
 		phase = PHASE_WORK;
 		SetChunkOption("lock_timeout", user_lock_timeout);
 
@@ -1070,19 +1074,19 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 &rr);
 			if (run->ledger != NULL)
 			{
-				Datum		zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
 				Datum		lv;
+				bool		measure_null = !rr.have_values || rr.after_null;
 
 				lv = LedgerValue(run->ledger, chunk->start, chunk->end,
 								 &ledger_null);
 				ledger_value = ledger_null ? (Datum) 0 : lv;
 				have_ledger = !ledger_null;
 				/* a NULL figure (an aggregate over no rows) counts as 0 */
-				measure_value = (rr.have_values && !rr.after_null) ?
-					rr.after_value : zero;
-				ledger_ok = LedgerAgrees(measure_value,
-										 ledger_null ? zero : lv,
-										 run->tolerance);
+				measure_value = measure_null ?
+					DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
+					rr.after_value;
+				ledger_ok = LedgerCompare(rr.after_value, measure_null,
+										  lv, ledger_null, run->tolerance);
 				verdict = ledger_ok ? "ok" : "ledger_mismatch";
 				if (!ledger_ok && run->ledger_gate)
 				{
