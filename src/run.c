@@ -947,27 +947,45 @@ typedef struct ChunkReport
 } ChunkReport;
 
 /*
- * RemainingChunks
- *		Chunks of the run still to execute.  Caller is connected to SPI.
+ * Predicates of the chunks still to execute; spelled exactly as the
+ * partial indexes chunks_todo_idx and chunks_no_source_todo_idx (20_runs.sql)
+ * so that the planner can prove them and never rescan the done chunks.
  */
-static int64
+#define TODO_PENDING \
+	"status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+#define TODO_NO_SOURCE \
+	"status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL"
+
+/*
+ * RemainingChunks
+ *		Whether the run has chunks still to execute: pending or failed
+ *		ones, and with clear_no_source the no_source ones not cleared yet.
+ *		Caller is connected to SPI.
+ */
+static bool
 RemainingChunks(RunInfo *run)
 {
-	Oid			argtypes[2] = {INT8OID, BOOLOID};
-	Datum		values[2];
-	bool		isnull;
-	int64		n;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		found;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = BoolGetDatum(run->clear_no_source);
-	CatalogExec("SELECT pg_catalog.count(*) FROM backfill.chunks"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	n = SpiGetInt64(0, 1, &isnull);
+	CatalogExec("SELECT 1 FROM backfill.chunks"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+				" LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
 	SPI_freetuptable(SPI_tuptable);
-	return n;
+	if (!found && run->clear_no_source)
+	{
+		CatalogExec("SELECT 1 FROM backfill.chunks"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					" LIMIT 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		found = SPI_processed > 0;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	return found;
 }
 
 /*
@@ -1000,12 +1018,15 @@ SetRunStatus(RunInfo *run, const char *status)
  *		transaction and record its outcome (done, deferred or failed) in the
  *		same transaction; the caller commits.  A query cancel that is not
  *		our chunk_timeout is re-thrown after the rollback (the chunk stays
- *		pending).  Caller is connected to SPI; the current memory context
- *		must survive the transaction end (the report is allocated there).
+ *		pending).  run_status is the run's status read in this transaction
+ *		(the run row is updated only when it changes).  Caller is connected
+ *		to SPI; the current memory context must survive the transaction end
+ *		(the report is allocated there).
  */
 static void
 ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-			 const char *via, const char *user, ChunkReport *report)
+			 const char *run_status, const char *via, const char *user,
+			 ChunkReport *report)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -1033,7 +1054,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		Datum		measure_value = (Datum) 0;
 		const char *verdict = NULL;
 		const char *status;
-		int64		remaining;
+		bool		remaining;
 		bool		after_probe;
 
 		/* the run's settings, for this chunk only */
@@ -1157,13 +1178,14 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		/* and the run's status */
 		remaining = RemainingChunks(run);
 		after_probe = !probe_pending || !chunk->no_source;
-		if (remaining == 0)
+		if (!remaining)
 			status = "done";
 		else if (run->probe && after_probe)
 			status = "probed";
 		else
 			status = "planned";
-		SetRunStatus(run, status);
+		if (strcmp(status, run_status) != 0)
+			SetRunStatus(run, status);
 
 		report->outcome = CHUNK_DONE;
 		report->rows_deleted = rr.rows_deleted;
@@ -1305,22 +1327,51 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 }
 
 /*
+ * FirstTodo
+ *		The first (last, for a backwards run) chunk_no matching one of the
+ *		"still to do" predicates, or 0.  Caller is connected to SPI.
+ */
+static int32
+FirstTodo(RunInfo *run, const char *predicate)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	int32		chunk_no = 0;
+
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
+						 " ORDER BY chunk_no %s LIMIT 1",
+						 predicate, run->backwards ? "DESC" : "ASC"),
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		chunk_no = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk_no;
+}
+
+/*
  * NextChunk
  *		Pick the next chunk to execute (in chunk_no order, descending for a
  *		backwards run) and lock its row until the chunk's transaction ends,
- *		so a concurrent cancel skips it.  Also returns the run's current
- *		status.  Caller is connected to SPI.
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
  */
 static bool
 NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
 {
-	Oid			argtypes[2] = {INT8OID, BOOLOID};
+	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
 	bool		isnull;
 	bool		found;
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = BoolGetDatum(run->clear_no_source);
 
 	CatalogExec("SELECT status FROM backfill.runs"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
@@ -1328,19 +1379,25 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
 	*run_status = SPI_processed > 0 ? SpiGetText(0, 1) : pstrdup("cancelled");
 	SPI_freetuptable(SPI_tuptable);
 
-	CatalogExec(run->backwards ?
-				"SELECT chunk_no, chunk_start, chunk_end,"
+	pending = FirstTodo(run, TODO_PENDING);
+	if (run->clear_no_source)
+		no_source = FirstTodo(run, TODO_NO_SOURCE);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+
+	values[1] = Int32GetDatum(next);
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
 				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
-				" ORDER BY chunk_no DESC LIMIT 1 FOR UPDATE" :
-				"SELECT chunk_no, chunk_start, chunk_end,"
-				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
-				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
-				" ORDER BY chunk_no LIMIT 1 FOR UPDATE",
+				" AND chunk_no OPERATOR(pg_catalog.=) $2"
+				" AND (" TODO_PENDING " OR " TODO_NO_SOURCE ")"
+				" FOR UPDATE",
 				2, argtypes, values, NULL, SPI_OK_SELECT);
 	found = SPI_processed > 0;
 	if (found)
@@ -1484,7 +1541,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (!found)
 		{
 			/* nothing left: the run is done (unless a cancel raced us) */
-			if (RemainingChunks(run) > 0)
+			if (RemainingChunks(run))
 			{
 				SPI_finish();
 				SPI_commit();
@@ -1498,7 +1555,8 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
-		ExecuteChunk(run, &chunk, probe_pending, via, user, &report);
+		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
+					 &report);
 		SPI_finish();
 		SPI_commit();
 		executed++;
