@@ -371,15 +371,13 @@ backfill_register(PG_FUNCTION_ARGS)
 	}
 
 	{
-		Oid			argtypes[11] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
-			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID};
+		Oid			types[12] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
+			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID,
+		TEXTOID};
 		Datum		values[12];
 		char		nulls[12];
-		Oid			types[12];
 
 		memset(nulls, ' ', sizeof(nulls));
-		memcpy(types, argtypes, sizeof(argtypes));
-		types[11] = TEXTOID;
 		values[0] = ObjectIdGetDatum(target);
 		values[1] = CStringGetTextDatum(TargetDisplayName(target));
 		values[2] = CStringGetTextDatum(time_column);
