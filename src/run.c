@@ -1433,14 +1433,21 @@ RunHasDoneChunk(int64 run_id)
 
 /*
  * ReportChunk
- *		The NOTICE of one executed chunk.  The time it took goes into the
- *		detail, so that the message itself is stable.
+ *		The NOTICE of one executed chunk.  The time it took is reported at
+ *		DEBUG1 (SET client_min_messages = debug1 to see it), so that the
+ *		NOTICE stays the same from one execution to the next; it is also in
+ *		the chunk's started_at and finished_at.
  */
 static void
 ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
 	char	   *lo = TsStr(chunk->start);
 	char	   *hi = TsStr(chunk->end);
+
+	ereport(DEBUG1,
+			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
+							 chunk->chunk_no, (long long) run->run_id,
+							 report->elapsed_ms)));
 
 	if (report->outcome == CHUNK_DEFERRED)
 		ereport(NOTICE,
@@ -1454,8 +1461,7 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
 						chunk->chunk_no, lo, hi,
-						(long long) report->rows_deleted),
-				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+						(long long) report->rows_deleted)));
 	else if (report->outcome == CHUNK_DONE)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
@@ -1463,8 +1469,7 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 						(long long) report->rows_deleted,
 						(long long) report->rows_inserted,
 						!report->ledger_checked ? "" :
-						report->ledger_ok ? ", ledger ok" : ", ledger differs"),
-				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+						report->ledger_ok ? ", ledger ok" : ", ledger differs")));
 }
 
 /*
