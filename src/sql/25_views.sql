@@ -306,8 +306,8 @@ BEGIN
         RAISE EXCEPTION 'run_id must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT EXISTS (SELECT FROM backfill.runs r
-                    WHERE r.run_id OPERATOR(pg_catalog.=) $1) THEN
+    PERFORM FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'run % does not exist', $1
             USING ERRCODE = 'undefined_object',
                   HINT = 'The runs you may see are listed in backfill.runs.';
