@@ -1,7 +1,8 @@
 # Crash safety of runs (SPEC "Runs and chunks"): a chunk's data, status and
 # figures commit together, so after a killed (kill -9) or terminated
-# (pg_terminate_backend) backend or a crashed server no chunk is half-applied, nothing looks busy, and CALL backfill.run resumes
-# to the same table a clean run gives.  Also: a concurrent second CALL of
+# (pg_terminate_backend) backend or a crashed server no chunk is
+# half-applied, nothing looks busy, and CALL backfill.run resumes to the
+# same table a clean run gives.  Also: a concurrent second CALL of
 # a run returns at once with a NOTICE naming the executing backend.
 #
 # A chunk is paused mid-transaction deterministically: the source calls
