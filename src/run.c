@@ -423,7 +423,10 @@ backfill_register(PG_FUNCTION_ARGS)
  * backfill_unregister
  *		unregister(target): forget a target.  Refused (55006) while it has
  *		runs that are planned, probed or failed; definitions, runs and
- *		chunks stay as history.
+ *		chunks stay as history.  The caller must be allowed to rewrite the
+ *		table; when the table has been dropped, its registration can be
+ *		removed (by OID, e.g. unregister(16384)) by the role that
+ *		registered it, a role with its privileges, or a superuser.
  */
 Datum
 backfill_unregister(PG_FUNCTION_ARGS)
@@ -432,25 +435,53 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
 	char	   *unfinished;
+	char	   *name;
+	char	   *registrant;
+	bool		dropped;
 
 	NotNull(fcinfo, 0, "target");
 	target = PG_GETARG_OID(0);
 	values[0] = ObjectIdGetDatum(target);
+	dropped = (get_rel_name(target) == NULL);
 
-	CheckTargetPrivileges(target);
+	if (!dropped)
+		CheckTargetPrivileges(target);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	TakeTargetPlanLock(target);
 
-	CatalogExec("SELECT 1 FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT target_name, registered_by::pg_catalog.text"
+				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
+	{
+		if (dropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", target)));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
 						TargetDisplayName(target)),
 				 errhint("Registered tables are listed in backfill.targets.")));
+	}
+	name = SpiGetText(0, 1);
+	registrant = SpiGetText(0, 2);
+	SPI_freetuptable(SPI_tuptable);
+
+	if (dropped)
+	{
+		Oid			role = get_role_oid(registrant, true);
+
+		if (!(OidIsValid(role) ? has_privs_of_role(GetUserId(), role) :
+			  superuser()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to unregister dropped table %s", name),
+					 errdetail("Only the role that registered it (\"%s\"), a role with its privileges, or a superuser may.",
+							   registrant)));
+	}
 
 	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"
 				" FROM backfill.runs WHERE target OPERATOR(pg_catalog.=) $1"
@@ -460,8 +491,7 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	if (unfinished != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s has unfinished backfill runs",
-						TargetDisplayName(target)),
+				 errmsg("table %s has unfinished backfill runs", name),
 				 errdetail("Unfinished runs: %s.", unfinished),
 				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
 
