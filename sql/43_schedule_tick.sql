@@ -74,6 +74,19 @@ SELECT status, job_id FROM backfill.runs WHERE run_id = :run_id;
 SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 SELECT count(*) AS days, sum(total) AS total FROM tick_daily;
 
+-- A job left behind on a finished run (as when it is scheduled while a
+-- session's CALL finishes the run) is removed by its next tick.
+SELECT cron.schedule('backfill_run_' || :run_id, '0 0 30 2 *',
+                     format('CALL backfill.run(%s, max_chunks => 2)', :run_id)) AS stale_job \gset
+RESET ROLE;
+UPDATE backfill.runs SET job_id = :stale_job WHERE run_id = :run_id;
+SET ROLE regress_tick_etl;
+SET application_name = 'pg_cron';
+CALL backfill.run(:run_id, max_chunks => 2);
+RESET application_name;
+SELECT job_id FROM backfill.runs WHERE run_id = :run_id;
+SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
+
 -- A run whose chunk fails in a tick is failed, and its job is removed too.
 SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-03', probe => false) AS run2 \gset
 SELECT backfill.schedule(:run2, '0 0 30 2 *') > 0 AS scheduled;
