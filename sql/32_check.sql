@@ -65,6 +65,27 @@ SELECT chunk_no, chunk_start, status, target_value, ledger_ok, verdict
 SELECT chunk_no, chunk_start, chunk_end
   FROM backfill.check('chk.revenue', '2024-03-01 12:00', '2024-03-03');
 
+-- A hostile search_path changes nothing: look-alike functions that would
+-- win over pg_catalog's for unqualified calls are never used.
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.width_bucket(timestamptz, timestamptz[]) RETURNS int
+    LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION evil.unnest(timestamptz[]) RETURNS SETOF timestamptz
+    LANGUAGE sql AS 'SELECT NULL::timestamptz WHERE false';
+CREATE FUNCTION evil.ge(timestamptz, timestamptz) RETURNS boolean
+    LANGUAGE sql AS 'SELECT true';
+CREATE OPERATOR evil.>= (LEFTARG = timestamptz, RIGHTARG = timestamptz,
+                         FUNCTION = evil.ge);
+CREATE TEMP TABLE plain_result AS
+SELECT * FROM backfill.check('chk.revenue', '2024-03-01', '2024-03-08');
+SET search_path = evil, pg_catalog, public;
+SELECT count(*) AS differences
+  FROM (SELECT * FROM backfill.check('chk.revenue', '2024-03-01', '2024-03-08')
+        EXCEPT
+        SELECT * FROM plain_result) d;
+RESET search_path;
+DROP SCHEMA evil CASCADE;
+
 -- no_source from the horizon: with source_retention, every day before
 -- now() - retention is left out of the comparison.
 SELECT backfill.register('chk.revenue', 'day',
