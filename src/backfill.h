@@ -36,6 +36,12 @@ extern double backfill_neighbor_tolerance;
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
 
+/*
+ * Transaction-level lock (PLAN, relid) that serializes register,
+ * unregister and plan of one target (run.c).
+ */
+#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+
 /* ---- SPI helper layer (spi_util.c) ---- */
 
 /*
@@ -81,6 +87,13 @@ extern int	ComputeChunkBounds(TimestampTz start, bool start_null,
 							   Interval *step, bool step_null,
 							   TimestampTz **bounds);
 
+/*
+ * Raise the user-facing errors of a range [start, end): NULL (22004),
+ * infinite (22023), empty or reversed (22023).
+ */
+extern void CheckRangeBounds(TimestampTz start, bool start_null,
+							 TimestampTz end, bool end_null);
+
 /* ---- validation of user SQL (validate.c) ---- */
 
 /*
@@ -104,6 +117,19 @@ extern Oid	TimeColumnType(Oid target, const char *time_column);
 
 /* Check that the current user may DELETE from and INSERT into target. */
 extern void CheckTargetPrivileges(Oid target);
+
+/*
+ * The statements that run user text, composed and proven safe (the user
+ * part parses to exactly the text's own parse tree).  Parameters are
+ * $1 = lo, $2 = hi (timestamptz).  Without a measure: a plain INSERT
+ * (resp. DELETE); with one: a SELECT returning (count bigint, measure
+ * numeric) over the inserted (resp. deleted) rows.
+ */
+extern char *ComposeSourceInsert(Oid target, const char *time_column,
+								 const SourceQuery *source,
+								 const char *measure);
+extern char *ComposeRangeDelete(Oid target, const char *time_column,
+								const char *measure);
 
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
@@ -134,6 +160,47 @@ extern int64 ClearRange(Oid target, const char *time_column,
 
 /* Parse and check a strategy name; raises 22023 for an unknown one. */
 extern const char *CheckStrategyName(const char *strategy);
+
+/* ---- partitioned targets (partition.c) ---- */
+
+/*
+ * The leaf partitions of target (recursively) that can hold rows of
+ * [lo, hi), as OIDs; *aligned: they all lie entirely inside the range;
+ * *default_affected: a default partition may hold rows of it.
+ */
+extern List *AffectedLeaves(Oid target, const char *time_column,
+							TimestampTz lo, TimestampTz hi,
+							bool *aligned, bool *default_affected);
+
+/*
+ * The strategy for [lo, hi): "delete", "truncate" or "swap".  "auto" (or
+ * NULL) picks truncate when it is safe, else delete; an explicit truncate
+ * or swap that is not safe raises 22023 (range not aligned) or 55000.
+ */
+extern const char *ChooseStrategy(Oid target, const char *time_column,
+								  const char *requested,
+								  TimestampTz lo, TimestampTz hi);
+
+/*
+ * Replace [lo, hi) by truncate or swap when ChooseStrategy picks one of
+ * them, filling result (strategy included); false when the caller must
+ * use the delete strategy.  Connects to SPI itself; call it outside SPI
+ * or with CurrentMemoryContext the context the results must live in.
+ */
+extern bool PartitionReplaceRange(Oid target, const char *time_column,
+								  TimestampTz lo, TimestampTz hi,
+								  const SourceQuery *source,
+								  const char *strategy,
+								  const char *measure, ReplaceResult *result);
+
+/*
+ * The chunk lock of a partitioned target: RowExclusiveLock on the target
+ * and intermediate partitioned tables, "mode" on the affected leaves only.
+ * A table that is not partitioned is locked in "mode".
+ */
+extern void LockAffectedPartitions(Oid target, const char *time_column,
+								   TimestampTz lo, TimestampTz hi,
+								   int lockmode);
 
 /* ---- reconciliation (reconcile.c) ---- */
 

@@ -1,13 +1,971 @@
 /*-------------------------------------------------------------------------
  *
  * partition.c
- *	  STUB: to be implemented.
+ *	  Partitioned targets: which leaf partitions a chunk touches, whether
+ *	  the chunk covers them exactly, the choice of strategy ("auto"), the
+ *	  truncate and swap strategies, and the chunk lock that locks only the
+ *	  affected partitions.
+ *
+ * A chunk [lo, hi) is "aligned" when every leaf partition that can hold
+ * rows of the range lies entirely inside it.  Only aligned chunks may be
+ * replaced by TRUNCATE or by a swap: anything else would remove rows
+ * outside the chunk.  Alignment is decided from the partition bounds in
+ * the catalog, recursively through sub-partitioning:
+ *	- a RANGE key on the time column alone (timestamptz, timestamp or date
+ *	  with the default btree ordering) is compared with [lo, hi); bounds of
+ *	  timestamp and date keys are read in the session TimeZone;
+ *	- a partition entirely inside the range is affected with all its
+ *	  descendants, whatever their keys;
+ *	- a partition that overlaps the range only partly, under any other key
+ *	  (list, hash, several columns, an expression, another column) makes
+ *	  the chunk unaligned;
+ *	- a DEFAULT partition is affected when the non-default partitions do
+ *	  not cover the whole range (it may then hold rows of the range).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "fmgr.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/cluster.h"
+#include "commands/defrem.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "rewrite/rewriteHandler.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
+/* One leaf partition that can hold rows of the chunk. */
+typedef struct LeafPart
+{
+	Oid			relid;
+	Oid			parent;			/* the partitioned table it is attached to */
+	bool		time_bounds;	/* its own bounds are a range on time */
+	TimestampTz lo;				/* its bounds, valid if time_bounds */
+	TimestampTz hi;
+	bool		is_default;
+} LeafPart;
+
+/* What the catalog says about a chunk of a partitioned target. */
+typedef struct PartPlan
+{
+	bool		partitioned;	/* the target is a partitioned table */
+	bool		aligned;		/* every affected leaf lies inside [lo, hi) */
+	bool		default_affected;	/* a default partition may hold rows */
+	char	   *why;			/* why not aligned, for messages */
+	List	   *leaves;			/* of LeafPart * */
+	List	   *parents;		/* partitioned tables visited, target first */
+} PartPlan;
+
+static void CollectLeaves(Oid relid, const char *time_column,
+						  TimestampTz lo, TimestampTz hi, bool whole,
+						  LOCKMODE parentlock, PartPlan *plan);
+static bool BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result);
+static void PlanChunk(Oid target, const char *time_column,
+					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
+					  PartPlan *plan);
+static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
+static void MeasureRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi, const char *measure,
+						 MemoryContext outcxt, ReplaceResult *result);
+static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
+					  const char *measure, MemoryContext outcxt,
+					  ReplaceResult *result);
+static void SwapLeaf(LeafPart *leaf, const char *time_column,
+					 const SourceQuery *source,
+					 MemoryContext outcxt, ReplaceResult *result);
+static void CheckSameLayout(Relation leaf, Relation fresh);
+static bool Published(List *rels);
+static bool DefaultsLikeTarget(Oid leaf, Oid target);
+static char *SwapObstacle(LeafPart *leaf, Oid target);
+static char *RelName(Oid relid);
+static char *TimestampText(TimestampTz t);
+
+/*
+ * RelName
+ *		The schema-qualified, quoted name of a relation, from its OID.
+ */
+static char *
+RelName(Oid relid)
+{
+	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
+	char	   *rel = get_rel_name(relid);
+
+	if (nsp == NULL || rel == NULL)
+		elog(ERROR, "backfill: relation %u vanished", relid);
+	return quote_qualified_identifier(nsp, rel);
+}
+
+/*
+ * TimestampText
+ *		A timestamptz as the user sees it, for messages.
+ */
+static char *
+TimestampText(TimestampTz t)
+{
+	return DatumGetCString(DirectFunctionCall1(timestamptz_out,
+											   TimestampTzGetDatum(t)));
+}
+
+/*
+ * BoundToTimestamptz
+ *		Convert a range bound of the key type to timestamptz (session
+ *		TimeZone for timestamp and date).  Out-of-range values become
+ *		-infinity / infinity.  Returns false for a type we do not handle.
+ */
+static bool
+BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result)
+{
+	int			overflow = 0;
+
+	switch (typid)
+	{
+		case TIMESTAMPTZOID:
+			*result = DatumGetTimestampTz(c->constvalue);
+			return true;
+		case TIMESTAMPOID:
+			*result = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(c->constvalue),
+														 &overflow);
+			break;
+		case DATEOID:
+			*result = date2timestamptz_opt_overflow(DatumGetDateADT(c->constvalue),
+													&overflow);
+			break;
+		default:
+			return false;
+	}
+	if (overflow < 0)
+		TIMESTAMP_NOBEGIN(*result);
+	else if (overflow > 0)
+		TIMESTAMP_NOEND(*result);
+	return true;
+}
+
+/*
+ * CollectLeaves
+ *		Add to plan the leaves under partitioned table relid that can hold
+ *		rows of [lo, hi).  "whole" says relid itself lies entirely inside
+ *		the range, so all its descendants are affected and aligned.
+ *		Partitioned tables are locked in parentlock before their partition
+ *		descriptor is read.
+ */
+static void
+CollectLeaves(Oid relid, const char *time_column,
+			  TimestampTz lo, TimestampTz hi, bool whole,
+			  LOCKMODE parentlock, PartPlan *plan)
+{
+	Relation	rel;
+	PartitionKey key;
+	PartitionDesc pd;
+	AttrNumber	timeatt;
+	bool		timekey = false;
+	int			default_idx = -1;
+	List	   *spans = NIL;	/* of TimestampTz pairs of affected bounds */
+	int			i;
+
+	rel = table_open(relid, parentlock);
+	plan->parents = lappend_oid(plan->parents, relid);
+	key = RelationGetPartitionKey(rel);
+	pd = RelationGetPartitionDesc(rel, true);
+	timeatt = get_attnum(relid, time_column);
+
+	if (key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
+		key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
+		(key->parttypid[0] == TIMESTAMPTZOID ||
+		 key->parttypid[0] == TIMESTAMPOID ||
+		 key->parttypid[0] == DATEOID))
+	{
+		Oid			opclass = GetDefaultOpClass(key->parttypid[0], BTREE_AM_OID);
+
+		timekey = OidIsValid(opclass) &&
+			get_opclass_family(opclass) == key->partopfamily[0];
+	}
+
+	if (!whole && !timekey && plan->why == NULL)
+		plan->why = psprintf("The partition key of \"%s\" is not a range on column \"%s\" alone",
+							 RelationGetRelationName(rel), time_column);
+
+	for (i = 0; i < pd->nparts; i++)
+	{
+		Oid			child = pd->oids[i];
+		bool		child_whole = whole;
+		bool		has_bounds = false;
+		TimestampTz clo = 0;
+		TimestampTz chi = 0;
+
+		if (!whole && timekey)
+		{
+			HeapTuple	tup;
+			Datum		d;
+			bool		isnull;
+			PartitionBoundSpec *spec;
+
+			tup = SearchSysCache1(RELOID, ObjectIdGetDatum(child));
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "backfill: cache lookup failed for relation %u", child);
+			d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+			if (isnull)
+				elog(ERROR, "backfill: partition %u has no bound", child);
+			spec = (PartitionBoundSpec *) stringToNode(TextDatumGetCString(d));
+			ReleaseSysCache(tup);
+
+			if (spec->is_default)
+			{
+				default_idx = i;
+				continue;		/* decided after the others */
+			}
+			else
+			{
+				PartitionRangeDatum *l = linitial(spec->lowerdatums);
+				PartitionRangeDatum *u = linitial(spec->upperdatums);
+
+				if (l->kind == PARTITION_RANGE_DATUM_MINVALUE)
+					TIMESTAMP_NOBEGIN(clo);
+				else if (l->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+					TIMESTAMP_NOEND(clo);
+				else if (!BoundToTimestamptz(castNode(Const, l->value),
+											 key->parttypid[0], &clo))
+					elog(ERROR, "backfill: unexpected partition bound type");
+				if (u->kind == PARTITION_RANGE_DATUM_MINVALUE)
+					TIMESTAMP_NOBEGIN(chi);
+				else if (u->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+					TIMESTAMP_NOEND(chi);
+				else if (!BoundToTimestamptz(castNode(Const, u->value),
+											 key->parttypid[0], &chi))
+					elog(ERROR, "backfill: unexpected partition bound type");
+				has_bounds = true;
+
+				/* [clo, chi) and [lo, hi) do not meet: not affected */
+				if (!(clo < hi && chi > lo))
+					continue;
+				child_whole = (clo >= lo && chi <= hi);
+				spans = lappend(spans, list_make2(palloc(sizeof(TimestampTz)),
+												  palloc(sizeof(TimestampTz))));
+				*(TimestampTz *) linitial(llast(spans)) = clo;
+				*(TimestampTz *) lsecond(llast(spans)) = chi;
+			}
+		}
+
+		/* a partly covered sub-partitioned table: its own key decides */
+		if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+			CollectLeaves(child, time_column, lo, hi, child_whole,
+						  parentlock, plan);
+		else
+		{
+			LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+			if (!child_whole)
+			{
+				plan->aligned = false;
+				if (has_bounds && plan->why == NULL)
+					plan->why = psprintf("Partition \"%s\" holds [%s, %s), which the range covers only partly",
+										 get_rel_name(child),
+										 TimestampText(clo), TimestampText(chi));
+			}
+
+			leaf->relid = child;
+			leaf->parent = relid;
+			leaf->time_bounds = has_bounds;
+			leaf->lo = clo;
+			leaf->hi = chi;
+			leaf->is_default = (get_default_oid_from_partdesc(pd) == child);
+			plan->leaves = lappend(plan->leaves, leaf);
+		}
+	}
+
+	/*
+	 * The default partition may hold rows of [lo, hi) unless the affected
+	 * bounded partitions cover it without a gap.  They come in bound order.
+	 */
+	if (default_idx >= 0)
+	{
+		TimestampTz covered = lo;
+		ListCell   *lc;
+
+		foreach(lc, spans)
+		{
+			List	   *span = lfirst(lc);
+			TimestampTz slo = *(TimestampTz *) linitial(span);
+			TimestampTz shi = *(TimestampTz *) lsecond(span);
+
+			if (slo > covered)
+				break;
+			if (shi > covered)
+				covered = shi;
+		}
+		if (covered < hi)
+		{
+			Oid			child = pd->oids[default_idx];
+
+			plan->default_affected = true;
+			plan->aligned = false;
+			if (plan->why == NULL)
+				plan->why = psprintf("Default partition \"%s\" may hold rows of the range",
+									 get_rel_name(child));
+			if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+				CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
+			else
+			{
+				LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+				leaf->relid = child;
+				leaf->parent = relid;
+				leaf->is_default = true;
+				plan->leaves = lappend(plan->leaves, leaf);
+			}
+		}
+	}
+
+	table_close(rel, NoLock);
+}
+
+/*
+ * PlanChunk
+ *		Fill plan for [lo, hi) of target.
+ */
+static void
+PlanChunk(Oid target, const char *time_column,
+		  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
+		  PartPlan *plan)
+{
+	memset(plan, 0, sizeof(PartPlan));
+	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
+		return;
+	plan->partitioned = true;
+	plan->aligned = true;
+	CollectLeaves(target, time_column, lo, hi, false, parentlock, plan);
+	if (plan->leaves == NIL)
+	{
+		plan->aligned = false;
+		if (plan->why == NULL)
+			plan->why = pstrdup("No partition holds rows of the range");
+	}
+}
+
+/*
+ * AffectedLeaves
+ *		The leaf partitions of target (recursively) that can hold rows of
+ *		[lo, hi), as a list of OIDs; *aligned tells whether they all lie
+ *		entirely inside the range, *default_affected whether a default
+ *		partition may hold rows of it.  A table that is not partitioned has
+ *		no leaves and is not aligned.
+ */
+List *
+AffectedLeaves(Oid target, const char *time_column,
+			   TimestampTz lo, TimestampTz hi,
+			   bool *aligned, bool *default_affected)
+{
+	PartPlan	plan;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
+	foreach(lc, plan.leaves)
+		result = lappend_oid(result, ((LeafPart *) lfirst(lc))->relid);
+	if (aligned)
+		*aligned = plan.aligned;
+	if (default_affected)
+		*default_affected = plan.default_affected;
+	return result;
+}
+
+/*
+ * LockAffectedPartitions
+ *		The chunk lock of a partitioned target: the target and the
+ *		partitioned tables between it and the affected leaves in
+ *		RowExclusiveLock (the lock any writer takes, so writers to other
+ *		partitions go on), then the affected leaves in "mode".  Lock waits
+ *		are bounded by the session's lock_timeout.  A table that is not
+ *		partitioned is locked in "mode" itself.
+ */
+void
+LockAffectedPartitions(Oid target, const char *time_column,
+					   TimestampTz lo, TimestampTz hi, LOCKMODE mode)
+{
+	PartPlan	plan;
+	ListCell   *lc;
+
+	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
+	{
+		LockRelationOid(target, mode);
+		return;
+	}
+	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	foreach(lc, plan.leaves)
+		LockRelationOid(((LeafPart *) lfirst(lc))->relid, mode);
+}
+
+/*
+ * UnsafeReason
+ *		Why TRUNCATE or a swap of the affected leaves would not be the same
+ *		as DELETE of the range, or NULL when it is.  The rules:
+ *		- the target is not partitioned, or the chunk is not aligned, or a
+ *		  default partition may hold rows of it;
+ *		- a user trigger on the target, an intermediate partitioned table or
+ *		  an affected leaf (TRUNCATE fires no row triggers);
+ *		- a foreign key pointing at any of them (TRUNCATE fails);
+ *		- row-level security enabled on any of them (TRUNCATE would remove
+ *		  rows the policies hide);
+ *		- with check_truncate, no TRUNCATE privilege on an affected leaf.
+ */
+static char *
+UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
+{
+	List	   *rels = NIL;
+	ListCell   *lc;
+
+	if (!plan->partitioned)
+		return psprintf("Table \"%s\" is not partitioned", get_rel_name(target));
+	if (!plan->aligned)
+		return plan->why;
+
+	rels = list_copy(plan->parents);
+	foreach(lc, plan->leaves)
+		rels = lappend_oid(rels, ((LeafPart *) lfirst(lc))->relid);
+
+	if (Published(rels))
+		return psprintf("Table \"%s\" or one of its partitions is published for logical replication",
+						get_rel_name(target));
+
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		Relation	rel = table_open(relid, AccessShareLock);
+		char	   *reason = NULL;
+
+		if (rel->rd_rel->relrowsecurity)
+			reason = psprintf("Table \"%s\" has row-level security enabled",
+							  RelationGetRelationName(rel));
+		else if (rel->trigdesc != NULL)
+		{
+			int			i;
+
+			for (i = 0; i < rel->trigdesc->numtriggers && reason == NULL; i++)
+			{
+				Trigger    *trig = &rel->trigdesc->triggers[i];
+
+				if (RI_FKey_trigger_type(trig->tgfoid) == RI_TRIGGER_PK)
+					reason = psprintf("A foreign key references \"%s\"",
+									  RelationGetRelationName(rel));
+				else if (!trig->tgisinternal)
+					reason = psprintf("Table \"%s\" has trigger \"%s\"",
+									  RelationGetRelationName(rel),
+									  trig->tgname);
+			}
+		}
+		if (reason == NULL && check_truncate &&
+			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE &&
+			pg_class_aclcheck(relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
+			reason = psprintf("No TRUNCATE privilege on \"%s\"",
+							  RelationGetRelationName(rel));
+		table_close(rel, NoLock);
+		if (reason != NULL)
+			return reason;
+	}
+	return NULL;
+}
+
+/*
+ * Published
+ *		Whether any of rels is in a publication (directly, through its
+ *		schema, or by a FOR ALL TABLES publication).  A subscriber would
+ *		not see a swap's exchange at all, nor a TRUNCATE unless the
+ *		publication publishes truncate: it would keep the old rows and
+ *		receive the new ones as well.
+ */
+static bool
+Published(List *rels)
+{
+	Datum	   *elems;
+	ArrayType  *arr;
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	ListCell   *lc;
+	int			n = 0;
+	bool		isnull;
+
+	elems = palloc(sizeof(Datum) * list_length(rels));
+	foreach(lc, rels)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	arr = construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+	values[0] = PointerGetDatum(arr);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	SpiExec("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
+			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
+			"            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
+			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
+			"              JOIN pg_catalog.pg_class c"
+			"                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
+			"            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
+			1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	n = SpiGetBool(0, 1, &isnull);
+	SPI_finish();
+	return n != 0;
+}
+
+/*
+ * DefaultsLikeTarget
+ *		Whether writing into the leaf directly gives the rows that writing
+ *		through the target gives: no identity column on the target (its
+ *		sequence is used only through the target) and the same default
+ *		expression, or none, for every column.
+ */
+static bool
+DefaultsLikeTarget(Oid leaf, Oid target)
+{
+	Relation	trel = table_open(target, AccessShareLock);
+	TupleDesc	td = RelationGetDescr(trel);
+	bool		same = true;
+	int			i;
+
+	for (i = 0; same && i < td->natts; i++)
+	{
+		Form_pg_attribute ta = TupleDescAttr(td, i);
+		AttrNumber	la;
+		Node	   *tdef;
+		Node	   *ldef;
+
+		if (ta->attisdropped)
+			continue;
+		if (ta->attidentity != '\0')
+		{
+			same = false;
+			break;
+		}
+		la = get_attnum(leaf, NameStr(ta->attname));
+		tdef = ta->atthasdef ? build_column_default(trel, ta->attnum) : NULL;
+		if (la == InvalidAttrNumber)
+		{
+			same = false;
+			break;
+		}
+		{
+			Relation	lrel = table_open(leaf, AccessShareLock);
+
+			ldef = TupleDescAttr(RelationGetDescr(lrel), la - 1)->atthasdef ?
+				build_column_default(lrel, la) : NULL;
+			table_close(lrel, NoLock);
+		}
+		/* a generated column is computed on the leaf anyway */
+		if (ta->attgenerated == '\0')
+			same = equal(tdef, ldef);
+	}
+	table_close(trel, NoLock);
+	return same;
+}
+
+/*
+ * SwapObstacle
+ *		Why a leaf cannot be swapped even though it could be truncated, or
+ *		NULL: the swap fills a table made LIKE the leaf (its defaults, CHECK
+ *		and NOT NULL constraints, generated columns) and exchanges files,
+ *		so the leaf needs its own time range bounds, no dropped columns
+ *		(same row layout), no foreign keys of its own (the new rows would
+ *		not be checked), defaults like the target's and no identity column
+ *		on the target, and the user needs CREATE on the leaf's schema and
+ *		TRUNCATE on the leaf.
+ */
+static char *
+SwapObstacle(LeafPart *leaf, Oid target)
+{
+	Relation	rel;
+	char	   *reason = NULL;
+	int			i;
+
+	if (!leaf->time_bounds)
+		return psprintf("Partition \"%s\" is not bounded by a range of the time column",
+						get_rel_name(leaf->relid));
+	rel = table_open(leaf->relid, AccessShareLock);
+	for (i = 0; i < RelationGetDescr(rel)->natts && reason == NULL; i++)
+		if (TupleDescAttr(RelationGetDescr(rel), i)->attisdropped)
+			reason = psprintf("Partition \"%s\" has dropped columns, so its rows are laid out unlike a new table's",
+							  RelationGetRelationName(rel));
+	if (reason == NULL && RelationGetFKeyList(rel) != NIL)
+		reason = psprintf("Partition \"%s\" has foreign keys, which a swap would not check",
+						  RelationGetRelationName(rel));
+	if (reason == NULL && !DefaultsLikeTarget(leaf->relid, target))
+		reason = psprintf("The defaults of partition \"%s\" differ from those of \"%s\", or \"%s\" has an identity column",
+						  RelationGetRelationName(rel), get_rel_name(target),
+						  get_rel_name(target));
+	if (reason == NULL &&
+		pg_namespace_aclcheck(RelationGetNamespace(rel), GetUserId(),
+							  ACL_CREATE) != ACLCHECK_OK)
+		reason = psprintf("No CREATE privilege on the schema of \"%s\"",
+						  RelationGetRelationName(rel));
+	if (reason == NULL &&
+		pg_class_aclcheck(leaf->relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK)
+		reason = psprintf("No TRUNCATE privilege on \"%s\"",
+						  RelationGetRelationName(rel));
+	table_close(rel, NoLock);
+	return reason;
+}
+
+/*
+ * ChooseStrategy
+ *		The strategy to use for [lo, hi) of target: "delete", "truncate" or
+ *		"swap".  "auto" (or NULL) picks "swap" when the chunk is aligned,
+ *		TRUNCATE would be safe (UnsafeReason) and every affected leaf can
+ *		be swapped (SwapObstacle); "truncate" when only the swap is ruled
+ *		out; else "delete".  An explicit "truncate" or "swap" that is not
+ *		safe is an error, never a partial or silent replacement.
+ */
+const char *
+ChooseStrategy(Oid target, const char *time_column, const char *requested,
+			   TimestampTz lo, TimestampTz hi)
+{
+	PartPlan	plan;
+	char	   *reason;
+	bool		is_auto = (requested == NULL || strcmp(requested, "auto") == 0);
+
+	if (!is_auto && strcmp(requested, "delete") == 0)
+		return "delete";
+	if (!is_auto && strcmp(requested, "truncate") != 0 &&
+		strcmp(requested, "swap") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown strategy \"%s\"", requested),
+				 errhint("The strategies are auto, delete, truncate and swap.")));
+
+	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
+	reason = UnsafeReason(&plan, target, is_auto);
+	if (is_auto)
+	{
+		ListCell   *lc;
+
+		if (reason != NULL)
+			return "delete";
+		foreach(lc, plan.leaves)
+		{
+			if (SwapObstacle(lfirst(lc), target) != NULL)
+				return "truncate";
+		}
+		return "swap";
+	}
+	if (reason != NULL)
+	{
+		if (!plan.partitioned)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("strategy \"%s\" needs a partitioned table", requested),
+					 errdetail("Table \"%s\" is not partitioned.", get_rel_name(target)),
+					 errhint("Use strategy \"delete\" or \"auto\".")));
+		if (!plan.aligned && !plan.default_affected)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("range [%s, %s) does not cover whole partitions of \"%s\"",
+							TimestampText(lo), TimestampText(hi),
+							get_rel_name(target)),
+					 errdetail("Strategy \"%s\" replaces whole partitions only.  %s.",
+							   requested, reason),
+					 errhint("Use strategy \"delete\" or \"auto\", or chunks that match the partition bounds.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("strategy \"%s\" cannot replace [%s, %s) of \"%s\" safely",
+						requested, TimestampText(lo), TimestampText(hi),
+						get_rel_name(target)),
+				 errdetail("%s.", reason),
+				 errhint("Use strategy \"delete\" or \"auto\".")));
+	}
+	if (strcmp(requested, "swap") == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, plan.leaves)
+		{
+			LeafPart   *leaf = lfirst(lc);
+			char	   *obstacle = SwapObstacle(leaf, target);
+
+			if (obstacle != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("strategy \"swap\" cannot replace partition \"%s\"",
+								get_rel_name(leaf->relid)),
+						 errdetail("%s.", obstacle),
+						 errhint("Use strategy \"truncate\" or \"auto\".")));
+		}
+	}
+	return requested;
+}
+
+/*
+ * RunInsert
+ *		Run a statement from ComposeSourceInsert for [lo, hi); add the inserted rows
+ *		(and the measure) to result, the measure copied into outcxt.
+ */
+static void
+RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
+		  const char *measure, MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	if (measure == NULL)
+	{
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+		result->rows_inserted += SPI_processed;
+	}
+	else
+	{
+		bool		isnull;
+		MemoryContext old;
+
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+		result->rows_inserted += SpiGetInt64(0, 1, &isnull);
+		old = MemoryContextSwitchTo(outcxt);
+		result->after_value = SpiGetDatumCopy(0, 2, &result->after_null);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * MeasureRange
+ *		Count (and measure) the target's rows in [lo, hi) before they are
+ *		truncated or swapped away: result->rows_deleted and before_value.
+ *		This reads the affected partitions once; DELETE gets the same
+ *		figures from its RETURNING rows.
+ */
+static void
+MeasureRange(Oid target, const char *time_column,
+			 TimestampTz lo, TimestampTz hi, const char *measure,
+			 MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+	char	   *sql;
+	const char *col = quote_identifier(time_column);
+	bool		isnull;
+
+	/*
+	 * The measure goes into the same wrapper as in ComposeRangeDelete,
+	 * which proves by parsing that the text stays inside it.
+	 */
+	if (measure != NULL)
+		(void) ComposeRangeDelete(target, time_column, measure);
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
+				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
+				   "AND %s OPERATOR(pg_catalog.<) $2",
+				   measure ? ", CAST((\n" : "", measure ? measure : "",
+				   measure ? "\n) AS pg_catalog.numeric)" : "",
+				   RelName(target), col, col);
+	SpiExec(sql, 2, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
+	if (measure != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(outcxt);
+
+		result->before_value = SpiGetDatumCopy(0, 2, &result->before_null);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * PartitionReplaceRange
+ *		Replace [lo, hi) of a partitioned target by TRUNCATE or swap when
+ *		ChooseStrategy says so, filling result; returns false (and does
+ *		nothing) when the delete strategy is to be used.
+ *
+ *		truncate: count (and measure) the rows of the range, TRUNCATE ONLY
+ *		the affected leaves, then INSERT the source's rows straight into
+ *		the leaf when the chunk is one leaf the user may INSERT into and
+ *		whose defaults are the target's, else through the target.
+ *		swap: see SwapLeaf, for every affected leaf; the measure over the
+ *		new rows is read back from the target afterwards (one more scan of
+ *		the range).
+ */
+bool
+PartitionReplaceRange(Oid target, const char *time_column,
+					  TimestampTz lo, TimestampTz hi,
+					  const SourceQuery *source, const char *strategy,
+					  const char *measure, ReplaceResult *result)
+{
+	const char *chosen;
+	PartPlan	plan;
+	MemoryContext outcxt = CurrentMemoryContext;
+	ListCell   *lc;
+
+	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+	if (strcmp(chosen, "delete") == 0)
+		return false;
+
+	result->rows_deleted = 0;
+	result->rows_inserted = 0;
+	result->have_values = (measure != NULL);
+	result->before_null = true;
+	result->after_null = true;
+	result->strategy = chosen;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	MeasureRange(target, time_column, lo, hi, measure, outcxt, result);
+
+	if (strcmp(chosen, "truncate") == 0)
+	{
+		StringInfoData sql;
+		Oid			into = target;
+
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, "TRUNCATE ONLY ");
+		foreach(lc, plan.leaves)
+			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+							 RelName(((LeafPart *) lfirst(lc))->relid));
+		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+
+		if (list_length(plan.leaves) == 1 &&
+			pg_class_aclcheck(((LeafPart *) linitial(plan.leaves))->relid,
+							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
+			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
+			into = ((LeafPart *) linitial(plan.leaves))->relid;
+		RunInsert(ComposeSourceInsert(into, time_column, source, measure),
+				  lo, hi, measure, outcxt, result);
+	}
+	else
+	{
+		ReplaceResult after;
+
+		foreach(lc, plan.leaves)
+			SwapLeaf(lfirst(lc), time_column, source, outcxt, result);
+
+		/* the measure over the new rows, all leaves together */
+		if (measure != NULL)
+		{
+			MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
+			result->after_value = after.before_value;
+			result->after_null = after.before_null;
+		}
+	}
+
+	SPI_finish();
+	return true;
+}
+
+/*
+ * CheckSameLayout
+ *		The swap exchanges the files of the leaf and of the fresh table, so
+ *		their rows must be laid out alike: the same attributes in the same
+ *		order with the same physical types.  A leaf with dropped columns (or
+ *		one attached with another column order) does not qualify.
+ */
+static void
+CheckSameLayout(Relation leaf, Relation fresh)
+{
+	TupleDesc	ld = RelationGetDescr(leaf);
+	TupleDesc	fd = RelationGetDescr(fresh);
+	bool		same = (ld->natts == fd->natts &&
+						leaf->rd_rel->relam == fresh->rd_rel->relam);
+	int			i;
+
+	for (i = 0; same && i < ld->natts; i++)
+	{
+		Form_pg_attribute la = TupleDescAttr(ld, i);
+		Form_pg_attribute fa = TupleDescAttr(fd, i);
+
+		same = (!la->attisdropped && !fa->attisdropped &&
+				la->atttypid == fa->atttypid && la->attlen == fa->attlen &&
+				la->attbyval == fa->attbyval && la->attalign == fa->attalign &&
+				la->atttypmod == fa->atttypmod &&
+				strcmp(NameStr(la->attname), NameStr(fa->attname)) == 0);
+	}
+	if (!same)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("strategy \"swap\" cannot replace partition \"%s\"",
+						RelationGetRelationName(leaf)),
+				 errdetail("The partition's rows are not laid out like a new table of the same columns (it has dropped columns or another column order)."),
+				 errhint("Use strategy \"truncate\" or \"auto\".")));
+}
+
+/*
+ * SwapLeaf
+ *		Replace one leaf partition's rows by exchanging its files with those
+ *		of a fresh table holding the source's rows for the leaf's bounds:
+ *		1. CREATE TABLE fresh (LIKE leaf INCLUDING DEFAULTS INCLUDING
+ *		   CONSTRAINTS INCLUDING GENERATED) in the leaf's schema: no index;
+ *		   NOT NULL, CHECK, defaults and generated columns are enforced on
+ *		   the way in (the partition bound by backfill._in_range);
+ *		2. INSERT the source's rows: a fast load into a table without
+ *		   indexes, with no lock on the leaf beyond the chunk's;
+ *		3. take ACCESS EXCLUSIVE on the leaf (bounded by lock_timeout) and
+ *		   exchange the two tables' files, rebuild the leaf's indexes on the
+ *		   new rows (checking its unique constraints) and drop the fresh
+ *		   table, now holding the old rows: finish_heap_swap, the step
+ *		   CLUSTER and VACUUM FULL end with.
+ *		The leaf keeps its OID, name, bounds, indexes, constraints, owner,
+ *		privileges, comments, triggers and statistics objects; the parent
+ *		is not locked beyond the chunk's lock, so readers of every other
+ *		partition go on.  Readers of this leaf wait from step 3 to commit.
+ */
+static void
+SwapLeaf(LeafPart *leaf, const char *time_column,
+		 const SourceQuery *source, MemoryContext outcxt,
+		 ReplaceResult *result)
+{
+	Oid			nspid = get_rel_namespace(leaf->relid);
+	char	   *nsp = get_namespace_name(nspid);
+	char	   *freshname = ChooseRelationName(get_rel_name(leaf->relid), NULL,
+												"backfill", nspid, false);
+	char	   *qfresh = quote_qualified_identifier(nsp, freshname);
+	char		persistence = get_rel_persistence(leaf->relid);
+	Oid			freshoid;
+	Relation	leafrel;
+	Relation	freshrel;
+	TransactionId frozenxid;
+	MultiXactId minmulti;
+	char	   *sql;
+
+	/* 1. the fresh table */
+	sql = psprintf("CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
+				   "INCLUDING CONSTRAINTS INCLUDING GENERATED)",
+				   persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
+				   qfresh, RelName(leaf->relid));
+	SpiExec(sql, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	freshoid = get_relname_relid(freshname, nspid);
+	if (!OidIsValid(freshoid))
+		elog(ERROR, "backfill: new table %s not found", qfresh);
+
+	leafrel = table_open(leaf->relid, AccessShareLock);
+	freshrel = table_open(freshoid, AccessExclusiveLock);
+	CheckSameLayout(leafrel, freshrel);
+	table_close(leafrel, NoLock);
+	table_close(freshrel, NoLock);
+
+	/* 2. the rows */
+	RunInsert(ComposeSourceInsert(freshoid, time_column, source, NULL),
+			  leaf->lo, leaf->hi, NULL, outcxt, result);
+
+	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
+	LockRelationOid(leaf->relid, AccessExclusiveLock);
+	freshrel = table_open(freshoid, NoLock);
+	frozenxid = freshrel->rd_rel->relfrozenxid;
+	minmulti = freshrel->rd_rel->relminmxid;
+	table_close(freshrel, NoLock);
+	CommandCounterIncrement();
+	finish_heap_swap(leaf->relid, freshoid, false, false, true, true,
+					 frozenxid, minmulti, persistence);
+	CommandCounterIncrement();
+}

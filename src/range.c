@@ -25,6 +25,17 @@
 
 #include "backfill.h"
 
+/*
+ * TimeText
+ *		A timestamptz as text in a fresh palloc'd string
+ *		(timestamptz_to_str reuses one static buffer).
+ */
+static char *
+TimeText(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
 PG_FUNCTION_INFO_V1(backfill_split_range);
 
 /*
@@ -48,6 +59,33 @@ StepTimes(Interval *step, int64 k, Interval *result)
 }
 
 /*
+ * CheckRangeBounds
+ *		See backfill.h.  Shared by split_range, replace_range, plan and
+ *		check, so they agree on what a valid range is.
+ */
+void
+CheckRangeBounds(TimestampTz start, bool start_null,
+				 TimestampTz end, bool end_null)
+{
+	if (start_null || end_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("range bounds must not be null"),
+				 errhint("Give both range_start and range_end; the range is [range_start, range_end).")));
+	if (TIMESTAMP_NOT_FINITE(start) || TIMESTAMP_NOT_FINITE(end))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range bounds must be finite"),
+				 errdetail("A backfill replaces a closed stretch of time; infinity has no last chunk.")));
+	if (start >= end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range is empty: range_start %s is not before range_end %s",
+						TimeText(start), TimeText(end)),
+				 errhint("Ranges are half-open, [range_start, range_end): the end is excluded.")));
+}
+
+/*
  * ComputeChunkBounds
  *		See backfill.h.  All user-facing input errors are raised here, so
  *		split_range, plan and check agree on them.
@@ -64,26 +102,11 @@ ComputeChunkBounds(TimestampTz start, bool start_null,
 	Interval	zero = {0, 0, 0};
 	bool		pure_time;
 
-	if (start_null || end_null)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("range bounds must not be null"),
-				 errhint("Give both range_start and range_end; the range is [range_start, range_end).")));
+	CheckRangeBounds(start, start_null, end, end_null);
 	if (step_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("chunk interval must not be null")));
-	if (TIMESTAMP_NOT_FINITE(start) || TIMESTAMP_NOT_FINITE(end))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("range bounds must be finite"),
-				 errdetail("A backfill replaces a closed stretch of time; infinity has no last chunk.")));
-	if (start >= end)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("range is empty: range_start %s is not before range_end %s",
-						timestamptz_to_str(start), timestamptz_to_str(end)),
-				 errhint("Ranges are half-open, [range_start, range_end): the end is excluded.")));
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
 										  IntervalPGetDatum(step),
 										  IntervalPGetDatum(&zero))) <= 0)
@@ -133,9 +156,9 @@ ComputeChunkBounds(TimestampTz start, bool start_null,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("chunk interval does not advance from %s",
-							timestamptz_to_str(b[n])),
+							TimeText(b[n])),
 					 errdetail("Bound %d would be %s, not after bound %d.",
-							   n + 1, timestamptz_to_str(next), n),
+							   n + 1, TimeText(next), n),
 					 errhint("Mixed intervals such as '1 mon -30 days' go backwards from some dates; use a step whose parts have one sign.")));
 
 		if (n + 2 > capacity)

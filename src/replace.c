@@ -1,56 +1,288 @@
 /*-------------------------------------------------------------------------
  *
  * replace.c
- *	  STUB: to be implemented.
+ *	  Replacing a target's rows in [lo, hi) by what a source query yields,
+ *	  in the caller's transaction: the delete strategy, strategy names and
+ *	  the SQL functions replace_range and _in_range.
+ *
+ * ReplaceRange checks privileges, the time column and the source before
+ * anything runs, then dispatches on the strategy; each strategy is one
+ * static function.  The statements come from ComposeRangeDelete and
+ * ComposeSourceInsert (validate.c): identifiers from OIDs, values as
+ * parameters, operators and functions schema-qualified, the user's text
+ * proven not to escape its place.
+ *
+ * SPI: ReplaceRange and ClearRange connect to SPI themselves (SPI_connect,
+ * which nests inside a caller's connection, atomic or not) and disconnect
+ * before returning; results are copied into the caller's memory context.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
-/* STUB bodies so that the library links; replace.c owner replaces them. */
+/*
+ * TimeText
+ *		A timestamptz as text in a fresh palloc'd string
+ *		(timestamptz_to_str reuses one static buffer).
+ */
+static char *
+TimeText(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
+PG_FUNCTION_INFO_V1(backfill_replace_range);
+PG_FUNCTION_INFO_V1(backfill_in_range);
+
+/*
+ * CheckStrategyName
+ *		See backfill.h.  Returns the canonical (static) name.  'auto' is
+ *		kept as 'auto' here; ReplaceRange resolves it.
+ */
+const char *
+CheckStrategyName(const char *strategy)
+{
+	if (strategy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("strategy must not be null"),
+				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	if (strcmp(strategy, "auto") == 0)
+		return "auto";
+	if (strcmp(strategy, "delete") == 0)
+		return "delete";
+	if (strcmp(strategy, "truncate") == 0)
+		return "truncate";
+	if (strcmp(strategy, "swap") == 0)
+		return "swap";
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown strategy \"%s\"", strategy),
+			 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * RunCounted
+ *		Run a composed statement with $1 = lo, $2 = hi.  Without a measure
+ *		it is plain DML and the row count is SPI_processed; with one it is
+ *		a SELECT of (count, measure), and the measure is copied into
+ *		"outer" (the caller's memory context).
+ */
+static int64
+RunCounted(const char *sql, TimestampTz lo, TimestampTz hi, int dml_result,
+		   bool with_measure, MemoryContext outer, Datum *value, bool *isnull)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+	int64		count;
+	bool		cnull;
+	MemoryContext old;
+
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	if (!with_measure)
+	{
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, dml_result);
+		return (int64) SPI_processed;
+	}
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "measure statement returned " UINT64_FORMAT " rows",
+			 SPI_processed);
+	count = SpiGetInt64(0, 1, &cnull);
+	old = MemoryContextSwitchTo(outer);
+	*value = SpiGetDatumCopy(0, 2, isnull);
+	MemoryContextSwitchTo(old);
+	return count;
+}
+
+/*
+ * ReplaceByDelete
+ *		The delete strategy: DELETE the range, INSERT the source's rows.
+ *		Caller is connected to SPI.
+ */
+static void
+ReplaceByDelete(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi, const SourceQuery *source,
+				const char *measure, MemoryContext outer,
+				ReplaceResult *result)
+{
+	char	   *del = ComposeRangeDelete(target, time_column, measure);
+	char	   *ins = ComposeSourceInsert(target, time_column, source, measure);
+
+	result->rows_deleted = RunCounted(del, lo, hi, SPI_OK_DELETE,
+									  measure != NULL, outer,
+									  &result->before_value,
+									  &result->before_null);
+	result->rows_inserted = RunCounted(ins, lo, hi, SPI_OK_INSERT,
+									   measure != NULL, outer,
+									   &result->after_value,
+									   &result->after_null);
+	result->have_values = (measure != NULL);
+	result->strategy = "delete";
+}
+
+/*
+ * ReplaceRange
+ *		See backfill.h.  Every check comes before the first row is
+ *		touched; any error leaves the transaction to roll back whatever
+ *		was done.
+ */
 void
 ReplaceRange(Oid target, const char *time_column,
 			 TimestampTz lo, TimestampTz hi,
 			 const char *source, const char *strategy,
 			 const char *measure, ReplaceResult *result)
 {
-	elog(ERROR, "ReplaceRange not implemented yet");
+	MemoryContext outer = CurrentMemoryContext;
+	const char *name;
+	SourceQuery *sq;
+
+	CheckRangeBounds(lo, false, hi, false);
+	name = CheckStrategyName(strategy);
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, time_column);
+	sq = ValidateSourceQuery(source, target, time_column);
+	if (measure != NULL)
+		measure = ValidateMeasure(measure, target);
+
+	memset(result, 0, sizeof(ReplaceResult));
+	result->before_null = true;
+	result->after_null = true;
+
+	/* truncate and swap (partition.c); false means: use delete */
+	if (PartitionReplaceRange(target, time_column, lo, hi, sq, name, measure,
+							  result))
+		return;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	if (strcmp(name, "auto") == 0 || strcmp(name, "delete") == 0)
+		ReplaceByDelete(target, time_column, lo, hi, sq, measure, outer,
+						result);
+	else
+		elog(ERROR, "strategy \"%s\" has no implementation", name);
+
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
 }
 
+/*
+ * ClearRange
+ *		See backfill.h.
+ */
 int64
 ClearRange(Oid target, const char *time_column,
 		   TimestampTz lo, TimestampTz hi)
 {
-	elog(ERROR, "ClearRange not implemented yet");
-	return 0;
+	int64		deleted;
+
+	CheckRangeBounds(lo, false, hi, false);
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, time_column);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	deleted = RunCounted(ComposeRangeDelete(target, time_column, NULL),
+						 lo, hi, SPI_OK_DELETE, false, NULL, NULL, NULL);
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+	return deleted;
 }
 
-const char *
-CheckStrategyName(const char *strategy)
-{
-	elog(ERROR, "CheckStrategyName not implemented yet");
-	return NULL;
-}
-
-PG_FUNCTION_INFO_V1(backfill_replace_range);
+/*
+ * backfill_replace_range
+ *		replace_range(target, time_column, range_start, range_end, source,
+ *		strategy) -> one row (rows_deleted, rows_inserted)
+ */
 Datum
 backfill_replace_range(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_replace_range")));
-	PG_RETURN_VOID();
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReplaceResult result;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be null")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("time column must not be null")));
+	CheckRangeBounds(PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2),
+					 PG_ARGISNULL(2),
+					 PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3),
+					 PG_ARGISNULL(3));
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source query must not be null")));
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("strategy must not be null"),
+				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+
+	ReplaceRange(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+				 PG_GETARG_TIMESTAMPTZ(2), PG_GETARG_TIMESTAMPTZ(3),
+				 text_to_cstring(PG_GETARG_TEXT_PP(4)),
+				 text_to_cstring(PG_GETARG_TEXT_PP(5)),
+				 NULL, &result);
+
+	InitMaterializedSRF(fcinfo, 0);
+	values[0] = Int64GetDatum(result.rows_deleted);
+	values[1] = Int64GetDatum(result.rows_inserted);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
 }
 
-PG_FUNCTION_INFO_V1(backfill_in_range);
+/*
+ * backfill_in_range
+ *		_in_range(t, lo, hi): true when lo <= t < hi; a source row outside
+ *		the range is a check violation (23514), one with a NULL time a
+ *		not-null violation (23502).  Not strict, so NULL reaches us.
+ */
 Datum
 backfill_in_range(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_in_range")));
-	PG_RETURN_VOID();
-}
+	TimestampTz t;
+	TimestampTz lo;
+	TimestampTz hi;
 
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("range bounds must not be null")));
+	lo = PG_GETARG_TIMESTAMPTZ(1);
+	hi = PG_GETARG_TIMESTAMPTZ(2);
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("source row has a null time"),
+				 errdetail("Every source row must fall inside the range [%s, %s).",
+						   TimeText(lo), TimeText(hi))));
+	t = PG_GETARG_TIMESTAMPTZ(0);
+	if (t < lo || t >= hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("source row outside the range"),
+				 errdetail("The row's time %s is not in [%s, %s).",
+						   TimeText(t), TimeText(lo),
+						   TimeText(hi)),
+				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
+	PG_RETURN_BOOL(true);
+}

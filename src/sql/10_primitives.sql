@@ -33,4 +33,4 @@ CREATE FUNCTION backfill._in_range(t pg_catalog.timestamptz,
                                    hi pg_catalog.timestamptz)
 RETURNS pg_catalog.bool
 AS 'MODULE_PATHNAME', 'backfill_in_range'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL SAFE;
