@@ -387,12 +387,17 @@ SourceHorizon(RecTarget *t, TimestampTz *horizon)
 		TimestampTz h;
 
 		SpiExec(t->horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-		if (SPI_processed != 1 || SPI_tuptable->tupdesc->natts != 1)
+		if (SPI_processed > 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("source horizon query must return exactly one row and one column")));
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						  &isnull);
+					 errmsg("horizon query returned more than one row"),
+					 errhint("Return one value, the earliest time from which the source is complete.")));
+		/* no row or NULL: no horizon, as at plan time (run.c) */
+		isnull = true;
+		d = (Datum) 0;
+		if (SPI_processed == 1)
+			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+							  &isnull);
 		if (!isnull)
 		{
 			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
@@ -403,7 +408,7 @@ SourceHorizon(RecTarget *t, TimestampTz *horizon)
 			else if (typid != TIMESTAMPTZOID)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("source horizon query must return timestamptz, not type %s",
+						 errmsg("horizon query must return a timestamptz, not type %s",
 								format_type_be(typid))));
 			h = DatumGetTimestampTz(d);
 			if (!have || h > *horizon)
