@@ -200,5 +200,34 @@ SELECT count(*) > 0 AS results_kept FROM backfill.check_results WHERE check_id =
 SELECT pg_temp.try('SELECT backfill.unschedule_check(-1)');
 SELECT pg_temp.try('SELECT backfill.run_check(-1)');
 
+-- run_check's range: the whole chunks of the lookback that end at the
+-- start of the current chunk unit (hour, day, month) in the session
+-- TimeZone; at least one chunk.
+CREATE TABLE chk.hourly (ts timestamptz NOT NULL);
+SELECT backfill.register('chk.hourly', 'ts',
+         'SELECT ts FROM chk.hourly WHERE ts >= $1 AND ts < $2', chunk => '1 hour');
+CREATE TABLE chk.monthly (ts timestamptz NOT NULL);
+SELECT backfill.register('chk.monthly', 'ts',
+         'SELECT ts FROM chk.monthly WHERE ts >= $1 AND ts < $2', chunk => '1 month');
+CREATE TEMP TABLE windows AS
+SELECT t.target, t.lookback,
+       backfill.schedule_check(t.target, '0 0 30 2 *', t.lookback) AS job_id
+  FROM (VALUES ('chk.hourly'::regclass, interval '3 hours'),
+               ('chk.hourly', interval '150 minutes'),
+               ('chk.hourly', interval '10 minutes'),
+               ('chk.monthly', interval '2 months')) AS t(target, lookback);
+SELECT w.target, w.lookback, backfill.run_check(c.check_id) AS failing
+  FROM windows w JOIN backfill.checks c USING (job_id) ORDER BY c.check_id;
+SELECT w.target, w.lookback,
+       CASE WHEN w.target = 'chk.monthly'::regclass
+            THEN age(date_trunc('month', now()), r.chunk_start)
+            ELSE date_trunc('hour', now()) - r.chunk_start END AS starts_before_now,
+       age(r.chunk_end, r.chunk_start) AS length
+  FROM windows w JOIN backfill.checks c USING (job_id)
+  JOIN backfill.check_results r USING (check_id)
+ ORDER BY c.check_id, r.chunk_start;
+SELECT bool_and(backfill.unschedule_check(c.check_id)) AS unscheduled
+  FROM windows w JOIN backfill.checks c USING (job_id);
+
 DROP OWNED BY regress_chk_outsider, regress_chk_other;
 DROP ROLE regress_chk_outsider, regress_chk_other;
