@@ -177,7 +177,8 @@ GRANT USAGE ON SCHEMA chk TO regress_chk_other;
 SET ROLE regress_chk_other;
 SELECT count(*) AS visible_results FROM backfill.check_results
  WHERE target = 'chk.payments'::regclass;
-SELECT pg_temp.try('SELECT backfill.unschedule_check(' || :check_id || ')');
+SELECT regexp_replace(pg_temp.try('SELECT backfill.unschedule_check(' || :check_id || ')'),
+                      'check \d+', 'check N') AS result;
 SELECT pg_temp.try('SELECT backfill.run_check(' || :check_id || ')');
 SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.payments', '0 0 30 2 *')$$);
 SELECT pg_temp.try('DELETE FROM backfill.check_results');
@@ -226,6 +227,16 @@ SELECT w.target, w.lookback,
   FROM windows w JOIN backfill.checks c USING (job_id)
   JOIN backfill.check_results r USING (check_id)
  ORDER BY c.check_id, r.chunk_start;
+-- a lookback of more chunks than backfill.max_chunks is refused, not cut
+SET backfill.max_chunks = 2;
+SELECT regexp_replace(pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')'),
+                      'check \d+', 'check N') AS result
+  FROM windows w JOIN backfill.checks c USING (job_id)
+ WHERE w.lookback = '3 hours';
+SELECT pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')') AS result
+  FROM windows w JOIN backfill.checks c USING (job_id)
+ WHERE w.lookback = '150 minutes';
+RESET backfill.max_chunks;
 SELECT bool_and(backfill.unschedule_check(c.check_id)) AS unscheduled
   FROM windows w JOIN backfill.checks c USING (job_id);
 

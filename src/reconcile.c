@@ -1240,6 +1240,13 @@ backfill_run_check(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		nchunks++;
 	}
+	if (nchunks == backfill_max_chunks &&
+		ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lookback of check %lld would be split into more than %d chunks",
+						(long long) check_id, backfill_max_chunks),
+				 errhint("Schedule the check with a shorter lookback, or raise backfill.max_chunks.")));
 	if (nchunks == 0)
 		nchunks = 1;
 	start = ShiftBound(end, t->chunk, -nchunks);
