@@ -1035,8 +1035,8 @@ SetRunStatus(RunInfo *run, const char *status)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
-	if (run->scheduled &&
-		(strcmp(status, "done") == 0 || strcmp(status, "failed") == 0))
+	/* a job may have been added since the run was loaded: always look */
+	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
 		(void) ScheduleRemoveJob(run->run_id);
 }
 
@@ -1642,6 +1642,8 @@ ExecuteRun(int64 run_id, int max_chunks)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld is already %s", (long long) run_id, run->status)));
+		/* a job left behind (scheduled while it finished) stops here */
+		(void) ScheduleRemoveJob(run_id);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
 		return;
@@ -1807,8 +1809,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 				" finished_at = pg_catalog.clock_timestamp()"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
-	if (run->scheduled)
-		(void) ScheduleRemoveJob(run_id);
+	(void) ScheduleRemoveJob(run_id);
 	SPI_finish();
 	PG_RETURN_INT32(n);
 }
