@@ -152,6 +152,20 @@ SELECT date_trunc('day', now()) - chunk_start AS days_ago, verdict,
        target_value, ledger_value, failing_since = checked_at AS first_failure
   FROM backfill.alerts WHERE target = 'chk.payments'::regclass;
 
+-- alerts is a security_invoker view: other users see only their targets
+SELECT reloptions FROM pg_class WHERE oid = 'backfill.alerts'::regclass;
+CREATE ROLE regress_chk_viewer;
+GRANT USAGE ON SCHEMA chk TO regress_chk_viewer;
+SET ROLE regress_chk_viewer;
+SELECT count(*) AS visible_alerts FROM backfill.alerts
+ WHERE target = 'chk.payments'::regclass;
+RESET ROLE;
+GRANT SELECT ON chk.payments TO regress_chk_viewer;
+SET ROLE regress_chk_viewer;
+SELECT count(*) AS visible_alerts FROM backfill.alerts
+ WHERE target = 'chk.payments'::regclass;
+RESET ROLE;
+
 -- failing again: the alert shows once, failing since the first result
 SELECT backfill.run_check(:check_id) AS failing;
 SELECT count(*) AS results, count(DISTINCT checked_at) AS runs
@@ -240,5 +254,5 @@ RESET backfill.max_chunks;
 SELECT bool_and(backfill.unschedule_check(c.check_id)) AS unscheduled
   FROM windows w JOIN backfill.checks c USING (job_id);
 
-DROP OWNED BY regress_chk_outsider, regress_chk_other;
-DROP ROLE regress_chk_outsider, regress_chk_other;
+DROP OWNED BY regress_chk_outsider, regress_chk_other, regress_chk_viewer;
+DROP ROLE regress_chk_outsider, regress_chk_other, regress_chk_viewer;
