@@ -1,7 +1,7 @@
 # Faults inside a chunk (checklist F19, F20, F23).
 #
-# The source of chunk k waits on an advisory lock held by the test (or
-# sleeps), which pauses the run mid-chunk deterministically; then:
+# The source of chunk k waits on an advisory lock held by the test, which
+# pauses the run mid-chunk deterministically; then:
 #   - pg_cancel_backend: 57014 reaches the caller, the chunk is rolled back
 #     and stays pending with its attempts unchanged, earlier chunks stay
 #     done, and CALL backfill.run resumes;
