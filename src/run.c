@@ -1467,6 +1467,13 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		/* an inner connection, so that SPI memory goes with the chunk */
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+
+		/*
+		 * What the chunk reports (run status, ErrorData) is read after
+		 * SPI_finish, which frees SPI's procedure context: allocate it in
+		 * the chunk's context instead.
+		 */
+		MemoryContextSwitchTo(chunkcxt);
 		found = NextChunk(run, &chunk, &run_status);
 		if (strcmp(run_status, "cancelled") == 0 ||
 			strcmp(run_status, "done") == 0)
