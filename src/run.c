@@ -1220,7 +1220,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		report->rows_inserted = rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
 		report->ledger_ok = ledger_ok;
-		report->run_status = pstrdup(status);
+		report->run_status = MemoryContextStrdup(cxt, status);
 
 		DisarmChunkTimeout();
 		if (chunk_timed_out)
@@ -1345,7 +1345,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						13, types, vals, nulls, SPI_OK_UPDATE);
 			SetRunStatus(run, "failed");
 			report->outcome = CHUNK_FAILED;
-			report->run_status = pstrdup("failed");
+			report->run_status = MemoryContextStrdup(cxt, "failed");
 		}
 	}
 	PG_END_TRY();
@@ -1561,14 +1561,15 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		/* an inner connection, so that SPI memory goes with the chunk */
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+		found = NextChunk(run, &chunk, &run_status);
 
 		/*
-		 * What the chunk reports (run status, ErrorData) is read after
-		 * SPI_finish, which frees SPI's procedure context: allocate it in
-		 * the chunk's context instead.
+		 * SPI_finish frees SPI's procedure context, where every SPI call
+		 * leaves CurrentMemoryContext: what is read after it (the run
+		 * status, the chunk's report and ErrorData) lives in the chunk's
+		 * context instead.
 		 */
-		MemoryContextSwitchTo(chunkcxt);
-		found = NextChunk(run, &chunk, &run_status);
+		run_status = MemoryContextStrdup(chunkcxt, run_status);
 		if (strcmp(run_status, "cancelled") == 0 ||
 			strcmp(run_status, "done") == 0)
 		{
@@ -1595,6 +1596,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
 		SPI_finish();
