@@ -1664,6 +1664,23 @@ ExecuteRun(int64 run_id, int max_chunks)
 				 errhint("Register it again with backfill.register, or cancel the run with backfill.cancel(%lld).",
 						 (long long) run_id)));
 
+	/*
+	 * A pg_cron tick for a run that has no job is a job left behind: by a
+	 * DROP EXTENSION (which cannot remove pg_cron jobs) followed by a new
+	 * install whose run ids start again, or by a job made by hand.  It
+	 * must not execute whatever run now carries that id.
+	 */
+	if (!run->scheduled && ScheduleCalledFromCron())
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is not scheduled; this pg_cron tick does nothing",
+						(long long) run_id),
+				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+
 	if (run->scheduled && ScheduleCalledFromCron() &&
 		!ScheduleTickAllowed(run->quiet_hours, run->timezone,
 							 GetCurrentTimestamp()))
