@@ -87,6 +87,18 @@ RESET application_name;
 SELECT job_id FROM backfill.runs WHERE run_id = :run_id;
 SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 
+-- A tick for a run that has no job does nothing: a job left behind by DROP
+-- EXTENSION (run ids start again after a new install) or one made by hand
+-- must not execute whatever run now carries its id.
+SELECT backfill.plan('tick_daily', '2026-03-01', '2026-03-03', probe => false) AS run3 \gset
+SET application_name = 'pg_cron';
+CALL backfill.run(:run3);
+RESET application_name;
+SELECT status, (SELECT count(*) FROM backfill.chunks c
+                 WHERE c.run_id = r.run_id AND c.status = 'pending') AS pending
+  FROM backfill.runs r WHERE run_id = :run3;
+SELECT backfill.cancel(:run3) > 0 AS cancelled;
+
 -- A run whose chunk fails in a tick is failed, and its job is removed too.
 SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-03', probe => false) AS run2 \gset
 SELECT backfill.schedule(:run2, '0 0 30 2 *') > 0 AS scheduled;

@@ -1220,7 +1220,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		report->rows_inserted = rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
 		report->ledger_ok = ledger_ok;
-		report->run_status = pstrdup(status);
+		report->run_status = MemoryContextStrdup(cxt, status);
 
 		DisarmChunkTimeout();
 		if (chunk_timed_out)
@@ -1345,7 +1345,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						13, types, vals, nulls, SPI_OK_UPDATE);
 			SetRunStatus(run, "failed");
 			report->outcome = CHUNK_FAILED;
-			report->run_status = pstrdup("failed");
+			report->run_status = MemoryContextStrdup(cxt, "failed");
 		}
 	}
 	PG_END_TRY();
@@ -1562,6 +1562,14 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		found = NextChunk(run, &chunk, &run_status);
+
+		/*
+		 * SPI_finish frees SPI's procedure context, where every SPI call
+		 * leaves CurrentMemoryContext: what is read after it (the run
+		 * status, the chunk's report and ErrorData) lives in the chunk's
+		 * context instead.
+		 */
+		run_status = MemoryContextStrdup(chunkcxt, run_status);
 		if (strcmp(run_status, "cancelled") == 0 ||
 			strcmp(run_status, "done") == 0)
 		{
@@ -1588,6 +1596,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
 		SPI_finish();
@@ -1654,6 +1663,23 @@ ExecuteRun(int64 run_id, int max_chunks)
 				 errmsg("table %s is not registered for backfill", run->target_name),
 				 errhint("Register it again with backfill.register, or cancel the run with backfill.cancel(%lld).",
 						 (long long) run_id)));
+
+	/*
+	 * A pg_cron tick for a run that has no job is a job left behind: by a
+	 * DROP EXTENSION (which cannot remove pg_cron jobs) followed by a new
+	 * install whose run ids start again, or by a job made by hand.  It
+	 * must not execute whatever run now carries that id.
+	 */
+	if (!run->scheduled && ScheduleCalledFromCron())
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is not scheduled; this pg_cron tick does nothing",
+						(long long) run_id),
+				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
 
 	if (run->scheduled && ScheduleCalledFromCron() &&
 		!ScheduleTickAllowed(run->quiet_hours, run->timezone,
