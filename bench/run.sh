@@ -22,6 +22,8 @@
 #     after 3 reruns without VACUUM;
 #  4. per-chunk bookkeeping: 1,000 empty 1-minute chunks;
 #  5. split_range of 1,000,000 chunks;
+#     and what readers of the chunk's day and of another day experience
+#     during one chunk of each strategy;
 #  6. the daily job's wait in backfill.lock_target while a backfill runs;
 #  7. reconcile of a 365-chunk run vs a GROUP BY scan (bench/reconcile.sql).
 set -euo pipefail
@@ -188,6 +190,22 @@ BEGIN
     d := d + interval '1 day';
   END LOOP;
 END \$\$;
+-- a reader of one day of the partitioned target: one query, commit, pause;
+-- the bounds are literals, so the query is pruned to that day's partition
+CREATE TABLE bench.reads (strategy text, reader text, at timestamptz, seconds float8);
+CREATE PROCEDURE bench.reader(strategy text, reader text, lo timestamptz, secs float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; stop timestamptz := clock_timestamp() + secs * interval '1 second';
+BEGIN
+  WHILE clock_timestamp() < stop LOOP
+    t0 := clock_timestamp();
+    EXECUTE format('SELECT count(*) FROM bench.clean_p WHERE paid_at >= %L AND paid_at < %L',
+                   lo, lo + interval '1 day');
+    INSERT INTO bench.reads VALUES (strategy, reader, t0, extract(epoch FROM clock_timestamp() - t0));
+    COMMIT;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+END \$\$;
 -- the daily job: take the target's lock, write today's row, commit
 CREATE PROCEDURE bench.daily_job(n int, pause float8)
 LANGUAGE plpgsql AS \$\$
@@ -276,6 +294,25 @@ for rep in $(seq "$REPS"); do
 done
 q -c "INSERT INTO bench.sizes SELECT 'part.swap_after_reruns', ($SIZE)"
 q -c "UPDATE backfill.targets SET strategy = 'auto' WHERE target = 'bench.clean_p'::regclass"
+
+# ---- 3b. what readers of the partitioned target experience ----
+# Two readers loop for 4 s: one on the chunk's day, one on another day.  After
+# 1.5 s one chunk (one day) is replaced with each strategy; the chunk's own
+# time and the readers' latencies are recorded.
+log "partitioned target: readers during one chunk per strategy"
+for strategy in delete truncate swap; do
+    settle bench.clean_p vacuum
+    q -c "CALL bench.reader('$strategy', 'same day', '2024-01-10', 4)" &
+    r1=$!
+    q -c "CALL bench.reader('$strategy', 'other day', '2024-01-20', 4)" &
+    r2=$!
+    sleep 1.5
+    timed "readers.chunk_$strategy" 1 "SELECT * FROM backfill.replace_range('bench.clean_p', 'paid_at',
+        '2024-01-10', '2024-01-11',
+        'SELECT id, paid_at, account_id, amount FROM bench.payments
+          WHERE paid_at >= \$1 AND paid_at < \$2 AND status = ''succeeded''', '$strategy')"
+    wait $r1 $r2
+done
 
 # ---- 4. per-chunk bookkeeping: 1,000 empty chunks ----
 log "bookkeeping: 1,000 empty 1-minute chunks"
@@ -412,8 +449,15 @@ SELECT what AS "ratio / figure",
 SELECT test, count(*) AS reps,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::numeric, 3) AS median_s,
        round(min(seconds)::numeric, 3) AS min_s, round(max(seconds)::numeric, 3) AS max_s
-  FROM bench.timings WHERE test <> 'daily.chunk_seconds'
+  FROM bench.timings WHERE test <> 'daily.chunk_seconds' AND test NOT LIKE 'readers.%'
  GROUP BY test ORDER BY test;
+
+SELECT strategy, reader, count(*) AS reads,
+       round((1000 * percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::numeric, 1) AS median_ms,
+       round((1000 * max(seconds))::numeric, 1) AS max_ms,
+       round((1000 * (SELECT seconds FROM bench.timings t WHERE t.test = 'readers.chunk_' || r.strategy))::numeric, 1) AS chunk_ms
+  FROM bench.reads r GROUP BY strategy, reader
+ ORDER BY array_position(ARRAY['delete', 'truncate', 'swap'], strategy), reader;
 
 SELECT what, pg_size_pretty(bytes) AS size FROM bench.sizes
  WHERE what LIKE 'part.%' AND bytes > 0 ORDER BY what;
