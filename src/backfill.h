@@ -36,6 +36,12 @@ extern double backfill_neighbor_tolerance;
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
 
+/*
+ * Transaction-level lock (PLAN, relid) that serializes register,
+ * unregister and plan of one target (run.c).
+ */
+#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+
 /* ---- SPI helper layer (spi_util.c) ---- */
 
 /*
@@ -210,6 +216,13 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
  * |measure - ledger| <= tolerance * |ledger|.
  */
 extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
+
+/*
+ * LedgerAgrees where a NULL on either side (sum() over no rows) counts
+ * as 0, the rule of the gate and of reconcile.
+ */
+extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
+						  bool ledger_null, Datum tolerance);
 
 /* ---- scheduling (schedule.c) ---- */
 

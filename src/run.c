@@ -1,76 +1,1822 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  STUB: to be implemented.
+ *	  The run engine: register and unregister targets, plan runs, execute
+ *	  their chunks one transaction at a time, cancel them, and preview a
+ *	  replacement without keeping it.
+ *
+ * A run is a planned backfill of [range_start, range_end) of one target,
+ * split into chunks at plan time.  backfill.run is a C procedure with a
+ * non-atomic SPI connection: every chunk is executed inside an internal
+ * subtransaction of its own transaction, and the chunk's data, status and
+ * figures are committed together.  When the chunk fails, the
+ * subtransaction is rolled back and the failure (with the error's
+ * SQLSTATE, message, detail and hint) is recorded and committed instead.
+ *
+ * While a call executes a run it holds a session-level advisory lock
+ * (BACKFILL_LOCK_CLASS_RUN, run_id): a second call on the same run sees
+ * the lock and returns at once, and a crash can never leave a run looking
+ * busy, because the lock dies with its backend.
+ *
+ * Each chunk applies the run's recorded TimeZone and search_path, takes
+ * the target's locks under backfill.lock_timeout (a timeout defers the
+ * chunk instead of failing it), and is bounded by backfill.chunk_timeout.
+ *
+ * Catalog tables are read and written only through CatalogExec, as the
+ * extension owner; user text (sources, measures, ledgers, horizons) runs
+ * as the calling user.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parse_coerce.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
 PG_FUNCTION_INFO_V1(backfill_register);
+PG_FUNCTION_INFO_V1(backfill_unregister);
+PG_FUNCTION_INFO_V1(backfill_plan);
+PG_FUNCTION_INFO_V1(backfill_run);
+PG_FUNCTION_INFO_V1(backfill_backfill);
+PG_FUNCTION_INFO_V1(backfill_cancel);
+PG_FUNCTION_INFO_V1(backfill_preview);
+
+/*
+ * What a run call needs to know about its run and target; loaded once per
+ * call into a memory context that survives the per-chunk commits.
+ */
+typedef struct RunInfo
+{
+	int64		run_id;
+	Oid			target;
+	char	   *target_name;
+	char	   *status;
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	int32		definition_version;
+	char	   *timezone;
+	char	   *search_path;
+	char	   *created_by;
+	bool		scheduled;
+	char	   *quiet_hours;
+	/* from backfill.targets and backfill.definitions */
+	bool		registered;
+	char	   *time_column;
+	char	   *measure;
+	char	   *ledger;
+	Datum		tolerance;
+	bool		ledger_gate;
+	char	   *strategy;
+	char	   *source;
+} RunInfo;
+
+/* One chunk picked for execution, copied out of SPI. */
+typedef struct ChunkInfo
+{
+	int32		chunk_no;
+	TimestampTz start;
+	TimestampTz end;
+	bool		no_source;
+	int32		deferrals;
+} ChunkInfo;
+
+/* How one chunk's execution ended. */
+typedef enum ChunkOutcome
+{
+	CHUNK_DONE,					/* committed */
+	CHUNK_DEFERRED,				/* lock timeout: still pending */
+	CHUNK_FAILED				/* recorded as failed */
+} ChunkOutcome;
+
+/* Where a chunk was when an error interrupted it. */
+typedef enum ChunkPhase
+{
+	PHASE_SETUP,
+	PHASE_LOCK,
+	PHASE_WORK
+} ChunkPhase;
+
+/* chunk_timeout: one user timeout per backend, registered lazily */
+static TimeoutId chunk_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t chunk_timed_out = false;
+
+/*
+ * TsStr
+ *		timestamptz_to_str into palloc'd memory (it returns a static
+ *		buffer, so two calls in one message would collide).
+ */
+static char *
+TsStr(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
+/*
+ * NumStr
+ *		A numeric Datum as text, "NULL" for a null.
+ */
+static char *
+NumStr(Datum d, bool isnull)
+{
+	if (isnull)
+		return pstrdup("NULL");
+	return DatumGetCString(DirectFunctionCall1(numeric_out, d));
+}
+
+/*
+ * TargetDisplayName
+ *		The schema-qualified, quoted name of a relation.
+ */
+static char *
+TargetDisplayName(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  rel);
+}
+
+/*
+ * IsAtomicCall
+ *		Whether a procedure was called in an atomic context (inside a
+ *		transaction block, from a function, or by a procedure that was).
+ */
+static bool
+IsAtomicCall(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext))
+		return true;
+	return ((CallContext *) fcinfo->context)->atomic;
+}
+
+/*
+ * RequireTopLevelCall
+ *		Refuse a procedure call that could not commit per chunk: it would
+ *		either fail at its first commit or, worse, look like it worked.
+ */
+static void
+RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
+{
+	if (IsAtomicCall(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("%s must be called as a top-level CALL", name),
+				 errdetail("It commits after every chunk, which is impossible inside a transaction block or a function."),
+				 errhint("Call it outside a transaction block, and not from a function.")));
+}
+
+/*
+ * TakeTargetPlanLock
+ *		Transaction-level advisory lock (BACKFILL_LOCK_CLASS_PLAN, relid)
+ *		that serializes register, unregister and plan of one target, so two
+ *		overlapping plans can never both succeed.
+ */
+static void
+TakeTargetPlanLock(Oid target)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_PLAN,
+						 (uint32) target, 2);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * NotNull
+ *		Raise 22004 for a NULL argument that must be given.
+ */
+static void
+NotNull(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+}
+
+/*
+ * IntervalIsPositive
+ *		Whether an interval compares greater than zero.
+ */
+static bool
+IntervalIsPositive(Interval *iv)
+{
+	Interval	zero = {0, 0, 0};
+
+	return DatumGetInt32(DirectFunctionCall2(interval_cmp,
+											 IntervalPGetDatum(iv),
+											 IntervalPGetDatum(&zero))) > 0;
+}
+
+/* ----------------------------------------------------------------
+ *		register / unregister
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * backfill_register
+ *		register(target, time_column, source, definition, chunk,
+ *		source_retention, source_horizon, ledger, measure, tolerance,
+ *		ledger_gate) -> current definition version
+ *
+ * Anyone who may rewrite the target (CheckTargetPrivileges) may register
+ * it, and register it again; the registrant is recorded.  A new
+ * definition version is created when the source text or the label differs
+ * from the latest version's (versions continue after an unregister).
+ */
 Datum
 backfill_register(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_register")));
-	PG_RETURN_VOID();
+	Oid			target;
+	char	   *time_column;
+	char	   *source;
+	char	   *label;
+	Interval   *chunk;
+	Interval   *retention;
+	char	   *horizon;
+	char	   *ledger;
+	char	   *measure;
+	Datum		tolerance;
+	bool		ledger_gate;
+	SourceQuery *sq;
+	int32		version = 0;
+	bool		new_version;
+	char	   *user = CurrentUserName();
+
+	NotNull(fcinfo, 0, "target");
+	NotNull(fcinfo, 1, "time_column");
+	NotNull(fcinfo, 2, "source");
+	NotNull(fcinfo, 4, "chunk");
+	NotNull(fcinfo, 8, "measure");
+	NotNull(fcinfo, 9, "tolerance");
+	NotNull(fcinfo, 10, "ledger_gate");
+
+	target = PG_GETARG_OID(0);
+	time_column = NameStr(*PG_GETARG_NAME(1));
+	source = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	label = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	chunk = PG_GETARG_INTERVAL_P(4);
+	retention = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
+	horizon = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	ledger = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
+	measure = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	tolerance = PG_GETARG_DATUM(9);
+	ledger_gate = PG_GETARG_BOOL(10);
+
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, time_column);
+
+	if (!IntervalIsPositive(chunk))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk interval must be positive")));
+	if (retention != NULL && !IntervalIsPositive(retention))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source_retention must be positive"),
+				 errhint("Give how far back the source still holds data, for example '90 days'.")));
+	if (retention != NULL && horizon != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source_retention and source_horizon cannot both be given"),
+				 errhint("Give a fixed interval (source_retention) or a query for the earliest complete time (source_horizon).")));
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, tolerance,
+										 DirectFunctionCall1(int4_numeric,
+															 Int32GetDatum(0)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must not be negative"),
+				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	sq = ValidateSourceQuery(source, target, time_column);
+	measure = ValidateMeasure(measure, target);
+	if (ledger != NULL)
+		ledger = ValidateLedger(ledger);
+	if (horizon != NULL)
+		horizon = ValidateHorizon(horizon);
+
+	TakeTargetPlanLock(target);
+
+	/* the latest definition, if any (it stays after unregister) */
+	{
+		Oid			argtypes[1] = {REGCLASSOID};
+		Datum		values[1] = {ObjectIdGetDatum(target)};
+
+		CatalogExec("SELECT version, source, label FROM backfill.definitions"
+					" WHERE target OPERATOR(pg_catalog.=) $1"
+					" ORDER BY version DESC LIMIT 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed == 0)
+			new_version = true;
+		else
+		{
+			bool		isnull;
+			char	   *old_source = SpiGetText(0, 2);
+			char	   *old_label = SpiGetText(0, 3);
+
+			version = SpiGetInt32(0, 1, &isnull);
+			new_version = strcmp(old_source, sq->sql) != 0 ||
+				(old_label == NULL) != (label == NULL) ||
+				(label != NULL && strcmp(old_label, label) != 0);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	if (new_version)
+	{
+		Oid			argtypes[5] = {REGCLASSOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		values[5];
+		char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+		version++;
+		values[0] = ObjectIdGetDatum(target);
+		values[1] = Int32GetDatum(version);
+		values[2] = label ? CStringGetTextDatum(label) : (Datum) 0;
+		nulls[2] = label ? ' ' : 'n';
+		values[3] = CStringGetTextDatum(sq->sql);
+		values[4] = CStringGetTextDatum(user);
+		CatalogExec("INSERT INTO backfill.definitions"
+					" (target, version, label, source, source_hash, created_by)"
+					" VALUES ($1, $2, $3, $4,"
+					" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($4, 'UTF8')), 'hex'),"
+					" $5::pg_catalog.name)",
+					5, argtypes, values, nulls, SPI_OK_INSERT);
+	}
+
+	{
+		Oid			argtypes[11] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
+			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID};
+		Datum		values[12];
+		char		nulls[12];
+		Oid			types[12];
+
+		memset(nulls, ' ', sizeof(nulls));
+		memcpy(types, argtypes, sizeof(argtypes));
+		types[11] = TEXTOID;
+		values[0] = ObjectIdGetDatum(target);
+		values[1] = CStringGetTextDatum(TargetDisplayName(target));
+		values[2] = CStringGetTextDatum(time_column);
+		values[3] = IntervalPGetDatum(chunk);
+		values[4] = retention ? IntervalPGetDatum(retention) : (Datum) 0;
+		nulls[4] = retention ? ' ' : 'n';
+		values[5] = horizon ? CStringGetTextDatum(horizon) : (Datum) 0;
+		nulls[5] = horizon ? ' ' : 'n';
+		values[6] = ledger ? CStringGetTextDatum(ledger) : (Datum) 0;
+		nulls[6] = ledger ? ' ' : 'n';
+		values[7] = CStringGetTextDatum(measure);
+		values[8] = tolerance;
+		values[9] = BoolGetDatum(ledger_gate);
+		values[10] = Int32GetDatum(version);
+		values[11] = CStringGetTextDatum(user);
+		CatalogExec("INSERT INTO backfill.targets AS t"
+					" (target, target_name, time_column, chunk, source_retention,"
+					"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+					"  current_version, registered_by)"
+					" VALUES ($1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
+					"  $11, $12::pg_catalog.name)"
+					" ON CONFLICT (target) DO UPDATE SET"
+					"  target_name = excluded.target_name,"
+					"  time_column = excluded.time_column,"
+					"  chunk = excluded.chunk,"
+					"  source_retention = excluded.source_retention,"
+					"  source_horizon = excluded.source_horizon,"
+					"  ledger = excluded.ledger,"
+					"  measure = excluded.measure,"
+					"  tolerance = excluded.tolerance,"
+					"  ledger_gate = excluded.ledger_gate,"
+					"  current_version = excluded.current_version,"
+					"  registered_at = pg_catalog.now(),"
+					"  registered_by = excluded.registered_by",
+					12, types, values, nulls, SPI_OK_INSERT);
+	}
+
+	SPI_finish();
+	PG_RETURN_INT32(version);
 }
 
-PG_FUNCTION_INFO_V1(backfill_unregister);
+/*
+ * backfill_unregister
+ *		unregister(target): forget a target.  Refused (55006) while it has
+ *		runs that are planned, probed or failed; definitions, runs and
+ *		chunks stay as history.
+ */
 Datum
 backfill_unregister(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_unregister")));
+	Oid			target;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *unfinished;
+
+	NotNull(fcinfo, 0, "target");
+	target = PG_GETARG_OID(0);
+	values[0] = ObjectIdGetDatum(target);
+
+	CheckTargetPrivileges(target);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	TakeTargetPlanLock(target);
+
+	CatalogExec("SELECT 1 FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						TargetDisplayName(target)),
+				 errhint("Registered tables are listed in backfill.targets.")));
+
+	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"
+				" FROM backfill.runs WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	unfinished = SpiGetText(0, 1);
+	if (unfinished != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table %s has unfinished backfill runs",
+						TargetDisplayName(target)),
+				 errdetail("Unfinished runs: %s.", unfinished),
+				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
+
+	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_DELETE);
+	SPI_finish();
 	PG_RETURN_VOID();
 }
 
-PG_FUNCTION_INFO_V1(backfill_plan);
+/* ----------------------------------------------------------------
+ *		plan
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * SourceHorizon
+ *		Run the (validated) horizon query as the calling user and return
+ *		its value as timestamptz; *isnull when it yields no row or NULL.
+ *		Caller is connected to SPI.
+ */
+static TimestampTz
+SourceHorizon(const char *horizon, bool *isnull)
+{
+	Datum		d;
+	Oid			typid;
+
+	SpiExec(horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
+	if (SPI_processed > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_CARDINALITY_VIOLATION),
+				 errmsg("horizon query returned more than one row"),
+				 errhint("Return one value, the earliest time from which the source is complete.")));
+	if (SPI_processed == 0)
+	{
+		*isnull = true;
+		return 0;
+	}
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+	typid = getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, 1));
+	if (*isnull)
+		return 0;
+	if (typid != TIMESTAMPTZOID)
+	{
+		Oid			castfunc;
+
+		if (find_coercion_pathway(TIMESTAMPTZOID, typid, COERCION_EXPLICIT,
+								  &castfunc) != COERCION_PATH_FUNC)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("horizon query must return a timestamptz, not type %s",
+							format_type_be(typid))));
+		d = OidFunctionCall1(castfunc, d);
+	}
+	return DatumGetTimestampTz(d);
+}
+
+/*
+ * PlanRun
+ *		Create a run of target over [start, end) and its chunks; execute
+ *		nothing.  chunk NULL means the target's chunk.  Caller is connected
+ *		to SPI.  Returns the run id.
+ */
+static int64
+PlanRun(Oid target, TimestampTz start, bool start_null,
+		TimestampTz end, bool end_null, Interval *chunk,
+		const char *note, bool probe, bool backwards, bool clear_no_source)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	Interval   *step;
+	Interval   *retention = NULL;
+	char	   *horizon_sql;
+	int32		version;
+	bool		isnull;
+	TimestampTz *bounds;
+	int			n;
+	TimestampTz horizon = 0;
+	bool		horizon_null = true;
+	int64		run_id;
+
+	CheckTargetPrivileges(target);
+	TakeTargetPlanLock(target);
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT chunk, source_retention, source_horizon, current_version"
+				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						TargetDisplayName(target)),
+				 errhint("Call backfill.register first, with its time column and source query.")));
+	step = DatumGetIntervalP(SpiGetDatumCopy(0, 1, &isnull));
+	{
+		Datum		r = SpiGetDatumCopy(0, 2, &isnull);
+
+		if (!isnull)
+			retention = DatumGetIntervalP(r);
+	}
+	horizon_sql = SpiGetText(0, 3);
+	version = SpiGetInt32(0, 4, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (chunk != NULL)
+		step = chunk;
+
+	n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
+						   &bounds);
+
+	/* an unfinished run of the same target overlapping the range */
+	{
+		Oid			types[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+		Datum		vals[3];
+
+		vals[0] = ObjectIdGetDatum(target);
+		vals[1] = TimestampTzGetDatum(start);
+		vals[2] = TimestampTzGetDatum(end);
+		CatalogExec("SELECT run_id, range_start, range_end FROM backfill.runs"
+					" WHERE target OPERATOR(pg_catalog.=) $1"
+					" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])"
+					" AND range_start OPERATOR(pg_catalog.<) $3"
+					" AND range_end OPERATOR(pg_catalog.>) $2"
+					" ORDER BY run_id LIMIT 1",
+					3, types, vals, NULL, SPI_OK_SELECT);
+		if (SPI_processed > 0)
+		{
+			int64		other = SpiGetInt64(0, 1, &isnull);
+			TimestampTz os = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+			TimestampTz oe = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+
+			ereport(ERROR,
+					(errcode(ERRCODE_EXCLUSION_VIOLATION),
+					 errmsg("range overlaps unfinished run %lld", (long long) other),
+					 errdetail("Run %lld covers [%s, %s) of the same table and is not finished.",
+							   (long long) other, TsStr(os), TsStr(oe)),
+					 errhint("Finish it with CALL backfill.run(%lld), or cancel it with backfill.cancel(%lld).",
+							 (long long) other, (long long) other)));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* the source horizon: chunks starting before it are no_source */
+	if (retention != NULL)
+	{
+		horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														  TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+														  IntervalPGetDatum(retention)));
+		horizon_null = false;
+	}
+	else if (horizon_sql != NULL)
+	{
+		horizon = SourceHorizon(horizon_sql, &horizon_null);
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* the run */
+	{
+		Oid			types[13] = {REGCLASSOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
+			INTERVALOID, TEXTOID, BOOLOID, BOOLOID, BOOLOID, INT4OID, TEXTOID,
+		TEXTOID, TEXTOID};
+		Datum		vals[13];
+		char		nulls[13];
+
+		memset(nulls, ' ', sizeof(nulls));
+		vals[0] = ObjectIdGetDatum(target);
+		vals[1] = CStringGetTextDatum(TargetDisplayName(target));
+		vals[2] = TimestampTzGetDatum(start);
+		vals[3] = TimestampTzGetDatum(end);
+		vals[4] = IntervalPGetDatum(step);
+		vals[5] = note ? CStringGetTextDatum(note) : (Datum) 0;
+		nulls[5] = note ? ' ' : 'n';
+		vals[6] = BoolGetDatum(probe);
+		vals[7] = BoolGetDatum(backwards);
+		vals[8] = BoolGetDatum(clear_no_source);
+		vals[9] = Int32GetDatum(version);
+		vals[10] = CStringGetTextDatum(GetConfigOption("TimeZone", false, false));
+		vals[11] = CStringGetTextDatum(GetConfigOption("search_path", false, false));
+		vals[12] = CStringGetTextDatum(CurrentUserName());
+		CatalogExec("INSERT INTO backfill.runs (target, target_name, range_start,"
+					" range_end, chunk, note, probe, backwards, clear_no_source,"
+					" definition_version, timezone, search_path, created_by)"
+					" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+					" $13::pg_catalog.name) RETURNING run_id",
+					13, types, vals, nulls, SPI_OK_INSERT_RETURNING);
+		run_id = SpiGetInt64(0, 1, &isnull);
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* its chunks, set-based: one statement whatever their number */
+	{
+		Oid			types[4];
+		Datum		vals[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Datum	   *starts = palloc(sizeof(Datum) * n);
+		Datum	   *ends = palloc(sizeof(Datum) * n);
+		int			k;
+
+		for (k = 0; k < n; k++)
+		{
+			starts[k] = TimestampTzGetDatum(bounds[k]);
+			ends[k] = TimestampTzGetDatum(bounds[k + 1]);
+		}
+		types[0] = INT8OID;
+		types[1] = TIMESTAMPTZARRAYOID;
+		types[2] = TIMESTAMPTZARRAYOID;
+		types[3] = TIMESTAMPTZOID;
+		vals[0] = Int64GetDatum(run_id);
+		vals[1] = PointerGetDatum(construct_array(starts, n, TIMESTAMPTZOID,
+												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+		vals[2] = PointerGetDatum(construct_array(ends, n, TIMESTAMPTZOID,
+												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+		vals[3] = TimestampTzGetDatum(horizon);
+		nulls[3] = horizon_null ? 'n' : ' ';
+		CatalogExec("INSERT INTO backfill.chunks"
+					" (run_id, chunk_no, chunk_start, chunk_end, status, verdict)"
+					" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
+					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
+					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
+					" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+					" WITH ORDINALITY AS c(s, e, n)",
+					4, types, vals, nulls, SPI_OK_INSERT);
+	}
+
+	return run_id;
+}
+
+/*
+ * backfill_plan
+ *		plan(target, range_start, range_end, chunk, note, probe, backwards,
+ *		clear_no_source) -> run_id
+ */
 Datum
 backfill_plan(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_plan")));
-	PG_RETURN_VOID();
+	int64		run_id;
+
+	NotNull(fcinfo, 0, "target");
+	NotNull(fcinfo, 5, "probe");
+	NotNull(fcinfo, 6, "backwards");
+	NotNull(fcinfo, 7, "clear_no_source");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	run_id = PlanRun(PG_GETARG_OID(0),
+					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
+					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
+					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
+					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7));
+	SPI_finish();
+	PG_RETURN_INT64(run_id);
 }
 
-PG_FUNCTION_INFO_V1(backfill_run);
+/* ----------------------------------------------------------------
+ *		run: loading, identity, locks, timeouts
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * LoadRun
+ *		Read a run, its target's registration and its definition's source
+ *		into the current memory context.  Unknown run: 42704.  Caller is
+ *		connected to SPI.
+ */
+static RunInfo *
+LoadRun(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	RunInfo    *run;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT r.target::pg_catalog.oid, r.target_name, r.status,"
+				" r.probe, r.backwards, r.clear_no_source, r.definition_version,"
+				" r.timezone, r.search_path, r.created_by::pg_catalog.text,"
+				" r.job_id IS NOT NULL, r.quiet_hours,"
+				" t.target IS NOT NULL, t.time_column::pg_catalog.text, t.measure,"
+				" t.ledger, t.tolerance, t.ledger_gate, t.strategy, d.source"
+				" FROM backfill.runs r"
+				" LEFT JOIN backfill.targets t"
+				"  ON t.target OPERATOR(pg_catalog.=) r.target"
+				" LEFT JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) r.target"
+				"  AND d.version OPERATOR(pg_catalog.=) r.definition_version"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("run %lld does not exist", (long long) run_id),
+				 errhint("Runs are listed in backfill.runs.")));
+
+	run = palloc0(sizeof(RunInfo));
+	run->run_id = run_id;
+	run->target = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+												 SPI_tuptable->tupdesc, 1,
+												 &isnull));
+	run->target_name = SpiGetText(0, 2);
+	run->status = SpiGetText(0, 3);
+	run->probe = SpiGetBool(0, 4, &isnull);
+	run->backwards = SpiGetBool(0, 5, &isnull);
+	run->clear_no_source = SpiGetBool(0, 6, &isnull);
+	run->definition_version = SpiGetInt32(0, 7, &isnull);
+	run->timezone = SpiGetText(0, 8);
+	run->search_path = SpiGetText(0, 9);
+	run->created_by = SpiGetText(0, 10);
+	run->scheduled = SpiGetBool(0, 11, &isnull);
+	run->quiet_hours = SpiGetText(0, 12);
+	run->registered = SpiGetBool(0, 13, &isnull);
+	run->time_column = SpiGetText(0, 14);
+	run->measure = SpiGetText(0, 15);
+	run->ledger = SpiGetText(0, 16);
+	run->tolerance = SpiGetDatumCopy(0, 17, &isnull);
+	run->ledger_gate = SpiGetBool(0, 18, &isnull);
+	run->strategy = SpiGetText(0, 19);
+	run->source = SpiGetText(0, 20);
+	SPI_freetuptable(SPI_tuptable);
+	return run;
+}
+
+/*
+ * CheckRunIdentity
+ *		The caller must be the role that planned the run or have its
+ *		privileges (42501 otherwise).  With check_target, the caller must
+ *		also be allowed to rewrite the target, which must still exist; a
+ *		cancel does not touch the target and skips that part.
+ */
+static void
+CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
+{
+	Oid			creator = get_role_oid(run->created_by, true);
+	bool		allowed;
+
+	/* a dropped planner: only superusers may still act on the run */
+	allowed = OidIsValid(creator) ? has_privs_of_role(GetUserId(), creator) :
+		superuser();
+	if (!allowed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for run %lld", (long long) run->run_id),
+				 errdetail("Run %lld was planned by role \"%s\"; only that role, or a role with its privileges, may %s it.",
+						   (long long) run->run_id, run->created_by, action)));
+	if (!check_target)
+		return;
+	if (get_rel_name(run->target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of run %lld no longer exists",
+						(long long) run->run_id),
+				 errdetail("The run was planned for table %s.", run->target_name),
+				 errhint("Cancel the run with backfill.cancel(%lld).",
+						 (long long) run->run_id)));
+	CheckTargetPrivileges(run->target);
+}
+
+/*
+ * RunHolderPid
+ *		The backend holding the session lock of a run, 0 if none is found.
+ *		Caller is connected to SPI.
+ */
+static int
+RunHolderPid(int64 run_id)
+{
+	Oid			argtypes[3] = {OIDOID, OIDOID, OIDOID};
+	Datum		values[3];
+	bool		isnull;
+	int			pid = 0;
+
+	values[0] = ObjectIdGetDatum(MyDatabaseId);
+	values[1] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_RUN);
+	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
+	SpiExec("SELECT pid FROM pg_catalog.pg_locks"
+			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
+			" AND database OPERATOR(pg_catalog.=) $1"
+			" AND classid OPERATOR(pg_catalog.=) $2"
+			" AND objid OPERATOR(pg_catalog.=) $3"
+			" AND objsubid OPERATOR(pg_catalog.=) 2 AND granted"
+			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
+			3, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		pid = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return pid;
+}
+
+/*
+ * ChunkLockTarget
+ *		Take the locks a chunk holds on its target until it commits: the
+ *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
+ *		(backfill.lock_target takes it in ShareLock, so the daily job and a
+ *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
+ *		so writers wait while readers do not.  Both waits are bounded by
+ *		lock_timeout, which the caller has set.  Caller is connected to SPI.
+ */
+static void
+ChunkLockTarget(Oid target)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
+						 (uint32) target, 2);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	SpiExec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+					 TargetDisplayName(target)),
+			0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+}
+
+/*
+ * ChunkTimeoutHandler
+ *		Timeout handler of backfill.chunk_timeout: note that the chunk
+ *		timed out and ask for a query cancel, which the chunk's next
+ *		interrupt check turns into an error.
+ */
+static void
+ChunkTimeoutHandler(void)
+{
+	chunk_timed_out = true;
+	InterruptPending = true;
+	QueryCancelPending = true;
+	SetLatch(MyLatch);
+}
+
+/*
+ * ArmChunkTimeout / DisarmChunkTimeout
+ *		Start and stop the per-chunk timer (statement_timeout would cover
+ *		the whole CALL, across its commits).  The timeout is registered once
+ *		per backend, on first use.
+ */
+static void
+ArmChunkTimeout(void)
+{
+	chunk_timed_out = false;
+	if (backfill_chunk_timeout <= 0)
+		return;
+	if (chunk_timeout_id == MAX_TIMEOUTS)
+		chunk_timeout_id = RegisterTimeout(USER_TIMEOUT, ChunkTimeoutHandler);
+	enable_timeout_after(chunk_timeout_id, backfill_chunk_timeout);
+}
+
+static void
+DisarmChunkTimeout(void)
+{
+	if (chunk_timeout_id != MAX_TIMEOUTS)
+		disable_timeout(chunk_timeout_id, false);
+}
+
+/*
+ * SetChunkOption
+ *		Set a setting for the rest of the chunk (popped at its end).
+ */
+static void
+SetChunkOption(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/* ----------------------------------------------------------------
+ *		run: one chunk
+ * ----------------------------------------------------------------
+ */
+
+/* What one chunk did, for its NOTICE and for the run loop. */
+typedef struct ChunkReport
+{
+	ChunkOutcome outcome;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		ledger_checked;
+	bool		ledger_ok;
+	char	   *run_status;		/* run status after the chunk, if changed */
+	double		elapsed_ms;
+	ErrorData  *error;			/* for DEFERRED and FAILED */
+	int32		deferrals;
+} ChunkReport;
+
+/*
+ * RemainingChunks
+ *		Chunks of the run still to execute.  Caller is connected to SPI.
+ */
+static int64
+RemainingChunks(RunInfo *run)
+{
+	Oid			argtypes[2] = {INT8OID, BOOLOID};
+	Datum		values[2];
+	bool		isnull;
+	int64		n;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = BoolGetDatum(run->clear_no_source);
+	CatalogExec("SELECT pg_catalog.count(*) FROM backfill.chunks"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	n = SpiGetInt64(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
+/*
+ * SetRunStatus
+ *		Set the run's status (finished_at with done) unless it has been
+ *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ */
+static void
+SetRunStatus(RunInfo *run, const char *status)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = CStringGetTextDatum(status);
+	CatalogExec("UPDATE backfill.runs SET status = $2,"
+				" finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'done'"
+				"  THEN pg_catalog.clock_timestamp() END"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
+				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	if (run->scheduled &&
+		(strcmp(status, "done") == 0 || strcmp(status, "failed") == 0))
+		(void) ScheduleRemoveJob(run->run_id);
+}
+
+/*
+ * ExecuteChunk
+ *		Execute one chunk in an internal subtransaction of the current
+ *		transaction and record its outcome (done, deferred or failed) in the
+ *		same transaction; the caller commits.  A query cancel that is not
+ *		our chunk_timeout is re-thrown after the rollback (the chunk stays
+ *		pending).  Caller is connected to SPI; the current memory context
+ *		must survive the transaction end (the report is allocated there).
+ */
+static void
+ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+			 const char *via, const char *user, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile ChunkPhase phase = PHASE_SETUP;
+	volatile bool gate_failed = false;
+	volatile bool have_ledger = false;
+	volatile Datum ledger_value = (Datum) 0;
+	TimestampTz started = GetCurrentTimestamp();
+	long		secs;
+	int			usecs;
+
+	memset(report, 0, sizeof(ChunkReport));
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+
+	PG_TRY();
+	{
+		int			nest = NewGUCNestLevel();
+		char	   *user_lock_timeout;
+		char		buf[32];
+		ReplaceResult rr;
+		bool		ledger_null = true;
+		bool		ledger_ok = false;
+		Datum		measure_value = (Datum) 0;
+		const char *verdict = NULL;
+		const char *status;
+		int64		remaining;
+		bool		after_probe;
+
+		/* the run's settings, for this chunk only */
+		SetChunkOption("TimeZone", run->timezone);
+		SetChunkOption("search_path", run->search_path);
+
+		/* the locks, waiting at most backfill.lock_timeout */
+		user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
+		snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
+		SetChunkOption("lock_timeout", buf);
+		phase = PHASE_LOCK;
+		if (get_rel_name(run->target) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("the table of run %lld no longer exists",
+							(long long) run->run_id),
+					 errdetail("The run was planned for table %s.", run->target_name)));
+		ChunkLockTarget(run->target);
+		phase = PHASE_WORK;
+		SetChunkOption("lock_timeout", user_lock_timeout);
+
+		ArmChunkTimeout();
+
+		memset(&rr, 0, sizeof(rr));
+		rr.before_null = rr.after_null = true;
+		if (chunk->no_source)
+		{
+			rr.rows_deleted = ClearRange(run->target, run->time_column,
+										 chunk->start, chunk->end);
+			rr.strategy = "delete";
+			verdict = "no_source";
+		}
+		else
+		{
+			ReplaceRange(run->target, run->time_column, chunk->start,
+						 chunk->end, run->source, run->strategy, run->measure,
+						 &rr);
+			if (run->ledger != NULL)
+			{
+				Datum		zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+				Datum		lv;
+
+				lv = LedgerValue(run->ledger, chunk->start, chunk->end,
+								 &ledger_null);
+				ledger_value = ledger_null ? (Datum) 0 : lv;
+				have_ledger = !ledger_null;
+				/* a NULL figure (an aggregate over no rows) counts as 0 */
+				measure_value = (rr.have_values && !rr.after_null) ?
+					rr.after_value : zero;
+				ledger_ok = LedgerAgrees(measure_value,
+										 ledger_null ? zero : lv,
+										 run->tolerance);
+				verdict = ledger_ok ? "ok" : "ledger_mismatch";
+				if (!ledger_ok && run->ledger_gate)
+				{
+					gate_failed = true;
+					ereport(ERROR,
+							(errcode(ERRCODE_CHECK_VIOLATION),
+							 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
+									TsStr(chunk->start), TsStr(chunk->end),
+									run->measure, NumStr(measure_value, false),
+									NumStr(lv, ledger_null)),
+							 errdetail("The ledger query is: %s", run->ledger),
+							 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+									 NumStr(run->tolerance, false))));
+				}
+			}
+		}
+
+		/*
+		 * Deferred constraints of the target are checked now, inside the
+		 * chunk, not at the commit where a violation could no longer be
+		 * recorded as the chunk's failure.
+		 */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+
+		/* the chunk's figures, in the same transaction as its data */
+		{
+			Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
+				INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
+			TIMESTAMPTZOID, TEXTOID, TEXTOID};
+			Datum		vals[14];
+			char		nulls[14];
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
+			vals[3] = CStringGetTextDatum(rr.strategy ? rr.strategy : run->strategy);
+			vals[4] = Int64GetDatum(rr.rows_deleted);
+			vals[5] = Int64GetDatum(rr.rows_inserted);
+			vals[6] = rr.before_value;
+			nulls[6] = (rr.have_values && !rr.before_null) ? ' ' : 'n';
+			vals[7] = rr.after_value;
+			nulls[7] = (rr.have_values && !rr.after_null) ? ' ' : 'n';
+			vals[8] = ledger_value;
+			nulls[8] = have_ledger ? ' ' : 'n';
+			vals[9] = BoolGetDatum(ledger_ok);
+			nulls[9] = (run->ledger != NULL && !chunk->no_source) ? ' ' : 'n';
+			vals[10] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
+			nulls[10] = verdict ? ' ' : 'n';
+			vals[11] = TimestampTzGetDatum(started);
+			vals[12] = CStringGetTextDatum(user);
+			vals[13] = CStringGetTextDatum(via);
+			CatalogExec("UPDATE backfill.chunks SET status = $3,"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+						" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+						" before_value = $7, after_value = $8, ledger_value = $9,"
+						" ledger_ok = $10, verdict = $11, started_at = $12,"
+						" finished_at = pg_catalog.clock_timestamp(),"
+						" executed_by = $13::pg_catalog.name, executed_via = $14,"
+						" error_sqlstate = NULL, error_message = NULL,"
+						" error_detail = NULL, error_hint = NULL"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						14, types, vals, nulls, SPI_OK_UPDATE);
+		}
+
+		/* and the run's status */
+		remaining = RemainingChunks(run);
+		after_probe = !probe_pending || !chunk->no_source;
+		if (remaining == 0)
+			status = "done";
+		else if (run->probe && after_probe)
+			status = "probed";
+		else
+			status = "planned";
+		SetRunStatus(run, status);
+
+		report->outcome = CHUNK_DONE;
+		report->rows_deleted = rr.rows_deleted;
+		report->rows_inserted = rr.rows_inserted;
+		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
+		report->ledger_ok = ledger_ok;
+		report->run_status = pstrdup(status);
+
+		DisarmChunkTimeout();
+		if (chunk_timed_out)
+		{
+			/* the timer fired after the last interrupt check: too late */
+			QueryCancelPending = false;
+		}
+
+		/*
+		 * Pop the chunk's settings as on abort: a plain SET done by the
+		 * source (set_config(..., false)) must not outlive the chunk either.
+		 */
+		AtEOXact_GUC(false, nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		timed_out = chunk_timed_out;
+		bool		deferral;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		DisarmChunkTimeout();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		/* a cancel by the user stops the call; the chunk stays pending */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
+			ReThrowError(edata);
+
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
+		{
+			edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
+									  backfill_chunk_timeout);
+			edata->detail = NULL;
+			edata->hint = pstrdup("Raise backfill.chunk_timeout, or plan the range with a smaller chunk interval.");
+		}
+
+		deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+					phase == PHASE_LOCK);
+		report->error = edata;
+		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
+		if (deferral && report->deferrals >= backfill_max_attempts)
+		{
+			edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
+									 backfill_lock_timeout, report->deferrals);
+			edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
+		}
+
+		if (deferral && report->deferrals < backfill_max_attempts)
+		{
+			Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+			Datum		vals[6];
+			char		nulls[6];
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+			vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+			vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+			nulls[4] = edata->detail ? ' ' : 'n';
+			vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+			nulls[5] = edata->hint ? ' ' : 'n';
+			CatalogExec("UPDATE backfill.chunks SET"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+						" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+						" error_sqlstate = $3, error_message = $4,"
+						" error_detail = $5, error_hint = $6"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						6, types, vals, nulls, SPI_OK_UPDATE);
+			report->outcome = CHUNK_DEFERRED;
+		}
+		else
+		{
+			Oid			types[13] = {INT8OID, INT4OID, TEXTOID, INT4OID, NUMERICOID,
+				TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+			TEXTOID, TEXTOID};
+			Datum		vals[13];
+			char		nulls[13];
+			const char *verdict = chunk->no_source ? "no_source" :
+			(gate_failed ? "ledger_mismatch" : NULL);
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
+			vals[3] = Int32GetDatum(report->deferrals);
+			vals[4] = ledger_value;
+			nulls[4] = (gate_failed && have_ledger) ? ' ' : 'n';
+			vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
+			nulls[5] = verdict ? ' ' : 'n';
+			vals[6] = TimestampTzGetDatum(started);
+			vals[7] = CStringGetTextDatum(user);
+			vals[8] = CStringGetTextDatum(via);
+			vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+			vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
+			vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+			nulls[11] = edata->detail ? ' ' : 'n';
+			vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+			nulls[12] = edata->hint ? ' ' : 'n';
+			CatalogExec("UPDATE backfill.chunks SET status = $3,"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+						" rows_deleted = NULL, rows_inserted = NULL,"
+						" before_value = NULL, after_value = NULL,"
+						" ledger_value = $5,"
+						" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+						" verdict = $6, started_at = $7,"
+						" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+						"  THEN pg_catalog.clock_timestamp() END,"
+						" executed_by = $8::pg_catalog.name, executed_via = $9,"
+						" error_sqlstate = $10, error_message = $11,"
+						" error_detail = $12, error_hint = $13"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						13, types, vals, nulls, SPI_OK_UPDATE);
+			SetRunStatus(run, "failed");
+			report->outcome = CHUNK_FAILED;
+			report->run_status = pstrdup("failed");
+		}
+	}
+	PG_END_TRY();
+
+	TimestampDifference(started, GetCurrentTimestamp(), &secs, &usecs);
+	report->elapsed_ms = secs * 1000.0 + usecs / 1000.0;
+}
+
+/*
+ * NextChunk
+ *		Pick the next chunk to execute (in chunk_no order, descending for a
+ *		backwards run) and lock its row until the chunk's transaction ends,
+ *		so a concurrent cancel skips it.  Also returns the run's current
+ *		status.  Caller is connected to SPI.
+ */
+static bool
+NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
+{
+	Oid			argtypes[2] = {INT8OID, BOOLOID};
+	Datum		values[2];
+	bool		isnull;
+	bool		found;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = BoolGetDatum(run->clear_no_source);
+
+	CatalogExec("SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	*run_status = SPI_processed > 0 ? SpiGetText(0, 1) : pstrdup("cancelled");
+	SPI_freetuptable(SPI_tuptable);
+
+	CatalogExec(run->backwards ?
+				"SELECT chunk_no, chunk_start, chunk_end,"
+				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
+				" ORDER BY chunk_no DESC LIMIT 1 FOR UPDATE" :
+				"SELECT chunk_no, chunk_start, chunk_end,"
+				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
+				" ORDER BY chunk_no LIMIT 1 FOR UPDATE",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
+		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+		chunk->no_source = SpiGetBool(0, 4, &isnull);
+		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * RunHasDoneChunk
+ *		Whether any chunk of the run has been executed from its source
+ *		(that is, whether its probe has run).  Caller is connected to SPI.
+ */
+static bool
+RunHasDoneChunk(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		found;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT 1 FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.=) 'done' LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * ReportChunk
+ *		The NOTICE of one executed chunk.  The time it took goes into the
+ *		detail, so that the message itself is stable.
+ */
+static void
+ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	char	   *lo = TsStr(chunk->start);
+	char	   *hi = TsStr(chunk->end);
+
+	if (report->outcome == CHUNK_DEFERRED)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) deferred: %s",
+						chunk->chunk_no, lo, hi, report->error->message),
+				 errdetail("Deferral %d of %d (backfill.max_attempts); the chunk stays pending.",
+						   report->deferrals, backfill_max_attempts),
+				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
+						 (long long) run->run_id)));
+	else if (report->outcome == CHUNK_DONE && chunk->no_source)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted),
+				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+	else if (report->outcome == CHUNK_DONE)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted,
+						(long long) report->rows_inserted,
+						!report->ledger_checked ? "" :
+						report->ledger_ok ? ", ledger ok" : ", ledger differs"),
+				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+}
+
+/*
+ * RaiseChunkFailure
+ *		After the failure has been committed: end the call with an error
+ *		carrying the chunk's SQLSTATE, so that scripts and pg_cron see it.
+ */
+static void
+RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	ereport(ERROR,
+			(errcode(edata->sqlerrcode),
+			 errmsg("chunk %d of run %lld failed: %s", chunk->chunk_no,
+					(long long) run->run_id, edata->message),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("The chunk was rolled back and recorded as failed; fix the cause, then CALL backfill.run(%lld) to retry it and continue.",
+					 (long long) run->run_id)));
+}
+
+/*
+ * RunLoop
+ *		Execute the run's chunks, one transaction each, until none is left,
+ *		max_chunks (< 0: no limit) have been executed, the probe chunk has
+ *		run, a chunk was deferred, or a chunk failed (then an error).
+ *		Caller holds the run's session lock and a non-atomic SPI
+ *		connection; cxt survives the commits.
+ */
+static void
+RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
+{
+	MemoryContext chunkcxt;
+	int			executed = 0;
+	bool		probe_pending;
+	const char *via;
+	char	   *user;
+
+	MemoryContextSwitchTo(cxt);
+	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
+									 ALLOCSET_DEFAULT_SIZES);
+	via = ScheduleCalledFromCron() ? "pg_cron" : "session";
+	user = CurrentUserName();
+	probe_pending = run->probe && !RunHasDoneChunk(run->run_id);
+
+	for (;;)
+	{
+		ChunkInfo	chunk;
+		ChunkReport report;
+		char	   *run_status;
+		bool		found;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(chunkcxt);
+		MemoryContextSwitchTo(chunkcxt);
+
+		if (max_chunks >= 0 && executed >= max_chunks)
+			break;
+
+		/* an inner connection, so that SPI memory goes with the chunk */
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		found = NextChunk(run, &chunk, &run_status);
+		if (strcmp(run_status, "cancelled") == 0 ||
+			strcmp(run_status, "done") == 0)
+		{
+			SPI_finish();
+			ereport(NOTICE,
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							run_status)));
+			break;
+		}
+		if (!found)
+		{
+			/* nothing left: the run is done (unless a cancel raced us) */
+			if (RemainingChunks(run) > 0)
+			{
+				SPI_finish();
+				SPI_commit();
+				continue;
+			}
+			SetRunStatus(run, "done");
+			SPI_finish();
+			SPI_commit();
+			ereport(NOTICE,
+					(errmsg("run %lld is done", (long long) run->run_id)));
+			break;
+		}
+
+		ExecuteChunk(run, &chunk, probe_pending, via, user, &report);
+		SPI_finish();
+		SPI_commit();
+		executed++;
+
+		ReportChunk(run, &chunk, &report);
+		if (report.outcome == CHUNK_FAILED)
+			RaiseChunkFailure(run, &chunk, report.error);
+		if (report.outcome == CHUNK_DEFERRED)
+			break;
+		if (strcmp(report.run_status, "done") == 0)
+		{
+			ereport(NOTICE,
+					(errmsg("run %lld is done", (long long) run->run_id)));
+			break;
+		}
+		if (probe_pending && !chunk.no_source)
+		{
+			ereport(NOTICE,
+					(errmsg("run %lld is probed: chunk %d has run alone",
+							(long long) run->run_id, chunk.chunk_no),
+					 errhint("Inspect the chunk's rows and figures, then CALL backfill.run(%lld) to run the rest.",
+							 (long long) run->run_id)));
+			break;
+		}
+	}
+	MemoryContextSwitchTo(cxt);
+}
+
+/*
+ * ExecuteRun
+ *		Check the caller, take the run's session lock (or report who holds
+ *		it) and execute the run.  Caller has a non-atomic SPI connection.
+ */
+static void
+ExecuteRun(int64 run_id, int max_chunks)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext cxt;
+	RunInfo    *run;
+	LOCKTAG		tag;
+	LockAcquireResult res;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill run",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	run = LoadRun(run_id);
+	CheckRunIdentity(run, "run", true);
+
+	if (strcmp(run->status, "done") == 0 || strcmp(run->status, "cancelled") == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is already %s", (long long) run_id, run->status)));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+	if (!run->registered || run->source == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill", run->target_name),
+				 errhint("Register it again with backfill.register, or cancel the run with backfill.cancel(%lld).",
+						 (long long) run_id)));
+
+	if (run->scheduled && ScheduleCalledFromCron() &&
+		!ScheduleTickAllowed(run->quiet_hours, run->timezone,
+							 GetCurrentTimestamp()))
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is outside its quiet hours %s; nothing to do in this tick",
+						(long long) run_id, run->quiet_hours)));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_RUN,
+						 (uint32) run_id, 2);
+	res = LockAcquire(&tag, ExclusiveLock, true, true);
+	if (res == LOCKACQUIRE_NOT_AVAIL)
+	{
+		int			pid = RunHolderPid(run_id);
+
+		if (pid != 0)
+			ereport(NOTICE,
+					(errmsg("run %lld is being executed by backend %d; nothing to do",
+							(long long) run_id, pid),
+					 errhint("backfill.progress shows its progress.")));
+		else
+			ereport(NOTICE,
+					(errmsg("run %lld is being executed by another backend; nothing to do",
+							(long long) run_id)));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+
+	PG_TRY();
+	{
+		RunLoop(run, max_chunks, cxt);
+	}
+	PG_FINALLY();
+	{
+		LockRelease(&tag, ExclusiveLock, true);
+	}
+	PG_END_TRY();
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * backfill_run
+ *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
+ *		transaction each.  Only as a top-level CALL.
+ */
 Datum
 backfill_run(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_run")));
+	int			max_chunks = -1;
+
+	RequireTopLevelCall(fcinfo, "backfill.run");
+	NotNull(fcinfo, 0, "run_id");
+	if (!PG_ARGISNULL(1))
+	{
+		max_chunks = PG_GETARG_INT32(1);
+		if (max_chunks <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_chunks must be positive"),
+					 errhint("Leave it NULL to run every pending chunk.")));
+	}
+
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
+	SPI_finish();
 	PG_RETURN_VOID();
 }
 
-PG_FUNCTION_INFO_V1(backfill_backfill);
+/*
+ * backfill_backfill
+ *		CALL backfill.backfill(target, range_start, range_end, chunk, note):
+ *		plan without a probe, commit the plan, and run it to the end.
+ */
 Datum
 backfill_backfill(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_backfill")));
+	int64		run_id;
+
+	RequireTopLevelCall(fcinfo, "backfill.backfill");
+	NotNull(fcinfo, 0, "target");
+
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	run_id = PlanRun(PG_GETARG_OID(0),
+					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
+					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
+					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
+					 false, false, false);
+	SPI_commit();
+	ereport(NOTICE,
+			(errmsg("planned run %lld", (long long) run_id)));
+	ExecuteRun(run_id, -1);
+	SPI_finish();
 	PG_RETURN_VOID();
 }
 
-PG_FUNCTION_INFO_V1(backfill_cancel);
+/*
+ * backfill_cancel
+ *		cancel(run_id) -> chunks cancelled.  Pending and failed chunks
+ *		become cancelled (a chunk executing right now is skipped and
+ *		finishes), the run becomes cancelled and its schedule is removed.
+ */
 Datum
 backfill_cancel(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_cancel")));
-	PG_RETURN_VOID();
+	int64		run_id;
+	RunInfo    *run;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	int32		n;
+
+	NotNull(fcinfo, 0, "run_id");
+	run_id = PG_GETARG_INT64(0);
+	values[0] = Int64GetDatum(run_id);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	run = LoadRun(run_id);
+	CheckRunIdentity(run, "cancel", false);
+	if (strcmp(run->status, "done") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld is already done", (long long) run_id),
+				 errdetail("A finished run cannot be cancelled; its history stays in backfill.chunks.")));
+	if (strcmp(run->status, "cancelled") == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is already cancelled", (long long) run_id)));
+		SPI_finish();
+		PG_RETURN_INT32(0);
+	}
+
+	CatalogExec("UPDATE backfill.chunks c SET status = 'cancelled'"
+				" FROM (SELECT chunk_no FROM backfill.chunks"
+				"  WHERE run_id OPERATOR(pg_catalog.=) $1"
+				"  AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+				"  FOR UPDATE SKIP LOCKED) s"
+				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
+				" AND c.chunk_no OPERATOR(pg_catalog.=) s.chunk_no",
+				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	n = (int32) SPI_processed;
+	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"
+				" finished_at = pg_catalog.clock_timestamp()"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	if (run->scheduled)
+		(void) ScheduleRemoveJob(run_id);
+	SPI_finish();
+	PG_RETURN_INT32(n);
 }
 
-PG_FUNCTION_INFO_V1(backfill_preview);
+/*
+ * backfill_preview
+ *		preview(target, range_start, range_end) -> one row (rows_deleted,
+ *		rows_inserted, before_value, after_value, ledger_value): the
+ *		replacement is done in an internal subtransaction that is always
+ *		rolled back, so nothing changes.
+ */
 Datum
 backfill_preview(PG_FUNCTION_ARGS)
 {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("%s is not implemented yet", "backfill_preview")));
-	PG_RETURN_VOID();
-}
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt;
+	ResourceOwner owner = CurrentResourceOwner;
+	Oid			target;
+	TimestampTz lo;
+	TimestampTz hi;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *time_column;
+	char	   *measure;
+	char	   *ledger;
+	char	   *source;
+	ReplaceResult rr;
+	volatile Datum ledger_value = (Datum) 0;
+	volatile bool ledger_null = true;
+	Datum		out[5];
+	bool		outnull[5];
 
+	NotNull(fcinfo, 0, "target");
+	target = PG_GETARG_OID(0);
+	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+	lo = PG_GETARG_TIMESTAMPTZ(1);
+	hi = PG_GETARG_TIMESTAMPTZ(2);
+	CheckTargetPrivileges(target);
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cxt = CurrentMemoryContext;
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT t.time_column::pg_catalog.text, t.measure, t.ledger, d.source"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						TargetDisplayName(target)),
+				 errhint("Call backfill.register first, with its time column and source query.")));
+	time_column = SpiGetText(0, 1);
+	measure = SpiGetText(0, 2);
+	ledger = SpiGetText(0, 3);
+	source = SpiGetText(0, 4);
+	SPI_freetuptable(SPI_tuptable);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ReplaceRange(target, time_column, lo, hi, source, "delete", measure,
+					 &rr);
+		if (ledger != NULL)
+		{
+			bool		isnull;
+			Datum		lv = LedgerValue(ledger, lo, hi, &isnull);
+
+			ledger_value = lv;
+			ledger_null = isnull;
+		}
+	}
+	PG_CATCH();
+	{
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	out[0] = Int64GetDatum(rr.rows_deleted);
+	outnull[0] = false;
+	out[1] = Int64GetDatum(rr.rows_inserted);
+	outnull[1] = false;
+	out[2] = rr.before_value;
+	outnull[2] = !rr.have_values || rr.before_null;
+	out[3] = rr.after_value;
+	outnull[3] = !rr.have_values || rr.after_null;
+	out[4] = ledger_value;
+	outnull[4] = ledger_null;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
+
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -21,6 +21,7 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -174,7 +175,8 @@ CheckRawSelect(SelectStmt *stmt, const char *what)
 /*
  * CheckQueryReadOnly
  *		query_tree_walker callback: every (sub)query must be a plain SELECT
- *		without row locks or data-modifying CTEs.
+ *		without row locks or data-modifying CTEs, over relations the
+ *		current user may read (42501 otherwise).
  */
 static bool
 CheckQueryReadOnly(Node *node, void *context)
@@ -197,6 +199,8 @@ CheckQueryReadOnly(Node *node, void *context)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s must not use a locking clause", what),
 					 errdetail("The %s only reads; FOR UPDATE and FOR SHARE take row locks.", what)));
+		/* the caller's SELECT rights, now rather than mid-run */
+		(void) ExecCheckRTPerms(q->rtable, true);
 		return query_tree_walker(q, CheckQueryReadOnly, context, 0);
 	}
 	return expression_tree_walker(node, CheckQueryReadOnly, context);
@@ -233,8 +237,8 @@ ParseReadOnlySelect(const char *text, const char *what, char **stmt_text)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s must be a SELECT, VALUES or TABLE query", what),
-				 errdetail("The %s only reads; it was a %s statement.", what,
-						   CreateCommandName(raw->stmt))));
+				 errdetail("The statement given is %s; the %s may only read.",
+						   CreateCommandName(raw->stmt), what)));
 	CheckRawSelect((SelectStmt *) raw->stmt, what);
 	*stmt_text = StatementText(text, raw);
 	return raw;
@@ -341,8 +345,8 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 		attnum = ColumnAttnum(target, tle->resname);
 		if (attnum == 0)
 		{
-			appendStringInfo(&missing, "%s%s", nmissing > 0 ? ", " : "",
-							 quote_identifier(tle->resname));
+			appendStringInfo(&missing, "%s\"%s\"", nmissing > 0 ? ", " : "",
+							 tle->resname);
 			nmissing++;
 			continue;
 		}
@@ -792,6 +796,11 @@ broken:
  *		number of rows inserted and the measure over them.  The composed
  *		text is parsed again, and its subquery must be exactly the source
  *		query's parse tree: user text cannot escape into our statement.
+ *
+ * The source sits behind an OFFSET 0 fence, so the planner neither pulls
+ * it up nor pushes the range check into it: _in_range only ever sees the
+ * rows the source returns, never rows its own WHERE would filter out
+ * (quals of one scan run in cost order, not in the order written).
  */
 char *
 ComposeSourceInsert(Oid target, const char *time_column,
@@ -822,7 +831,8 @@ ComposeSourceInsert(Oid target, const char *time_column,
 	if (measure != NULL)
 		appendStringInfoString(&sql, "WITH " MEASURE_ROWS_ALIAS " AS (");
 	appendStringInfo(&sql,
-					 "INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+					 "INSERT INTO %s (%s) SELECT %s"
+					 " FROM (SELECT * FROM (\n%s\n) AS s OFFSET 0) AS s"
 					 " WHERE backfill._in_range(CAST(s.%s AS pg_catalog.timestamptz), $1, $2)",
 					 QualifiedRelName(target), cols.data, scols.data,
 					 source->sql, QuotedColumn(target, time_column));
@@ -857,6 +867,21 @@ ComposeSourceInsert(Oid target, const char *time_column,
 		sel->lockingClause != NIL || sel->intoClause != NULL ||
 		sel->distinctClause != NIL ||
 		!IsA(sel->whereClause, FuncCall))
+		goto broken;
+	/* the fence: SELECT * FROM (<source>) AS s OFFSET 0 */
+	sub = (RangeSubselect *) linitial(sel->fromClause);
+	if (sub->lateral || !IsA(sub->subquery, SelectStmt))
+		goto broken;
+	sel = (SelectStmt *) sub->subquery;
+	if (sel->op != SETOP_NONE || sel->withClause != NULL ||
+		list_length(sel->targetList) != 1 ||
+		list_length(sel->fromClause) != 1 ||
+		!IsA(linitial(sel->fromClause), RangeSubselect) ||
+		sel->whereClause != NULL || sel->groupClause != NIL ||
+		sel->havingClause != NULL || sel->windowClause != NIL ||
+		sel->sortClause != NIL || sel->limitCount != NULL ||
+		sel->limitOffset == NULL || sel->lockingClause != NIL ||
+		sel->intoClause != NULL || sel->distinctClause != NIL)
 		goto broken;
 	sub = (RangeSubselect *) linitial(sel->fromClause);
 	if (sub->lateral || !equal(sub->subquery, linitial_node(RawStmt, alone)->stmt))

@@ -1,6 +1,44 @@
 -- backfill install script.  Built by the Makefile from src/sql/*.sql.
 \echo Use "CREATE EXTENSION backfill" to load this file. \quit
 
+-- CREATE EXTENSION reuses an existing schema named in the control file.
+-- Refuse one that someone else owns, that others may create objects in,
+-- or that already holds objects: its owner could plant or swap objects
+-- that superusers later call (the CVE-2022-2625 family).
+DO $guard$
+DECLARE
+    n pg_catalog.pg_namespace;
+    why pg_catalog.text;
+BEGIN
+    SELECT * INTO n FROM pg_catalog.pg_namespace
+     WHERE nspname OPERATOR(pg_catalog.=) 'backfill';
+    IF n.nspowner OPERATOR(pg_catalog.<>) (SELECT oid FROM pg_catalog.pg_roles
+                                  WHERE rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+        why := pg_catalog.format('It is owned by role %s, not by the role creating the extension.',
+                                 n.nspowner::pg_catalog.regrole);
+    ELSIF EXISTS (SELECT FROM pg_catalog.aclexplode(n.nspacl) a
+                   WHERE a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+                     AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE') THEN
+        why := 'It grants CREATE to other roles.';
+    ELSIF EXISTS (SELECT FROM pg_catalog.pg_class
+                   WHERE relnamespace OPERATOR(pg_catalog.=) n.oid)
+       OR EXISTS (SELECT FROM pg_catalog.pg_proc
+                   WHERE pronamespace OPERATOR(pg_catalog.=) n.oid)
+       OR EXISTS (SELECT FROM pg_catalog.pg_type
+                   WHERE typnamespace OPERATOR(pg_catalog.=) n.oid)
+       OR EXISTS (SELECT FROM pg_catalog.pg_operator
+                   WHERE oprnamespace OPERATOR(pg_catalog.=) n.oid) THEN
+        why := 'It already holds objects.';
+    END IF;
+    IF why IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "backfill" already exists and will not be adopted'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = why,
+                  HINT = 'Drop or rename the schema "backfill", then run CREATE EXTENSION again.';
+    END IF;
+END
+$guard$;
+
 -- The schema is created by CREATE EXTENSION (schema = backfill in the
 -- control file); no object below is created with OR REPLACE or IF NOT
 -- EXISTS, so a pre-existing object makes the install fail instead of

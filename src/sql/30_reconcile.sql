@@ -60,3 +60,32 @@ AS 'MODULE_PATHNAME', 'backfill_run_check'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.run_check(pg_catalog.int8) IS
     'Run a standing check now and append its results; returns the number of failing chunks.';
+
+-- The failing results of standing checks that still stand: for each target
+-- and chunk range, the latest result, when it is failing (a later ok or
+-- no_source result for the same range supersedes it).  failing_since is
+-- the first failing result after the last one that was not failing.
+CREATE VIEW backfill.alerts WITH (security_invoker = true) AS
+SELECT l.result_id, l.check_id, l.target, l.chunk_start, l.chunk_end,
+       l.verdict, l.target_value, l.ledger_value, l.ledger_ok,
+       l.neighbor_median, l.neighbor_ok, l.checked_at, l.checked_by,
+       (SELECT pg_catalog.min(f.checked_at)
+          FROM backfill.check_results f
+         WHERE f.target OPERATOR(pg_catalog.=) l.target
+           AND f.chunk_start OPERATOR(pg_catalog.=) l.chunk_start
+           AND f.chunk_end OPERATOR(pg_catalog.=) l.chunk_end
+           AND f.verdict OPERATOR(pg_catalog.=) ANY (ARRAY['ledger_mismatch', 'outlier'])
+           AND NOT EXISTS (
+                 SELECT FROM backfill.check_results p
+                  WHERE p.target OPERATOR(pg_catalog.=) l.target
+                    AND p.chunk_start OPERATOR(pg_catalog.=) l.chunk_start
+                    AND p.chunk_end OPERATOR(pg_catalog.=) l.chunk_end
+                    AND p.verdict OPERATOR(pg_catalog.<>) ALL (ARRAY['ledger_mismatch', 'outlier'])
+                    AND p.checked_at OPERATOR(pg_catalog.>=) f.checked_at)) AS failing_since
+  FROM (SELECT DISTINCT ON (r.target, r.chunk_start, r.chunk_end) r.*
+          FROM backfill.check_results r
+         ORDER BY r.target, r.chunk_start, r.chunk_end,
+                  r.checked_at DESC, r.result_id DESC) l
+ WHERE l.verdict OPERATOR(pg_catalog.=) ANY (ARRAY['ledger_mismatch', 'outlier']);
+COMMENT ON VIEW backfill.alerts IS
+    'Failing standing-check results not superseded by a later passing result for the same range.';

@@ -30,3 +30,7 @@ GRANT EXECUTE ON PROCEDURE
     backfill.run(pg_catalog.int8, pg_catalog.int4),
     backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text)
 TO PUBLIC;
+-- Monitoring and lineage (25_views.sql); the views are covered by the
+-- SELECT grant above.
+GRANT EXECUTE ON FUNCTION backfill.lineage(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION backfill.changes(pg_catalog.int8) TO PUBLIC;

@@ -1,0 +1,135 @@
+# t/010_schedule_check.pl: pg_cron really fires a standing check.
+#
+# A target whose last days disagree with the payment ledger on one day
+# (a payment missing from the target) gets a standing check scheduled by an
+# unprivileged role with '* * * * *'.  We wait (at most 150 s) for pg_cron
+# to run it, then expect: the job belongs to that role and runs exactly
+# SELECT backfill.run_check(<id>); backfill.check_results holds one row
+# per checked chunk; backfill.alerts shows exactly the planted mismatch;
+# cron.job_run_details says succeeded; unschedule_check removes the job.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep);
+
+my $node = PostgreSQL::Test::Cluster->new('check');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 20
+timezone = 'UTC'
+});
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION backfill;
+CREATE EXTENSION pg_cron;
+CREATE ROLE analyst LOGIN;
+GRANT USAGE ON SCHEMA cron TO analyst;
+
+CREATE TABLE payments (ts timestamptz NOT NULL, amount numeric NOT NULL);
+CREATE TABLE ledger (ts timestamptz NOT NULL, amount numeric NOT NULL);
+-- the ten days before today, 24 payments a day, in both tables
+INSERT INTO ledger
+SELECT date_trunc('day', now()) - d * interval '1 day' + h * interval '1 hour',
+       10 + h
+  FROM generate_series(1, 10) d, generate_series(0, 23) h;
+INSERT INTO payments SELECT * FROM ledger;
+-- the planted mismatch: three days ago the target lost its 13:00 payment
+DELETE FROM payments
+ WHERE ts = date_trunc('day', now()) - interval '3 days' + interval '13 hours';
+GRANT SELECT ON payments, ledger TO analyst;
+SELECT backfill.register('payments', 'ts',
+         'SELECT ts, amount FROM ledger WHERE ts >= $1 AND ts < $2',
+         ledger => 'SELECT sum(amount) FROM ledger WHERE ts >= $1 AND ts < $2',
+         measure => 'sum(amount)');
+});
+
+my $job_id = $node->safe_psql('postgres', q{
+SET ROLE analyst;
+SELECT backfill.schedule_check('payments', '* * * * *', '7 days');
+});
+like($job_id, qr/^\d+$/, 'schedule_check returns the pg_cron job id');
+
+my $check_id = $node->safe_psql('postgres',
+	"SELECT check_id FROM backfill.checks WHERE job_id = $job_id");
+like($check_id, qr/^\d+$/, 'the check records its job id');
+
+is( $node->safe_psql(
+		'postgres',
+		"SELECT jobname || '|' || command || '|' || username FROM cron.job WHERE jobid = $job_id"
+	),
+	"backfill_check_$check_id|SELECT backfill.run_check($check_id)|analyst",
+	'the job is named after the check, runs only run_check and belongs to the caller');
+
+# pg_cron is minute-granular: the first tick comes within about a minute
+my $results = 0;
+for (my $waited = 0; $waited < 150; $waited += 1)
+{
+	$results = $node->safe_psql('postgres',
+		"SELECT count(DISTINCT chunk_start) FROM backfill.check_results WHERE check_id = $check_id");
+	last if $results > 0;
+	sleep(1);
+}
+is($results, 7, 'the job checked the 7 whole days before today');
+
+is( $node->safe_psql(
+		'postgres', q{
+SELECT verdict || '|' || target_value || '|' || ledger_value || '|' || checked_by
+  FROM backfill.alerts
+ WHERE chunk_start = date_trunc('day', now()) - interval '3 days'
+   AND chunk_end = date_trunc('day', now()) - interval '2 days'}
+	),
+	'ledger_mismatch|493|516|analyst',
+	'alerts shows the planted mismatch with both figures');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM backfill.alerts'),
+	'1', 'and nothing else');
+
+my $status = '';
+for (my $waited = 0; $waited < 30; $waited += 1)
+{
+	$status = $node->safe_psql('postgres',
+		"SELECT string_agg(DISTINCT status, ',') FROM cron.job_run_details WHERE jobid = $job_id AND status IN ('succeeded', 'failed')"
+	);
+	last if $status ne '';
+	sleep(1);
+}
+is($status, 'succeeded', 'cron.job_run_details says succeeded');
+
+# the fix: put the payment back; a passing result supersedes the alert
+$node->safe_psql(
+	'postgres', q{
+INSERT INTO payments
+VALUES (date_trunc('day', now()) - interval '3 days' + interval '13 hours', 23);
+});
+is( $node->safe_psql(
+		'postgres', "SET ROLE analyst; SELECT backfill.run_check($check_id)"),
+	'0',
+	'run_check by hand finds no failing chunk after the fix');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM backfill.alerts'),
+	'0', 'the alert is superseded by the passing result');
+
+is( $node->safe_psql(
+		'postgres',
+		"SET ROLE analyst; SELECT backfill.unschedule_check($check_id)"),
+	't',
+	'unschedule_check removes the job');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM cron.job WHERE jobid = $job_id"),
+	'0',
+	'the job is gone');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT job_id IS NULL FROM backfill.checks WHERE check_id = $check_id"),
+	't',
+	'the check forgets its job, its results stay');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,98 @@
+# Lint of the install script sources (checklist S11, S12).
+#
+# - The built install script starts with the \echo ... \quit guard, and
+#   feeding it to psql directly creates nothing.
+# - src/sql/*.sql never uses CREATE OR REPLACE, IF NOT EXISTS or SECURITY
+#   DEFINER, and never puts @extschema@ / @extowner@ inside quotes: an
+#   install script must fail on a pre-existing object rather than adopt it
+#   (CVE-2022-2625, CVE-2023-39417).
+# Each rule also runs against a known-bad sample, so the lint itself is
+# shown to catch what it is meant to catch.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# Strip -- comments (outside string literals, good enough for our scripts:
+# no fragment has -- inside a literal).
+sub strip_comments
+{
+	my ($text) = @_;
+	$text =~ s/--[^\n]*//g;
+	return $text;
+}
+
+# Return the list of "file:line: rule" offences in a text.
+sub lint
+{
+	my ($name, $text) = @_;
+	my @bad;
+	my @rules = (
+		[ qr/\bOR\s+REPLACE\b/i,      'CREATE OR REPLACE' ],
+		[ qr/\bIF\s+NOT\s+EXISTS\b/i, 'IF NOT EXISTS' ],
+		[ qr/\bSECURITY\s+DEFINER\b/i, 'SECURITY DEFINER' ],
+		[ qr/['"\$][^'"\n]*\@ext(schema|owner)[^@]*\@/i, '@extschema@/@extowner@ inside quotes' ],
+	);
+	my $code = strip_comments($text);
+	my $lineno = 0;
+	for my $line (split /\n/, $code)
+	{
+		$lineno++;
+		for my $r (@rules)
+		{
+			push @bad, "$name:$lineno: $r->[1]" if $line =~ $r->[0];
+		}
+	}
+	return @bad;
+}
+
+# Positive controls: each rule catches its sample.
+my %samples = (
+	'CREATE OR REPLACE' => "CREATE OR REPLACE FUNCTION backfill.f() RETURNS int LANGUAGE sql AS 'SELECT 1';",
+	'IF NOT EXISTS' => "CREATE TABLE IF NOT EXISTS backfill.t (a int);",
+	'SECURITY DEFINER' => "CREATE FUNCTION backfill.f() RETURNS int\n  SECURITY DEFINER LANGUAGE sql AS 'SELECT 1';",
+	'@extschema@/@extowner@ inside quotes' => "COMMENT ON SCHEMA backfill IS 'owned by \@extowner\@';",
+);
+for my $rule (sort keys %samples)
+{
+	my @hits = lint('sample', $samples{$rule});
+	ok((grep { /\Q$rule\E/ } @hits), "lint rule '$rule' catches a bad sample");
+}
+is_deeply([ lint('sample', "-- CREATE OR REPLACE in a comment is fine\nCREATE TABLE backfill.t (a int);") ],
+	[], 'lint ignores comments and clean statements');
+
+# The real sources.
+my @parts = sort glob('src/sql/*.sql');
+ok(@parts > 0, 'install script fragments found');
+my @offences;
+for my $f (@parts)
+{
+	push @offences, lint($f, slurp_file($f));
+}
+is_deeply(\@offences, [], 'no CREATE OR REPLACE / IF NOT EXISTS / SECURITY DEFINER / quoted @ext...@ in src/sql');
+
+# The built script starts with the \echo ... \quit guard.
+my ($version) = slurp_file('backfill.control') =~ /^default_version\s*=\s*'([^']+)'/m;
+my $script = "backfill--$version.sql";
+ok(-f $script, "built install script $script exists");
+my @code_lines = grep { !/^\s*(--.*)?$/ } split /\n/, slurp_file($script);
+like($code_lines[0], qr/^\\echo Use "CREATE EXTENSION backfill" to load this file\. \\quit$/,
+	'first statement of the install script is the \echo ... \quit guard');
+
+# Loading the script with psql stops at the guard and creates nothing.
+my $node = PostgreSQL::Test::Cluster->new('lint');
+$node->init;
+$node->start;
+my ($ret, $stdout, $stderr) = $node->psql('postgres', undef,
+	extra_params => [ '-f', $script ]);
+like($stdout . $stderr, qr/Use "CREATE EXTENSION backfill" to load this file/,
+	'psql -f on the script prints the guard message');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_namespace WHERE nspname = 'backfill'")
+	  + $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_class WHERE relname IN ('runs', 'chunks', 'targets')"),
+	0, 'psql -f on the script created no schema and no tables');
+$node->stop;
+
+done_testing();
