@@ -195,12 +195,13 @@ extern bool PartitionReplaceRange(Oid target, const char *time_column,
 
 /*
  * The chunk lock of a partitioned target: RowExclusiveLock on the target
- * and intermediate partitioned tables, "mode" on the affected leaves only.
- * A table that is not partitioned is locked in "mode".
+ * and intermediate partitioned tables, "lockmode" on the affected leaves
+ * only (AccessExclusiveLock when "strategy" resolves to truncate or swap
+ * for the chunk).  A table that is not partitioned is locked in "lockmode".
  */
 extern void LockAffectedPartitions(Oid target, const char *time_column,
 								   TimestampTz lo, TimestampTz hi,
-								   int lockmode);
+								   const char *strategy, int lockmode);
 
 /* ---- reconciliation (reconcile.c) ---- */
 

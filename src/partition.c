@@ -393,16 +393,23 @@ AffectedLeaves(Oid target, const char *time_column,
  *		The chunk lock of a partitioned target: the target and the
  *		partitioned tables between it and the affected leaves in
  *		RowExclusiveLock (the lock any writer takes, so writers to other
- *		partitions go on), then the affected leaves in "mode".  Lock waits
- *		are bounded by the session's lock_timeout.  A table that is not
- *		partitioned is locked in "mode" itself.
+ *		partitions go on and nobody can detach or drop the leaves), then
+ *		the affected leaves only: in "mode", or in AccessExclusiveLock when
+ *		"strategy" resolves to truncate or swap for this chunk, which need
+ *		it anyway: taking it here, in the run's lock phase, bounds the wait
+ *		by backfill.lock_timeout and turns a timeout into a deferral
+ *		instead of a failure midway.  A table that is not partitioned is
+ *		locked in "mode" itself.  Lock waits are bounded by the session's
+ *		lock_timeout.
  */
 void
 LockAffectedPartitions(Oid target, const char *time_column,
-					   TimestampTz lo, TimestampTz hi, LOCKMODE mode)
+					   TimestampTz lo, TimestampTz hi, const char *strategy,
+					   int mode)
 {
 	PartPlan	plan;
 	ListCell   *lc;
+	const char *chosen;
 
 	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
 	{
@@ -410,6 +417,9 @@ LockAffectedPartitions(Oid target, const char *time_column,
 		return;
 	}
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+	if (strcmp(chosen, "delete") != 0)
+		mode = AccessExclusiveLock;
 	foreach(lc, plan.leaves)
 		LockRelationOid(((LeafPart *) lfirst(lc))->relid, mode);
 }
@@ -745,7 +755,9 @@ RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
  *		Count (and measure) the target's rows in [lo, hi) before they are
  *		truncated or swapped away: result->rows_deleted and before_value.
  *		This reads the affected partitions once; DELETE gets the same
- *		figures from its RETURNING rows.
+ *		figures from its RETURNING rows.  Not read-only: SPI then takes a
+ *		snapshot that sees this transaction's own work (the swap reads
+ *		the new rows back with it).
  */
 static void
 MeasureRange(Oid target, const char *time_column,
@@ -772,7 +784,7 @@ MeasureRange(Oid target, const char *time_column,
 				   measure ? ", CAST((\n" : "", measure ? measure : "",
 				   measure ? "\n) AS pg_catalog.numeric)" : "",
 				   RelName(target), col, col);
-	SpiExec(sql, 2, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)
 	{

@@ -32,6 +32,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -860,18 +861,27 @@ RunHolderPid(int64 run_id)
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		so writers wait while readers do not.  Both waits are bounded by
  *		lock_timeout, which the caller has set.  Caller is connected to SPI.
+ *		A partitioned target: only the partitions the chunk affects are
+ *		locked (LockAffectedPartitions, partition.c), so writers to the
+ *		other partitions go on.
  */
 static void
-ChunkLockTarget(Oid target)
+ChunkLockTarget(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi, const char *strategy)
 {
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
 						 (uint32) target, 2);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	SpiExec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-					 TargetDisplayName(target)),
-			0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	/* partitioned: only the affected partitions (partition.c) */
+	if (get_rel_relkind(target) == RELKIND_PARTITIONED_TABLE)
+		LockAffectedPartitions(target, time_column, lo, hi, strategy,
+							   ShareRowExclusiveLock);
+	else
+		SpiExec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+						 TargetDisplayName(target)),
+				0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 }
 
 /*
@@ -1048,7 +1058,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					 errmsg("the table of run %lld no longer exists",
 							(long long) run->run_id),
 					 errdetail("The run was planned for table %s.", run->target_name)));
-		ChunkLockTarget(run->target);
+		ChunkLockTarget(run->target, run->time_column, chunk->start,
+						chunk->end, chunk->no_source ? "delete" : run->strategy);
 		phase = PHASE_WORK;
 		SetChunkOption("lock_timeout", user_lock_timeout);
 
