@@ -16,11 +16,19 @@
  *	  timestamp and date keys are read in the session TimeZone;
  *	- a partition entirely inside the range is affected with all its
  *	  descendants, whatever their keys;
- *	- a partition that overlaps the range only partly, under any other key
- *	  (list, hash, several columns, an expression, another column) makes
- *	  the chunk unaligned;
+ *	- a partition that overlaps the range only partly decides by its own
+ *	  key; under any other key (list, hash, several columns, an
+ *	  expression, another column) the chunk is unaligned;
  *	- a DEFAULT partition is affected when the non-default partitions do
  *	  not cover the whole range (it may then hold rows of the range).
+ *
+ * truncate empties the affected leaves with TRUNCATE ONLY and inserts the
+ * source's rows; swap loads them into a fresh table without indexes and
+ * exchanges its files with the leaf's (finish_heap_swap), so only the leaf
+ * is ever locked exclusively and it keeps its identity.  Both give the
+ * rows, figures and errors of the delete strategy (replace.c); the rules
+ * that make them unsafe are in UnsafeReason and SwapObstacle, and
+ * doc/part.md explains each.
  *
  *-------------------------------------------------------------------------
  */
