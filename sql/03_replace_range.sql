@@ -115,7 +115,7 @@ SELECT * FROM backfill.replace_range('rr.parted', 'ts', '2024-01-01 06:00', '202
     'SELECT ts, 2 AS v FROM rr.raw WHERE ts >= $1 AND ts < $2');
 SELECT tableoid::regclass, count(*), sum(v) FROM rr.parted GROUP BY 1 ORDER BY 1;
 
--- strategies
+-- strategies: truncate and swap need a partitioned target (50_partitions tests them)
 SELECT * FROM backfill.replace_range('rr.daily', 'ts', '2024-01-05', '2024-01-06',
     'TABLE rr.staging', 'delete');
 SELECT pg_temp.err($$SELECT * FROM backfill.replace_range('rr.daily', 'ts', '2024-01-05', '2024-01-06', 'TABLE rr.staging', 'truncate')$$);

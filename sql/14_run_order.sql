@@ -79,5 +79,22 @@ SELECT backfill.plan('ord.signups', '2024-04-20', '2024-04-22') AS z \gset
 CALL backfill.run(:z);
 SELECT status, finished_at IS NOT NULL AS finished FROM backfill.runs WHERE run_id = :z;
 
+-- 6. The table is dropped while a run is unfinished: the run says so, its
+--    planner can still cancel it, and the registration can be removed by
+--    OID.
+CREATE TABLE ord.gone (day date, n int);
+SELECT backfill.register('ord.gone', 'day',
+    $q$SELECT at::date AS day, count(*)::int AS n FROM ord.events
+        WHERE at >= $1 AND at < $2 GROUP BY 1$q$);
+SELECT backfill.plan('ord.gone', '2024-05-03', '2024-05-05') AS g \gset
+SELECT 'ord.gone'::regclass::oid AS gone_oid \gset
+DROP TABLE ord.gone;
+CALL backfill.run(:g);
+SELECT backfill.unregister(:gone_oid);
+SELECT backfill.cancel(:g);
+SELECT backfill.unregister(:gone_oid);
+SELECT count(*) AS registered FROM backfill.targets WHERE target_name = 'ord.gone';
+SELECT count(*) AS history_kept FROM backfill.chunks WHERE run_id = :g;
+
 SELECT backfill.unregister('ord.signups');
 DROP SCHEMA ord CASCADE;

@@ -61,7 +61,7 @@ RESET ROLE;
 
 -- The views are security invokers and nothing here is SECURITY DEFINER.
 SELECT c.relname, c.reloptions FROM pg_class c
- WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind = 'v' ORDER BY 1;
+ WHERE c.oid IN ('backfill.history'::regclass, 'backfill.progress'::regclass) ORDER BY 1;
 SELECT p.proname, p.prosecdef, p.provolatile FROM pg_proc p
  WHERE p.oid IN ('backfill.lineage'::regproc, 'backfill.changes'::regproc) ORDER BY 1;
 

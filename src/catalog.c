@@ -23,6 +23,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "backfill.h"
@@ -57,12 +58,80 @@ BackfillExtensionOwner(void)
 }
 
 /*
+ * Saved plans of catalog statements.  The run engine executes the same few
+ * statements for every chunk; parsing and planning them once per backend
+ * keeps the bookkeeping of a chunk small.  The plan cache re-plans on its
+ * own when a table changes or the search_path differs from the one a plan
+ * was made under.  Statements beyond the first CATALOG_PLANS are executed
+ * unsaved, so SQL that is built per call can never grow the cache.
+ */
+#define CATALOG_PLANS 64
+
+typedef struct CatalogPlan
+{
+	char	   *sql;
+	int			nargs;
+	Oid		   *argtypes;
+	SPIPlanPtr	plan;
+} CatalogPlan;
+
+static CatalogPlan catalog_plans[CATALOG_PLANS];
+static int	n_catalog_plans = 0;
+
+/*
+ * CatalogPlanFor
+ *		The saved plan of (sql, argtypes), prepared on first use; NULL when
+ *		the cache is full.  Caller is connected to SPI.
+ */
+static SPIPlanPtr
+CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
+{
+	CatalogPlan *entry;
+	SPIPlanPtr	plan;
+	int			i;
+
+	for (i = 0; i < n_catalog_plans; i++)
+	{
+		entry = &catalog_plans[i];
+		if (entry->nargs == nargs &&
+			(nargs == 0 ||
+			 memcmp(entry->argtypes, argtypes, sizeof(Oid) * nargs) == 0) &&
+			strcmp(entry->sql, sql) == 0)
+			return entry->plan;
+	}
+	if (n_catalog_plans >= CATALOG_PLANS)
+		return NULL;
+
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "backfill: could not prepare statement (%s): %s",
+			 SPI_result_code_string(SPI_result), sql);
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "backfill: could not save plan: %s", sql);
+
+	entry = &catalog_plans[n_catalog_plans];
+	entry->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	entry->nargs = nargs;
+	entry->argtypes = NULL;
+	if (nargs > 0)
+	{
+		entry->argtypes = MemoryContextAlloc(TopMemoryContext,
+											 sizeof(Oid) * nargs);
+		memcpy(entry->argtypes, argtypes, sizeof(Oid) * nargs);
+	}
+	entry->plan = plan;
+	n_catalog_plans++;
+	return plan;
+}
+
+/*
  * CatalogExec
  *		Run one catalog statement as the extension owner.
  *
  * The caller must be connected to SPI.  The statement must reference only
  * schema-qualified objects.  User id and security context are restored on
- * error as well as on success.
+ * error as well as on success.  The statement's plan is saved for the
+ * rest of the session (see CatalogPlanFor).
  */
 int
 CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
@@ -78,7 +147,19 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						   SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
 	{
-		rc = SpiExec(sql, nargs, argtypes, values, nulls, false, 0, expected);
+		SPIPlanPtr	plan = CatalogPlanFor(sql, nargs, argtypes);
+
+		if (plan == NULL)
+			rc = SpiExec(sql, nargs, argtypes, values, nulls, false, 0,
+						 expected);
+		else
+		{
+			rc = SPI_execute_plan(plan, values, nulls, false, 0);
+			if (rc != expected)
+				elog(ERROR, "backfill: statement returned %s, expected %s: %s",
+					 SPI_result_code_string(rc),
+					 SPI_result_code_string(expected), sql);
+		}
 	}
 	PG_FINALLY();
 	{

@@ -32,7 +32,6 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -372,15 +371,13 @@ backfill_register(PG_FUNCTION_ARGS)
 	}
 
 	{
-		Oid			argtypes[11] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
-			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID};
+		Oid			types[12] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
+			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID,
+		TEXTOID};
 		Datum		values[12];
 		char		nulls[12];
-		Oid			types[12];
 
 		memset(nulls, ' ', sizeof(nulls));
-		memcpy(types, argtypes, sizeof(argtypes));
-		types[11] = TEXTOID;
 		values[0] = ObjectIdGetDatum(target);
 		values[1] = CStringGetTextDatum(TargetDisplayName(target));
 		values[2] = CStringGetTextDatum(time_column);
@@ -426,7 +423,10 @@ backfill_register(PG_FUNCTION_ARGS)
  * backfill_unregister
  *		unregister(target): forget a target.  Refused (55006) while it has
  *		runs that are planned, probed or failed; definitions, runs and
- *		chunks stay as history.
+ *		chunks stay as history.  The caller must be allowed to rewrite the
+ *		table; when the table has been dropped, its registration can be
+ *		removed (by OID, e.g. unregister(16384)) by the role that
+ *		registered it, a role with its privileges, or a superuser.
  */
 Datum
 backfill_unregister(PG_FUNCTION_ARGS)
@@ -435,25 +435,53 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
 	char	   *unfinished;
+	char	   *name;
+	char	   *registrant;
+	bool		dropped;
 
 	NotNull(fcinfo, 0, "target");
 	target = PG_GETARG_OID(0);
 	values[0] = ObjectIdGetDatum(target);
+	dropped = (get_rel_name(target) == NULL);
 
-	CheckTargetPrivileges(target);
+	if (!dropped)
+		CheckTargetPrivileges(target);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	TakeTargetPlanLock(target);
 
-	CatalogExec("SELECT 1 FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT target_name, registered_by::pg_catalog.text"
+				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
+	{
+		if (dropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", target)));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
 						TargetDisplayName(target)),
 				 errhint("Registered tables are listed in backfill.targets.")));
+	}
+	name = SpiGetText(0, 1);
+	registrant = SpiGetText(0, 2);
+	SPI_freetuptable(SPI_tuptable);
+
+	if (dropped)
+	{
+		Oid			role = get_role_oid(registrant, true);
+
+		if (!(OidIsValid(role) ? has_privs_of_role(GetUserId(), role) :
+			  superuser()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to unregister dropped table %s", name),
+					 errdetail("Only the role that registered it (\"%s\"), a role with its privileges, or a superuser may.",
+							   registrant)));
+	}
 
 	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"
 				" FROM backfill.runs WHERE target OPERATOR(pg_catalog.=) $1"
@@ -463,8 +491,7 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	if (unfinished != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s has unfinished backfill runs",
-						TargetDisplayName(target)),
+				 errmsg("table %s has unfinished backfill runs", name),
 				 errdetail("Unfinished runs: %s.", unfinished),
 				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
 
@@ -859,11 +886,13 @@ RunHolderPid(int64 run_id)
  *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
  *		(backfill.lock_target takes it in ShareLock, so the daily job and a
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
- *		so writers wait while readers do not.  Both waits are bounded by
- *		lock_timeout, which the caller has set.  Caller is connected to SPI.
- *		A partitioned target: only the partitions the chunk affects are
- *		locked (LockAffectedPartitions, partition.c), so writers to the
- *		other partitions go on.
+ *		or, for a partitioned table, on the leaves that can hold rows of
+ *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
+ *		rows wait while readers, and writers to other partitions, do not;
+ *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
+ *		will truncate or swap them ("strategy", see partition.c).
+ *		Both waits are bounded by lock_timeout, which the caller has set.
+ *		Privileges were checked by the caller (CheckTargetPrivileges).
  */
 static void
 ChunkLockTarget(Oid target, const char *time_column,
@@ -874,14 +903,8 @@ ChunkLockTarget(Oid target, const char *time_column,
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
 						 (uint32) target, 2);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	/* partitioned: only the affected partitions (partition.c) */
-	if (get_rel_relkind(target) == RELKIND_PARTITIONED_TABLE)
-		LockAffectedPartitions(target, time_column, lo, hi, strategy,
-							   ShareRowExclusiveLock);
-	else
-		SpiExec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-						 TargetDisplayName(target)),
-				0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	LockAffectedPartitions(target, time_column, lo, hi, strategy,
+						   ShareRowExclusiveLock);
 }
 
 /*
@@ -954,27 +977,45 @@ typedef struct ChunkReport
 } ChunkReport;
 
 /*
- * RemainingChunks
- *		Chunks of the run still to execute.  Caller is connected to SPI.
+ * Predicates of the chunks still to execute; spelled exactly as the
+ * partial indexes chunks_todo_idx and chunks_no_source_todo_idx (20_runs.sql)
+ * so that the planner can prove them and never rescan the done chunks.
  */
-static int64
+#define TODO_PENDING \
+	"status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+#define TODO_NO_SOURCE \
+	"status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL"
+
+/*
+ * RemainingChunks
+ *		Whether the run has chunks still to execute: pending or failed
+ *		ones, and with clear_no_source the no_source ones not cleared yet.
+ *		Caller is connected to SPI.
+ */
+static bool
 RemainingChunks(RunInfo *run)
 {
-	Oid			argtypes[2] = {INT8OID, BOOLOID};
-	Datum		values[2];
-	bool		isnull;
-	int64		n;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		found;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = BoolGetDatum(run->clear_no_source);
-	CatalogExec("SELECT pg_catalog.count(*) FROM backfill.chunks"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	n = SpiGetInt64(0, 1, &isnull);
+	CatalogExec("SELECT 1 FROM backfill.chunks"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+				" LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
 	SPI_freetuptable(SPI_tuptable);
-	return n;
+	if (!found && run->clear_no_source)
+	{
+		CatalogExec("SELECT 1 FROM backfill.chunks"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					" LIMIT 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		found = SPI_processed > 0;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	return found;
 }
 
 /*
@@ -1007,12 +1048,15 @@ SetRunStatus(RunInfo *run, const char *status)
  *		transaction and record its outcome (done, deferred or failed) in the
  *		same transaction; the caller commits.  A query cancel that is not
  *		our chunk_timeout is re-thrown after the rollback (the chunk stays
- *		pending).  Caller is connected to SPI; the current memory context
- *		must survive the transaction end (the report is allocated there).
+ *		pending).  run_status is the run's status read in this transaction
+ *		(the run row is updated only when it changes).  Caller is connected
+ *		to SPI; the current memory context must survive the transaction end
+ *		(the report is allocated there).
  */
 static void
 ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-			 const char *via, const char *user, ChunkReport *report)
+			 const char *run_status, const char *via, const char *user,
+			 ChunkReport *report)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -1040,7 +1084,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		Datum		measure_value = (Datum) 0;
 		const char *verdict = NULL;
 		const char *status;
-		int64		remaining;
+		bool		remaining;
 		bool		after_probe;
 
 		/* the run's settings, for this chunk only */
@@ -1081,19 +1125,19 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 &rr);
 			if (run->ledger != NULL)
 			{
-				Datum		zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
 				Datum		lv;
+				bool		measure_null = !rr.have_values || rr.after_null;
 
 				lv = LedgerValue(run->ledger, chunk->start, chunk->end,
 								 &ledger_null);
 				ledger_value = ledger_null ? (Datum) 0 : lv;
 				have_ledger = !ledger_null;
 				/* a NULL figure (an aggregate over no rows) counts as 0 */
-				measure_value = (rr.have_values && !rr.after_null) ?
-					rr.after_value : zero;
-				ledger_ok = LedgerAgrees(measure_value,
-										 ledger_null ? zero : lv,
-										 run->tolerance);
+				measure_value = measure_null ?
+					DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
+					rr.after_value;
+				ledger_ok = LedgerCompare(rr.after_value, measure_null,
+										  lv, ledger_null, run->tolerance);
 				verdict = ledger_ok ? "ok" : "ledger_mismatch";
 				if (!ledger_ok && run->ledger_gate)
 				{
@@ -1164,13 +1208,14 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		/* and the run's status */
 		remaining = RemainingChunks(run);
 		after_probe = !probe_pending || !chunk->no_source;
-		if (remaining == 0)
+		if (!remaining)
 			status = "done";
 		else if (run->probe && after_probe)
 			status = "probed";
 		else
 			status = "planned";
-		SetRunStatus(run, status);
+		if (strcmp(status, run_status) != 0)
+			SetRunStatus(run, status);
 
 		report->outcome = CHUNK_DONE;
 		report->rows_deleted = rr.rows_deleted;
@@ -1312,22 +1357,51 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 }
 
 /*
+ * FirstTodo
+ *		The first (last, for a backwards run) chunk_no matching one of the
+ *		"still to do" predicates, or 0.  Caller is connected to SPI.
+ */
+static int32
+FirstTodo(RunInfo *run, const char *predicate)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	int32		chunk_no = 0;
+
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
+						 " ORDER BY chunk_no %s LIMIT 1",
+						 predicate, run->backwards ? "DESC" : "ASC"),
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		chunk_no = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk_no;
+}
+
+/*
  * NextChunk
  *		Pick the next chunk to execute (in chunk_no order, descending for a
  *		backwards run) and lock its row until the chunk's transaction ends,
- *		so a concurrent cancel skips it.  Also returns the run's current
- *		status.  Caller is connected to SPI.
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
  */
 static bool
 NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
 {
-	Oid			argtypes[2] = {INT8OID, BOOLOID};
+	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
 	bool		isnull;
 	bool		found;
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = BoolGetDatum(run->clear_no_source);
 
 	CatalogExec("SELECT status FROM backfill.runs"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
@@ -1335,19 +1409,25 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
 	*run_status = SPI_processed > 0 ? SpiGetText(0, 1) : pstrdup("cancelled");
 	SPI_freetuptable(SPI_tuptable);
 
-	CatalogExec(run->backwards ?
-				"SELECT chunk_no, chunk_start, chunk_end,"
+	pending = FirstTodo(run, TODO_PENDING);
+	if (run->clear_no_source)
+		no_source = FirstTodo(run, TODO_NO_SOURCE);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+
+	values[1] = Int32GetDatum(next);
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
 				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
-				" ORDER BY chunk_no DESC LIMIT 1 FOR UPDATE" :
-				"SELECT chunk_no, chunk_start, chunk_end,"
-				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
-				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND (status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
-				"  OR ($2 AND status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL))"
-				" ORDER BY chunk_no LIMIT 1 FOR UPDATE",
+				" AND chunk_no OPERATOR(pg_catalog.=) $2"
+				" AND (" TODO_PENDING " OR " TODO_NO_SOURCE ")"
+				" FOR UPDATE",
 				2, argtypes, values, NULL, SPI_OK_SELECT);
 	found = SPI_processed > 0;
 	if (found)
@@ -1385,14 +1465,21 @@ RunHasDoneChunk(int64 run_id)
 
 /*
  * ReportChunk
- *		The NOTICE of one executed chunk.  The time it took goes into the
- *		detail, so that the message itself is stable.
+ *		The NOTICE of one executed chunk.  The time it took is reported at
+ *		DEBUG1 (SET client_min_messages = debug1 to see it), so that the
+ *		NOTICE stays the same from one execution to the next; it is also in
+ *		the chunk's started_at and finished_at.
  */
 static void
 ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
 	char	   *lo = TsStr(chunk->start);
 	char	   *hi = TsStr(chunk->end);
+
+	ereport(DEBUG1,
+			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
+							 chunk->chunk_no, (long long) run->run_id,
+							 report->elapsed_ms)));
 
 	if (report->outcome == CHUNK_DEFERRED)
 		ereport(NOTICE,
@@ -1406,8 +1493,7 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
 						chunk->chunk_no, lo, hi,
-						(long long) report->rows_deleted),
-				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+						(long long) report->rows_deleted)));
 	else if (report->outcome == CHUNK_DONE)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
@@ -1415,8 +1501,7 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 						(long long) report->rows_deleted,
 						(long long) report->rows_inserted,
 						!report->ledger_checked ? "" :
-						report->ledger_ok ? ", ledger ok" : ", ledger differs"),
-				 errdetail("The chunk took %.0f ms.", report->elapsed_ms)));
+						report->ledger_ok ? ", ledger ok" : ", ledger differs")));
 }
 
 /*
@@ -1491,7 +1576,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (!found)
 		{
 			/* nothing left: the run is done (unless a cancel raced us) */
-			if (RemainingChunks(run) > 0)
+			if (RemainingChunks(run))
 			{
 				SPI_finish();
 				SPI_commit();
@@ -1505,7 +1590,8 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
-		ExecuteChunk(run, &chunk, probe_pending, via, user, &report);
+		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
+					 &report);
 		SPI_finish();
 		SPI_commit();
 		executed++;

@@ -1,7 +1,8 @@
 # Crash safety of runs (SPEC "Runs and chunks"): a chunk's data, status and
-# figures commit together, so after a killed backend or a crashed server no
-# chunk is half-applied, nothing looks busy, and CALL backfill.run resumes
-# to the same table a clean run gives.  Also: a concurrent second CALL of
+# figures commit together, so after a killed (kill -9) or terminated
+# (pg_terminate_backend) backend or a crashed server no chunk is
+# half-applied, nothing looks busy, and CALL backfill.run resumes to the
+# same table a clean run gives.  Also: a concurrent second CALL of
 # a run returns at once with a NOTICE naming the executing backend.
 #
 # A chunk is paused mid-transaction deterministically: the source calls
@@ -185,6 +186,27 @@ SELECT count(*) FROM backfill.history WHERE run_id = $run2 AND status = 'done'})
 	'6', 'the history shows six done chunks');
 is( $node->safe_psql($db, 'SELECT count(*) FROM backfill.progress'),
 	'0', 'no run is left in progress');
+
+# --- pg_terminate_backend in the middle of chunk 2 (no crash restart). --
+$node->safe_psql($db, 'TRUNCATE tgt; INSERT INTO tgt SELECT * FROM tgt_before');
+my $run3 = $node->safe_psql($db, q{
+SELECT backfill.plan('tgt', '2024-01-01 00:00+00', '2024-01-07 00:00+00', probe => false)});
+($gate, $runner, $pid) = start_paused_run($run3, '2024-01-02 00:00+00');
+is($node->safe_psql($db, "SELECT pg_terminate_backend($pid)"), 't',
+	'the executing backend is terminated');
+ok( $node->poll_query_until($db,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid)"),
+	'the terminated backend is gone');
+forget_session($runner);
+# Release the gate (check_after_crash expects no advisory lock at all).
+$gate->query_safe('SELECT pg_advisory_unlock_all()');
+$gate->quit;
+check_after_crash($run3, '2024-01-02 00:00+00', 'backend terminated');
+$node->safe_psql($db, 'TRUNCATE gate_day');
+$node->safe_psql($db, "CALL backfill.run($run3)");
+is($node->safe_psql($db, "SELECT status FROM backfill.runs WHERE run_id = $run3"),
+	'done', 'the run resumed after pg_terminate_backend is done');
+is(diff_count('tgt_ref'), '0', 'after resuming, the target equals a correct run');
 
 $node->stop;
 done_testing();

@@ -78,3 +78,12 @@ AS 'MODULE_PATHNAME', 'backfill_preview'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.preview(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) IS
     'What replacing the range would do, computed and rolled back.';
+
+-- The run engine's lookups of the next chunk to execute and of whether any
+-- is left (run.c): the chunks still to do, in chunk order, so that a run
+-- of 100,000 chunks never rescans the ones already done.  The predicates
+-- are spelled exactly as in run.c's queries.
+CREATE INDEX chunks_todo_idx ON backfill.chunks (run_id, chunk_no)
+    WHERE status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[]);
+CREATE INDEX chunks_no_source_todo_idx ON backfill.chunks (run_id, chunk_no)
+    WHERE status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL;

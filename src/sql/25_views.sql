@@ -304,13 +304,13 @@ AS $changes$
 BEGIN
     IF $1 IS NULL THEN
         RAISE EXCEPTION 'run_id must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
+            USING ERRCODE := 'null_value_not_allowed';
     END IF;
-    IF NOT EXISTS (SELECT FROM backfill.runs r
-                    WHERE r.run_id OPERATOR(pg_catalog.=) $1) THEN
+    PERFORM FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'run % does not exist', $1
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'The runs you may see are listed in backfill.runs.';
+            USING ERRCODE := 'undefined_object',
+                  HINT := 'The runs you may see are listed in backfill.runs.';
     END IF;
     RETURN QUERY
     SELECT c.chunk_no,
