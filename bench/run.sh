@@ -71,7 +71,12 @@ for try in 1 2 3 4 5; do
 done
 [ -n "$port" ] || { echo "could not start a cluster"; cat "$dir/server.log"; exit 1; }
 cleanup() {
+    local status=$?
     "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+    if [ $status -ne 0 ]; then
+        echo "bench failed; the end of the server log:" >&2
+        tail -n 60 "$dir/server.log" >&2
+    fi
     rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -1222,7 +1222,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		report->rows_inserted = rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
 		report->ledger_ok = ledger_ok;
-		report->run_status = pstrdup(status);
+		/* in cxt: CurrentMemoryContext may be an SPI context by now */
+		report->run_status = MemoryContextStrdup(cxt, status);
 
 		DisarmChunkTimeout();
 		if (chunk_timed_out)
@@ -1347,7 +1348,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						13, types, vals, nulls, SPI_OK_UPDATE);
 			SetRunStatus(run, "failed");
 			report->outcome = CHUNK_FAILED;
-			report->run_status = pstrdup("failed");
+			report->run_status = MemoryContextStrdup(cxt, "failed");
 		}
 	}
 	PG_END_TRY();
@@ -1590,6 +1591,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		/*
+		 * The chunk's report (run status, error) is read after SPI_finish:
+		 * ExecuteChunk allocates it in its caller's context, so make that
+		 * chunkcxt, not the connection's procCxt (where SPI calls leave us).
+		 */
+		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
 		SPI_finish();
