@@ -121,7 +121,10 @@ CALL backfill.run(:v2_run);   -- the probe chunk
 
 \echo
 \echo '== 10. Quiet hours: hand the rest to pg_cron, two chunks a minute.'
-\echo '==     (The demo uses every minute; a real run would use e.g. ''*/5 1-5 * * *''.)'
+\echo '==     (The demo uses every minute; a real run would use e.g. ''*/5 1-5 * * *'' in GMT,'
+\echo '==     or quiet_hours => ''22:00-06:00'' in the run''s own TimeZone.)'
+SELECT backfill.in_quiet_hours('22:00-06:00', 'Europe/Berlin', '2026-11-30 23:30+01') AS at_night,
+       backfill.in_quiet_hours('22:00-06:00', 'Europe/Berlin', '2026-11-30 12:00+01') AS at_noon;
 SELECT backfill.schedule(:v2_run, '* * * * *', chunks_per_tick => 2) > 0 AS scheduled;
 SELECT jobname, schedule, command FROM cron.job;
 \echo 'waiting for pg_cron to finish the run (about a minute per two chunks) ...'
@@ -150,6 +153,11 @@ SELECT chunk_no, chunk_start::date, before_value, after_value, delta, delta_pct
 \echo
 \echo '== 12. Reconcile the v2 run against the ledger, then the morning check.'
 SELECT verdict, count(*) FROM backfill.reconcile(:v2_run) GROUP BY 1;
+-- The same comparison for any range, backfilled or not: what a standing
+-- morning check (backfill.schedule_check) runs on every tick.
+SELECT status, verdict, count(*)
+  FROM backfill."check"('daily_revenue', :'first_day', current_date)
+ GROUP BY 1, 2 ORDER BY 1, 2;
 
 \echo
 \echo '== 13. Lineage: which ranges were rebuilt, when, by whom, under which definition.'

@@ -79,18 +79,21 @@ wait $pm 2>/dev/null || true
 
 # An error block in a valgrind log starts after a line "==PID== " that is
 # blank otherwise and runs to the next such line.  Keep the blocks that
-# mention the backfill library or a source file of this tree.
+# mention the backfill library or one of its source files (frames of a
+# library with debug information name the file, e.g. "(/x/src/run.c:12)",
+# not the library).
+srcs=$(cd src && ls *.c | sed 's/\.c$//' | paste -sd'|')
 report=$dir/backfill-errors.txt
 : >"$report"
 errors_total=0
 for f in "$dir"/vg/*.log; do
     n=$(grep -c '^==[0-9]*== \(Invalid\|Conditional\|Use of uninit\|Syscall param\|Source and dest\|Mismatched\|Argument\)' "$f" || true)
     errors_total=$((errors_total + n))
-    awk -v tree="$tree/src/" '
-        /^==[0-9]+== $/ { if (blk != "" && (index(blk, "backfill.so") || index(blk, tree))) print blk "\n"; blk = ""; next }
+    awk -v re="backfill\\.so|/src/($srcs)\\.c:[0-9]+\\)" '
+        /^==[0-9]+== $/ { if (blk ~ re) print blk "\n"; blk = ""; next }
         /^==[0-9]+== / { blk = blk $0 "\n"; next }
         /^[{}]/ || /^   / { blk = blk $0 "\n"; next }
-        END { if (blk != "" && (index(blk, "backfill.so") || index(blk, tree))) print blk }
+        END { if (blk ~ re) print blk }
     ' "$f" | grep -v '^==[0-9]*== \(Memcheck\|Copyright\|Using Valgrind\|Command\|Parent PID\|HEAP SUMMARY\|    in use\|For lists\|For counts\|ERROR SUMMARY\)' >>"$report" || true
 done
 backfill_errors=$(grep -c '^==[0-9]*== \(Invalid\|Conditional\|Use of uninit\|Syscall param\|Source and dest\|Mismatched\|Argument\)' "$report" || true)

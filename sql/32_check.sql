@@ -39,7 +39,8 @@ SELECT chunk_no, chunk_start, chunk_end, status, target_value, ledger_value,
   FROM backfill.check('chk.revenue', '2024-03-01', '2024-03-08');
 -- check() stores nothing
 SELECT count(*) AS runs FROM backfill.runs WHERE target = 'chk.revenue'::regclass;
-SELECT count(*) AS results FROM backfill.check_results;
+SELECT count(*) AS results FROM backfill.check_results
+ WHERE target = 'chk.revenue'::regclass;
 
 -- Neighbours of a sub-range come from the table: around Mar 3..4 they are
 -- Feb 29 .. Mar 2 and Mar 5 .. 7 (four with rows: median of 989.99, 1000,
@@ -64,6 +65,27 @@ SELECT chunk_no, chunk_start, status, target_value, ledger_ok, verdict
 -- chunks larger than the range are clipped, as split_range does
 SELECT chunk_no, chunk_start, chunk_end
   FROM backfill.check('chk.revenue', '2024-03-01 12:00', '2024-03-03');
+
+-- A hostile search_path changes nothing: look-alike functions that would
+-- win over pg_catalog's for unqualified calls are never used.
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.width_bucket(timestamptz, timestamptz[]) RETURNS int
+    LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION evil.unnest(timestamptz[]) RETURNS SETOF timestamptz
+    LANGUAGE sql AS 'SELECT NULL::timestamptz WHERE false';
+CREATE FUNCTION evil.ge(timestamptz, timestamptz) RETURNS boolean
+    LANGUAGE sql AS 'SELECT true';
+CREATE OPERATOR evil.>= (LEFTARG = timestamptz, RIGHTARG = timestamptz,
+                         FUNCTION = evil.ge);
+CREATE TEMP TABLE plain_result AS
+SELECT * FROM backfill.check('chk.revenue', '2024-03-01', '2024-03-08');
+SET search_path = evil, pg_catalog, public;
+SELECT count(*) AS differences
+  FROM (SELECT * FROM backfill.check('chk.revenue', '2024-03-01', '2024-03-08')
+        EXCEPT
+        SELECT * FROM plain_result) d;
+RESET search_path;
+DROP SCHEMA evil CASCADE;
 
 -- no_source from the horizon: with source_retention, every day before
 -- now() - retention is left out of the comparison.
@@ -114,7 +136,8 @@ SELECT c.target, c.cron, c.lookback, c.job_id = :job_id AS job_recorded,
        j.jobname = 'backfill_check_' || c.check_id AS job_name_ok,
        j.command = 'SELECT backfill.run_check(' || c.check_id || ')' AS command_ok,
        j.username = current_user AS job_owner_ok, j.schedule
-  FROM backfill.checks c JOIN cron.job j ON j.jobid = c.job_id;
+  FROM backfill.checks c JOIN cron.job j ON j.jobid = c.job_id
+ WHERE c.job_id = :job_id;
 SELECT check_id AS check_id FROM backfill.checks WHERE job_id = :job_id \gset
 
 -- run_check does what the job does: it checks the 7 whole days before
@@ -127,7 +150,21 @@ SELECT date_trunc('day', now()) - chunk_start AS days_ago,
  ORDER BY chunk_start;
 SELECT date_trunc('day', now()) - chunk_start AS days_ago, verdict,
        target_value, ledger_value, failing_since = checked_at AS first_failure
-  FROM backfill.alerts;
+  FROM backfill.alerts WHERE target = 'chk.payments'::regclass;
+
+-- alerts is a security_invoker view: other users see only their targets
+SELECT reloptions FROM pg_class WHERE oid = 'backfill.alerts'::regclass;
+CREATE ROLE regress_chk_viewer;
+GRANT USAGE ON SCHEMA chk TO regress_chk_viewer;
+SET ROLE regress_chk_viewer;
+SELECT count(*) AS visible_alerts FROM backfill.alerts
+ WHERE target = 'chk.payments'::regclass;
+RESET ROLE;
+GRANT SELECT ON chk.payments TO regress_chk_viewer;
+SET ROLE regress_chk_viewer;
+SELECT count(*) AS visible_alerts FROM backfill.alerts
+ WHERE target = 'chk.payments'::regclass;
+RESET ROLE;
 
 -- failing again: the alert shows once, failing since the first result
 SELECT backfill.run_check(:check_id) AS failing;
@@ -135,14 +172,15 @@ SELECT count(*) AS results, count(DISTINCT checked_at) AS runs
   FROM backfill.check_results WHERE check_id = :check_id;
 SELECT count(*) AS alerts,
        bool_and(failing_since < checked_at) AS failing_since_first
-  FROM backfill.alerts;
+  FROM backfill.alerts WHERE target = 'chk.payments'::regclass;
 
 -- the fix: a backfill of that day; a passing result supersedes the alert,
 -- and the history of results stays
 CALL backfill.backfill('chk.payments', date_trunc('day', now()) - interval '3 days',
                        date_trunc('day', now()) - interval '2 days');
 SELECT backfill.run_check(:check_id) AS failing;
-SELECT count(*) AS alerts FROM backfill.alerts;
+SELECT count(*) AS alerts FROM backfill.alerts
+ WHERE target = 'chk.payments'::regclass;
 SELECT verdict, count(*) FROM backfill.check_results
  WHERE check_id = :check_id GROUP BY verdict ORDER BY verdict;
 
@@ -151,8 +189,10 @@ SELECT verdict, count(*) FROM backfill.check_results
 CREATE ROLE regress_chk_other;
 GRANT USAGE ON SCHEMA chk TO regress_chk_other;
 SET ROLE regress_chk_other;
-SELECT count(*) AS visible_results FROM backfill.check_results;
-SELECT pg_temp.try('SELECT backfill.unschedule_check(' || :check_id || ')');
+SELECT count(*) AS visible_results FROM backfill.check_results
+ WHERE target = 'chk.payments'::regclass;
+SELECT regexp_replace(pg_temp.try('SELECT backfill.unschedule_check(' || :check_id || ')'),
+                      'check \d+', 'check N') AS result;
 SELECT pg_temp.try('SELECT backfill.run_check(' || :check_id || ')');
 SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.payments', '0 0 30 2 *')$$);
 SELECT pg_temp.try('DELETE FROM backfill.check_results');
@@ -163,7 +203,8 @@ SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.payments', 'every day',
 SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.payments', '0 6 * * *', '-1 day')$$);
 SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.payments', NULL, '7 days')$$);
 SELECT pg_temp.try($$SELECT backfill.schedule_check('chk.unregistered', '0 6 * * *')$$);
-SELECT count(*) AS checks FROM backfill.checks;
+SELECT count(*) AS checks FROM backfill.checks
+ WHERE target IN ('chk.payments'::regclass, 'chk.unregistered'::regclass);
 
 -- unschedule_check removes the job once; the check and its results stay.
 SELECT backfill.unschedule_check(:check_id);
@@ -174,5 +215,44 @@ SELECT count(*) > 0 AS results_kept FROM backfill.check_results WHERE check_id =
 SELECT pg_temp.try('SELECT backfill.unschedule_check(-1)');
 SELECT pg_temp.try('SELECT backfill.run_check(-1)');
 
-DROP OWNED BY regress_chk_outsider, regress_chk_other;
-DROP ROLE regress_chk_outsider, regress_chk_other;
+-- run_check's range: the whole chunks of the lookback that end at the
+-- start of the current chunk unit (hour, day, month) in the session
+-- TimeZone; at least one chunk.
+CREATE TABLE chk.hourly (ts timestamptz NOT NULL);
+SELECT backfill.register('chk.hourly', 'ts',
+         'SELECT ts FROM chk.hourly WHERE ts >= $1 AND ts < $2', chunk => '1 hour');
+CREATE TABLE chk.monthly (ts timestamptz NOT NULL);
+SELECT backfill.register('chk.monthly', 'ts',
+         'SELECT ts FROM chk.monthly WHERE ts >= $1 AND ts < $2', chunk => '1 month');
+CREATE TEMP TABLE windows AS
+SELECT t.target, t.lookback,
+       backfill.schedule_check(t.target, '0 0 30 2 *', t.lookback) AS job_id
+  FROM (VALUES ('chk.hourly'::regclass, interval '3 hours'),
+               ('chk.hourly', interval '150 minutes'),
+               ('chk.hourly', interval '10 minutes'),
+               ('chk.monthly', interval '2 months')) AS t(target, lookback);
+SELECT w.target, w.lookback, backfill.run_check(c.check_id) AS failing
+  FROM windows w JOIN backfill.checks c USING (job_id) ORDER BY c.check_id;
+SELECT w.target, w.lookback,
+       CASE WHEN w.target = 'chk.monthly'::regclass
+            THEN age(date_trunc('month', now()), r.chunk_start)
+            ELSE date_trunc('hour', now()) - r.chunk_start END AS starts_before_now,
+       age(r.chunk_end, r.chunk_start) AS length
+  FROM windows w JOIN backfill.checks c USING (job_id)
+  JOIN backfill.check_results r USING (check_id)
+ ORDER BY c.check_id, r.chunk_start;
+-- a lookback of more chunks than backfill.max_chunks is refused, not cut
+SET backfill.max_chunks = 2;
+SELECT regexp_replace(pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')'),
+                      'check \d+', 'check N') AS result
+  FROM windows w JOIN backfill.checks c USING (job_id)
+ WHERE w.lookback = '3 hours';
+SELECT pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')') AS result
+  FROM windows w JOIN backfill.checks c USING (job_id)
+ WHERE w.lookback = '150 minutes';
+RESET backfill.max_chunks;
+SELECT bool_and(backfill.unschedule_check(c.check_id)) AS unscheduled
+  FROM windows w JOIN backfill.checks c USING (job_id);
+
+DROP OWNED BY regress_chk_outsider, regress_chk_other, regress_chk_viewer;
+DROP ROLE regress_chk_outsider, regress_chk_other, regress_chk_viewer;

@@ -1,8 +1,9 @@
 -- What a pg_cron tick does, without waiting for pg_cron: a session whose
 -- application_name is 'pg_cron' is how pg_cron's libpq mode connects, so a
--- CALL from it is treated as a tick.  Quiet hours are set relative to the
--- current time so that "now" is known to be inside or outside them.  The
--- cron expression is February 30th: pg_cron itself never fires the job.
+-- CALL from it is treated as a tick.  The run is planned in a fixed-offset
+-- TimeZone chosen so that it is about noon there now: '06:00-18:00' is
+-- known to contain "now" and '22:00-06:00' not to.  The cron expression is
+-- February 30th: pg_cron itself never fires the job.
 SET TimeZone = 'UTC';
 SET DateStyle = ISO;
 \set VERBOSITY default
@@ -12,8 +13,8 @@ CREATE ROLE regress_tick_etl;
 GRANT USAGE ON SCHEMA cron TO regress_tick_etl;
 CREATE TABLE tick_src (ts timestamptz NOT NULL, amount int NOT NULL);
 INSERT INTO tick_src
-SELECT t, 1 FROM generate_series('2026-02-01 00:00+00'::timestamptz,
-                                 '2026-02-04 23:00+00', '1 hour') AS t;
+SELECT t, 1 FROM generate_series('2026-01-31 00:00+00'::timestamptz,
+                                 '2026-02-06 00:00+00', '1 hour') AS t;
 CREATE TABLE tick_daily (day timestamptz NOT NULL, total int NOT NULL);
 GRANT SELECT ON tick_src TO regress_tick_etl;
 GRANT SELECT, INSERT, DELETE ON tick_daily TO regress_tick_etl;
@@ -22,14 +23,18 @@ SET ROLE regress_tick_etl;
 SELECT backfill.register('tick_daily', 'day',
     $$SELECT date_trunc('day', ts) AS day, sum(amount)::int AS total
         FROM tick_src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$) AS version;
+SELECT set_config('TimeZone',
+                  (12 - extract(hour FROM now() AT TIME ZONE 'UTC'))::int::text,
+                  false) IS NOT NULL AS noon_zone;
+SELECT extract(hour FROM localtimestamp) BETWEEN 12 AND 13 AS about_noon;
 SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-05', probe => false) AS run_id \gset
+SET TimeZone = 'UTC';		-- the run keeps the zone it was planned in
 
--- Quiet hours that start two hours from now: a tick now does nothing.
-SELECT to_char(now() + interval '2 hours', 'HH24:MI') || '-' ||
-       to_char(now() + interval '3 hours', 'HH24:MI') AS later \gset
+-- Night-time quiet hours: a tick now does nothing.
 SELECT backfill.schedule(:run_id, '0 0 30 2 *', chunks_per_tick => 2,
-                         quiet_hours => :'later') > 0 AS scheduled;
-SELECT backfill.in_quiet_hours(:'later', 'UTC') AS now_inside;
+                         quiet_hours => '22:00-06:00') > 0 AS scheduled;
+SELECT backfill.in_quiet_hours(quiet_hours, timezone) AS now_inside
+  FROM backfill.runs WHERE run_id = :run_id;
 
 SET application_name = 'pg_cron';
 CALL backfill.run(:run_id, max_chunks => 2);
@@ -43,12 +48,12 @@ RESET client_min_messages;
 SELECT chunk_no, status, executed_by, executed_via
   FROM backfill.chunks WHERE run_id = :run_id ORDER BY chunk_no;
 
--- Quiet hours around now: the tick works, chunks_per_tick at a time, and
+-- Day-time quiet hours: the tick works, chunks_per_tick at a time, and
 -- records that it ran from pg_cron.
-SELECT to_char(now() - interval '1 hour', 'HH24:MI') || '-' ||
-       to_char(now() + interval '1 hour', 'HH24:MI') AS around \gset
 SELECT backfill.schedule(:run_id, '0 0 30 2 *', chunks_per_tick => 2,
-                         quiet_hours => :'around') > 0 AS rescheduled;
+                         quiet_hours => '06:00-18:00') > 0 AS rescheduled;
+SELECT backfill.in_quiet_hours(quiet_hours, timezone) AS now_inside
+  FROM backfill.runs WHERE run_id = :run_id;
 SET application_name = 'pg_cron';
 SET client_min_messages = warning;
 CALL backfill.run(:run_id, max_chunks => 2);
@@ -67,7 +72,32 @@ SELECT chunk_no, status, executed_via
   FROM backfill.chunks WHERE run_id = :run_id ORDER BY chunk_no;
 SELECT status, job_id FROM backfill.runs WHERE run_id = :run_id;
 SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
-SELECT day, total FROM tick_daily ORDER BY day;
+SELECT count(*) AS days, sum(total) AS total FROM tick_daily;
+
+-- A job left behind on a finished run (as when it is scheduled while a
+-- session's CALL finishes the run) is removed by its next tick.
+SELECT cron.schedule('backfill_run_' || :run_id, '0 0 30 2 *',
+                     format('CALL backfill.run(%s, max_chunks => 2)', :run_id)) AS stale_job \gset
+RESET ROLE;
+UPDATE backfill.runs SET job_id = :stale_job WHERE run_id = :run_id;
+SET ROLE regress_tick_etl;
+SET application_name = 'pg_cron';
+CALL backfill.run(:run_id, max_chunks => 2);
+RESET application_name;
+SELECT job_id FROM backfill.runs WHERE run_id = :run_id;
+SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
+
+-- A tick for a run that has no job does nothing: a job left behind by DROP
+-- EXTENSION (run ids start again after a new install) or one made by hand
+-- must not execute whatever run now carries its id.
+SELECT backfill.plan('tick_daily', '2026-03-01', '2026-03-03', probe => false) AS run3 \gset
+SET application_name = 'pg_cron';
+CALL backfill.run(:run3);
+RESET application_name;
+SELECT status, (SELECT count(*) FROM backfill.chunks c
+                 WHERE c.run_id = r.run_id AND c.status = 'pending') AS pending
+  FROM backfill.runs r WHERE run_id = :run3;
+SELECT backfill.cancel(:run3) > 0 AS cancelled;
 
 -- A run whose chunk fails in a tick is failed, and its job is removed too.
 SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-03', probe => false) AS run2 \gset

@@ -48,6 +48,7 @@ CREATE FUNCTION backfill.split_range(timestamptz, timestamptz, interval)
 CREATE EXTENSION backfill;
 \echo sqlstate :LAST_ERROR_SQLSTATE
 DROP FUNCTION backfill.split_range(timestamptz, timestamptz, interval);
+DROP SCHEMA backfill;
 SELECT count(*) AS extension_rows FROM pg_extension WHERE extname = 'backfill';
 
 -- (S11c) The extension is not relocatable and its schema is fixed: no
@@ -56,6 +57,17 @@ CREATE SCHEMA "a'b";
 CREATE EXTENSION backfill SCHEMA "a'b";
 \echo sqlstate :LAST_ERROR_SQLSTATE
 DROP SCHEMA "a'b";
+
+-- An empty schema owned by another superuser is accepted: a restore by a
+-- different superuser runs pg_dump's CREATE SCHEMA backfill (owned by the
+-- original one) before CREATE EXTENSION.
+CREATE ROLE regress_hard_dba SUPERUSER;
+CREATE SCHEMA backfill AUTHORIZATION regress_hard_dba;
+CREATE EXTENSION backfill;
+SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'backfill';
+DROP EXTENSION backfill;
+DROP SCHEMA backfill;
+DROP ROLE regress_hard_dba;
 
 -- With no schema there, CREATE EXTENSION makes it; afterwards every object
 -- in the schema belongs to the extension and nobody else may create

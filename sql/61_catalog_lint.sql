@@ -110,9 +110,11 @@ LANGUAGE sql STABLE AS $f$
   SELECT DISTINCT 'unqualified_op', p.oid::regprocedure::text || ' ' || m[1]
     FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang,
          regexp_matches(
-           regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+           regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
              regress_hard_lint.code(p.prosrc),
              'operator\s*\([^)]*\)', ' ', 'g'),   -- OPERATOR(schema.op)
+             '\m(errcode|message|detail|hint|column|constraint|datatype|table|schema)\s*=', ' ', 'g'),
+                                                  -- RAISE ... USING option = value
              ':=|=>|::', ' ', 'g'),               -- assignment, named args, casts
              '\(\s*\*\s*\)|\.\*', ' ', 'g'),      -- count(*), t.*
              '(select|,)\s*\*', '\1 ', 'g'),      -- SELECT *, a, *
@@ -167,6 +169,16 @@ LANGUAGE plpgsql AS $$
 BEGIN
     -- lower(t) in a comment and 'upper(t)' in a literal are not calls
     RETURN format('%s', t);
+END
+$$;
+CREATE FUNCTION regress_hard_bad.plpgsql_clean(t text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 't must not be null'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a value.';
+    END IF;
+    RETURN pg_catalog.upper(t);
 END
 $$;
 CREATE FUNCTION regress_hard_bad.clean(t timestamptz) RETURNS bigint

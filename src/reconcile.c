@@ -387,12 +387,17 @@ SourceHorizon(RecTarget *t, TimestampTz *horizon)
 		TimestampTz h;
 
 		SpiExec(t->horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-		if (SPI_processed != 1 || SPI_tuptable->tupdesc->natts != 1)
+		if (SPI_processed > 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("source horizon query must return exactly one row and one column")));
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						  &isnull);
+					 errmsg("horizon query returned more than one row"),
+					 errhint("Return one value, the earliest time from which the source is complete.")));
+		/* no row or NULL: no horizon, as at plan time (run.c) */
+		isnull = true;
+		d = (Datum) 0;
+		if (SPI_processed == 1)
+			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+							  &isnull);
 		if (!isnull)
 		{
 			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
@@ -403,7 +408,7 @@ SourceHorizon(RecTarget *t, TimestampTz *horizon)
 			else if (typid != TIMESTAMPTZOID)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("source horizon query must return timestamptz, not type %s",
+						 errmsg("horizon query must return a timestamptz, not type %s",
 								format_type_be(typid))));
 			h = DatumGetTimestampTz(d);
 			if (!have || h > *horizon)
@@ -1235,6 +1240,13 @@ backfill_run_check(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		nchunks++;
 	}
+	if (nchunks == backfill_max_chunks &&
+		ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lookback of check %lld would be split into more than %d chunks",
+						(long long) check_id, backfill_max_chunks),
+				 errhint("Schedule the check with a shorter lookback, or raise backfill.max_chunks.")));
 	if (nchunks == 0)
 		nchunks = 1;
 	start = ShiftBound(end, t->chunk, -nchunks);

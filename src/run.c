@@ -888,22 +888,20 @@ RunHolderPid(int64 run_id)
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		or, for a partitioned table, on the leaves that can hold rows of
  *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
- *		rows wait while readers, and writers to other partitions, do not;
- *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
- *		will truncate or swap them ("strategy", see partition.c).
+ *		rows wait while readers, and writers to other partitions, do not.
  *		Both waits are bounded by lock_timeout, which the caller has set.
  *		Privileges were checked by the caller (CheckTargetPrivileges).
  */
 static void
 ChunkLockTarget(Oid target, const char *time_column,
-				TimestampTz lo, TimestampTz hi, const char *strategy)
+				TimestampTz lo, TimestampTz hi)
 {
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
 						 (uint32) target, 2);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	LockAffectedPartitions(target, time_column, lo, hi, strategy,
+	LockAffectedPartitions(target, time_column, lo, hi,
 						   ShareRowExclusiveLock);
 }
 
@@ -1037,8 +1035,8 @@ SetRunStatus(RunInfo *run, const char *status)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
-	if (run->scheduled &&
-		(strcmp(status, "done") == 0 || strcmp(status, "failed") == 0))
+	/* a job may have been added since the run was loaded: always look */
+	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
 		(void) ScheduleRemoveJob(run->run_id);
 }
 
@@ -1103,7 +1101,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 							(long long) run->run_id),
 					 errdetail("The run was planned for table %s.", run->target_name)));
 		ChunkLockTarget(run->target, run->time_column, chunk->start,
-						chunk->end, chunk->no_source ? "delete" : run->strategy);
+						chunk->end);
 		phase = PHASE_WORK;
 		SetChunkOption("lock_timeout", user_lock_timeout);
 
@@ -1222,7 +1220,6 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		report->rows_inserted = rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
 		report->ledger_ok = ledger_ok;
-		/* in cxt: CurrentMemoryContext may be an SPI context by now */
 		report->run_status = MemoryContextStrdup(cxt, status);
 
 		DisarmChunkTimeout();
@@ -1565,6 +1562,14 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		found = NextChunk(run, &chunk, &run_status);
+
+		/*
+		 * SPI_finish frees SPI's procedure context, where every SPI call
+		 * leaves CurrentMemoryContext: what is read after it (the run
+		 * status, the chunk's report and ErrorData) lives in the chunk's
+		 * context instead.
+		 */
+		run_status = MemoryContextStrdup(chunkcxt, run_status);
 		if (strcmp(run_status, "cancelled") == 0 ||
 			strcmp(run_status, "done") == 0)
 		{
@@ -1591,11 +1596,6 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
-		/*
-		 * The chunk's report (run status, error) is read after SPI_finish:
-		 * ExecuteChunk allocates it in its caller's context, so make that
-		 * chunkcxt, not the connection's procCxt (where SPI calls leave us).
-		 */
 		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
@@ -1651,6 +1651,8 @@ ExecuteRun(int64 run_id, int max_chunks)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld is already %s", (long long) run_id, run->status)));
+		/* a job left behind (scheduled while it finished) stops here */
+		(void) ScheduleRemoveJob(run_id);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
 		return;
@@ -1661,6 +1663,23 @@ ExecuteRun(int64 run_id, int max_chunks)
 				 errmsg("table %s is not registered for backfill", run->target_name),
 				 errhint("Register it again with backfill.register, or cancel the run with backfill.cancel(%lld).",
 						 (long long) run_id)));
+
+	/*
+	 * A pg_cron tick for a run that has no job is a job left behind: by a
+	 * DROP EXTENSION (which cannot remove pg_cron jobs) followed by a new
+	 * install whose run ids start again, or by a job made by hand.  It
+	 * must not execute whatever run now carries that id.
+	 */
+	if (!run->scheduled && ScheduleCalledFromCron())
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is not scheduled; this pg_cron tick does nothing",
+						(long long) run_id),
+				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
 
 	if (run->scheduled && ScheduleCalledFromCron() &&
 		!ScheduleTickAllowed(run->quiet_hours, run->timezone,
@@ -1816,8 +1835,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 				" finished_at = pg_catalog.clock_timestamp()"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
-	if (run->scheduled)
-		(void) ScheduleRemoveJob(run_id);
+	(void) ScheduleRemoveJob(run_id);
 	SPI_finish();
 	PG_RETURN_INT32(n);
 }

@@ -135,7 +135,7 @@ my $details = $node->safe_psql(
 my ($succeeded, $other, $as_etl) = split / /, $details;
 ok($succeeded >= 2, "cron.job_run_details shows $succeeded succeeded ticks");
 is($other, '0', 'and no failed tick');
-is($as_etl, 't', 'all run as the ETL role');
+is($as_etl, 'true', 'all run as the ETL role');
 
 is( $node->safe_psql(
 		'postgres',

@@ -23,25 +23,28 @@ sub strip_comments
 	return $text;
 }
 
-# Return the list of "file:line: rule" offences in a text.
+# Return the list of "file:line: rule" offences in a text.  The rules run
+# over the whole text (a statement may span lines); the line reported is
+# where the match starts.
 sub lint
 {
 	my ($name, $text) = @_;
 	my @bad;
 	my @rules = (
-		[ qr/\bOR\s+REPLACE\b/i,      'CREATE OR REPLACE' ],
-		[ qr/\bIF\s+NOT\s+EXISTS\b/i, 'IF NOT EXISTS' ],
+		[ qr/\bCREATE\s+OR\s+REPLACE\b/i, 'CREATE OR REPLACE' ],
+		# CREATE <kind> IF NOT EXISTS, ADD COLUMN IF NOT EXISTS; not
+		# PL/pgSQL's IF NOT EXISTS (subquery) THEN
+		[ qr/\b(?:CREATE|ADD)\s+(?:[A-Z_]+\s+){0,3}IF\s+NOT\s+EXISTS\b/i, 'IF NOT EXISTS' ],
 		[ qr/\bSECURITY\s+DEFINER\b/i, 'SECURITY DEFINER' ],
-		[ qr/['"\$][^'"\n]*\@ext(schema|owner)[^@]*\@/i, '@extschema@/@extowner@ inside quotes' ],
+		[ qr/['"\$][^'"\n]*\@ext(?:schema|owner)[^@]*\@/i, '@extschema@/@extowner@ inside quotes' ],
 	);
 	my $code = strip_comments($text);
-	my $lineno = 0;
-	for my $line (split /\n/, $code)
+	for my $r (@rules)
 	{
-		$lineno++;
-		for my $r (@rules)
+		while ($code =~ /$r->[0]/g)
 		{
-			push @bad, "$name:$lineno: $r->[1]" if $line =~ $r->[0];
+			my $line = 1 + (() = substr($code, 0, $-[0]) =~ /\n/g);
+			push @bad, "$name:$line: $r->[1]";
 		}
 	}
 	return @bad;
@@ -50,7 +53,7 @@ sub lint
 # Positive controls: each rule catches its sample.
 my %samples = (
 	'CREATE OR REPLACE' => "CREATE OR REPLACE FUNCTION backfill.f() RETURNS int LANGUAGE sql AS 'SELECT 1';",
-	'IF NOT EXISTS' => "CREATE TABLE IF NOT EXISTS backfill.t (a int);",
+	'IF NOT EXISTS' => "CREATE TABLE\n  IF NOT EXISTS backfill.t (a int);",
 	'SECURITY DEFINER' => "CREATE FUNCTION backfill.f() RETURNS int\n  SECURITY DEFINER LANGUAGE sql AS 'SELECT 1';",
 	'@extschema@/@extowner@ inside quotes' => "COMMENT ON SCHEMA backfill IS 'owned by \@extowner\@';",
 );
@@ -59,8 +62,9 @@ for my $rule (sort keys %samples)
 	my @hits = lint('sample', $samples{$rule});
 	ok((grep { /\Q$rule\E/ } @hits), "lint rule '$rule' catches a bad sample");
 }
-is_deeply([ lint('sample', "-- CREATE OR REPLACE in a comment is fine\nCREATE TABLE backfill.t (a int);") ],
-	[], 'lint ignores comments and clean statements');
+is_deeply([ lint('sample', "-- CREATE OR REPLACE in a comment is fine\nCREATE TABLE backfill.t (a int);\n"
+			. "DO \$\$ BEGIN IF NOT EXISTS (SELECT 1) THEN RAISE 'x'; END IF; END \$\$;") ],
+	[], 'lint ignores comments, clean statements and PL/pgSQL IF NOT EXISTS (...)');
 
 # The real sources.
 my @parts = sort glob('src/sql/*.sql');

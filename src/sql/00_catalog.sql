@@ -2,9 +2,11 @@
 \echo Use "CREATE EXTENSION backfill" to load this file. \quit
 
 -- CREATE EXTENSION reuses an existing schema named in the control file.
--- Refuse one that someone else owns, that others may create objects in,
--- or that already holds objects: its owner could plant or swap objects
--- that superusers later call (the CVE-2022-2625 family).
+-- Refuse one that a non-superuser owns, that others may create objects
+-- in, or that already holds objects: its owner could plant or swap
+-- objects that superusers later call (the CVE-2022-2625 family).  A
+-- superuser's empty schema is fine: pg_dump writes CREATE SCHEMA backfill
+-- (owned by the original superuser) before CREATE EXTENSION.
 DO $guard$
 DECLARE
     n pg_catalog.pg_namespace;
@@ -12,9 +14,10 @@ DECLARE
 BEGIN
     SELECT * INTO n FROM pg_catalog.pg_namespace
      WHERE nspname OPERATOR(pg_catalog.=) 'backfill';
-    IF n.nspowner OPERATOR(pg_catalog.<>) (SELECT oid FROM pg_catalog.pg_roles
-                                  WHERE rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
-        why := pg_catalog.format('It is owned by role %s, not by the role creating the extension.',
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+                    WHERE r.oid OPERATOR(pg_catalog.=) n.nspowner
+                      AND (r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)) THEN
+        why := pg_catalog.format('It is owned by role %s, which is neither a superuser nor the role creating the extension.',
                                  n.nspowner::pg_catalog.regrole);
     ELSIF EXISTS (SELECT FROM pg_catalog.aclexplode(n.nspacl) a
                    WHERE a.grantee OPERATOR(pg_catalog.<>) n.nspowner
