@@ -187,7 +187,9 @@ CollectLeaves(Oid relid, const char *time_column,
 	AttrNumber	timeatt;
 	bool		timekey = false;
 	int			default_idx = -1;
-	List	   *spans = NIL;	/* of TimestampTz pairs of affected bounds */
+	TimestampTz *span_lo;		/* bounds of the affected partitions */
+	TimestampTz *span_hi;
+	int			nspans = 0;
 	int			i;
 
 	rel = table_open(relid, parentlock);
@@ -195,6 +197,8 @@ CollectLeaves(Oid relid, const char *time_column,
 	key = RelationGetPartitionKey(rel);
 	pd = RelationGetPartitionDesc(rel, true);
 	timeatt = get_attnum(relid, time_column);
+	span_lo = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
+	span_hi = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
 
 	if (key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
 		key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
@@ -266,10 +270,8 @@ CollectLeaves(Oid relid, const char *time_column,
 				if (!(clo < hi && chi > lo))
 					continue;
 				child_whole = (clo >= lo && chi <= hi);
-				spans = lappend(spans, list_make2(palloc(sizeof(TimestampTz)),
-												  palloc(sizeof(TimestampTz))));
-				*(TimestampTz *) linitial(llast(spans)) = clo;
-				*(TimestampTz *) lsecond(llast(spans)) = chi;
+				span_lo[nspans] = clo;
+				span_hi[nspans++] = chi;
 			}
 		}
 
@@ -307,18 +309,11 @@ CollectLeaves(Oid relid, const char *time_column,
 	if (default_idx >= 0)
 	{
 		TimestampTz covered = lo;
-		ListCell   *lc;
 
-		foreach(lc, spans)
+		for (i = 0; i < nspans && span_lo[i] <= covered; i++)
 		{
-			List	   *span = lfirst(lc);
-			TimestampTz slo = *(TimestampTz *) linitial(span);
-			TimestampTz shi = *(TimestampTz *) lsecond(span);
-
-			if (slo > covered)
-				break;
-			if (shi > covered)
-				covered = shi;
+			if (span_hi[i] > covered)
+				covered = span_hi[i];
 		}
 		if (covered < hi)
 		{
