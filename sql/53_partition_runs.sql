@@ -92,3 +92,34 @@ SELECT chunk_no, status, strategy, error_sqlstate, verdict FROM backfill.chunks
 SELECT pg_relation_filenode('prun.clean_0102') = :filenode AS partition_untouched;
 SELECT prun.wrong_rows();
 SELECT to_regclass('prun.clean_0102_backfill') IS NULL AS no_leftover;
+
+-- backfill.set_strategy: how the target's chunks replace their rows; it
+-- returns the previous strategy
+UPDATE prun.ledger SET amount = amount - 1 WHERE paid_at >= '2024-01-02' AND paid_at < '2024-01-03';
+SELECT backfill.cancel(:r) >= 0 AS cancelled;
+SELECT backfill.set_strategy('prun.clean', 'delete');
+SELECT backfill.plan('prun.clean', '2024-01-01', '2024-01-03', probe => false) AS r \gset
+CALL backfill.run(:r);
+SELECT chunk_no, status, strategy FROM backfill.chunks WHERE run_id = :r ORDER BY chunk_no;
+-- an explicit truncate is never replaced by something else: a chunk that
+-- does not cover whole partitions fails (22023) and nothing is written
+SELECT backfill.set_strategy('prun.clean', 'truncate');
+SELECT backfill.plan('prun.clean', '2024-01-01', '2024-01-02', '12 hours', probe => false) AS r \gset
+CALL backfill.run(:r);
+SELECT chunk_no, status, strategy, error_sqlstate FROM backfill.chunks
+ WHERE run_id = :r ORDER BY chunk_no;
+SELECT backfill.cancel(:r) >= 0 AS cancelled;
+SELECT prun.wrong_rows();
+SELECT backfill.set_strategy('prun.clean', 'auto');
+SELECT strategy FROM backfill.targets WHERE target = 'prun.clean'::regclass;
+-- errors
+SELECT backfill.set_strategy('prun.clean', 'exchange');
+SELECT backfill.set_strategy('prun.clean', NULL);
+SELECT backfill.set_strategy('prun.ids', 'auto');
+CREATE ROLE prun_reader;
+GRANT USAGE ON SCHEMA prun TO prun_reader;
+GRANT SELECT ON prun.clean TO prun_reader;
+SET ROLE prun_reader;
+SELECT backfill.set_strategy('prun.clean', 'delete');
+RESET ROLE;
+SELECT strategy FROM backfill.targets WHERE target = 'prun.clean'::regclass;

@@ -984,3 +984,62 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 					 frozenxid, minmulti, persistence);
 	CommandCounterIncrement();
 }
+
+PG_FUNCTION_INFO_V1(backfill_set_strategy);
+
+/*
+ * backfill_set_strategy
+ *		set_strategy(target, strategy) -> the previous strategy: how the
+ *		chunks of the target's runs replace their rows from now on (auto,
+ *		delete, truncate or swap).  The caller must be allowed to rewrite
+ *		the target (CheckTargetPrivileges); the catalog is written as the
+ *		extension owner.
+ */
+Datum
+backfill_set_strategy(PG_FUNCTION_ARGS)
+{
+	Oid			target;
+	const char *strategy;
+	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
+	Datum		values[2];
+	char	   *previous;
+	text	   *result;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be null")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("strategy must not be null"),
+				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	target = PG_GETARG_OID(0);
+	strategy = CheckStrategyName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	if (get_rel_name(target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", target)));
+	CheckTargetPrivileges(target);
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = CStringGetTextDatum(strategy);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	CatalogExec("UPDATE backfill.targets t SET strategy = $2"
+				" FROM backfill.targets o"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1"
+				" AND o.target OPERATOR(pg_catalog.=) t.target"
+				" RETURNING o.strategy",
+				2, argtypes, values, NULL, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						RelName(target)),
+				 errhint("Registered tables are listed in backfill.targets.")));
+	previous = SpiGetText(0, 1);
+	result = cstring_to_text(previous);
+	SPI_finish();
+	PG_RETURN_TEXT_P(result);
+}
