@@ -920,7 +920,8 @@ CheckSameLayout(Relation leaf, Relation fresh)
  *		Replace one leaf partition's rows by exchanging its files with those
  *		of a fresh table holding the source's rows for the leaf's bounds:
  *		1. CREATE TABLE fresh (LIKE leaf INCLUDING DEFAULTS INCLUDING
- *		   CONSTRAINTS INCLUDING GENERATED) in the leaf's schema: no index;
+ *		   CONSTRAINTS INCLUDING GENERATED) WITH (the leaf's fillfactor) in
+ *		   the leaf's schema: no index;
  *		   NOT NULL, CHECK, defaults and generated columns are enforced on
  *		   the way in (the partition bound by backfill._in_range);
  *		2. INSERT the source's rows: a fast load into a table without
@@ -951,13 +952,17 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	Relation	freshrel;
 	TransactionId frozenxid;
 	MultiXactId minmulti;
+	int			fillfactor;
 	char	   *sql;
 
-	/* 1. the fresh table */
+	/* 1. the fresh table, its pages filled as the leaf's would be */
+	leafrel = table_open(leaf->relid, AccessShareLock);
+	fillfactor = RelationGetFillFactor(leafrel, HEAP_DEFAULT_FILLFACTOR);
+	table_close(leafrel, NoLock);
 	sql = psprintf("CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
-				   "INCLUDING CONSTRAINTS INCLUDING GENERATED)",
+				   "INCLUDING CONSTRAINTS INCLUDING GENERATED) WITH (fillfactor = %d)",
 				   persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
-				   qfresh, RelName(leaf->relid));
+				   qfresh, RelName(leaf->relid), fillfactor);
 	SpiExec(sql, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	freshoid = get_relname_relid(freshname, nspid);
 	if (!OidIsValid(freshoid))
