@@ -438,6 +438,7 @@ LockAffectedPartitions(Oid target, const char *time_column,
  *		- a foreign key pointing at any of them (TRUNCATE fails);
  *		- row-level security enabled on any of them (TRUNCATE would remove
  *		  rows the policies hide);
+ *		- an affected leaf is a foreign table (its rows live elsewhere);
  *		- with check_truncate, no TRUNCATE privilege on an affected leaf.
  */
 static char *
@@ -465,7 +466,10 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		Relation	rel = table_open(relid, AccessShareLock);
 		char	   *reason = NULL;
 
-		if (rel->rd_rel->relrowsecurity)
+		if (rel->rd_rel->relkind == RELKIND_FOREIGN_TABLE)
+			reason = psprintf("Partition \"%s\" is a foreign table",
+							  RelationGetRelationName(rel));
+		else if (rel->rd_rel->relrowsecurity)
 			reason = psprintf("Table \"%s\" has row-level security enabled",
 							  RelationGetRelationName(rel));
 		else if (rel->trigdesc != NULL)
