@@ -92,11 +92,7 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static void MeasureRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi, const char *measure,
-						 MemoryContext outcxt, ReplaceResult *result);
 static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-					  const char *measure, MemoryContext outcxt,
 					  ReplaceResult *result);
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
@@ -727,46 +723,34 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 /*
  * RunInsert
- *		Run a statement from ComposeSourceInsert for [lo, hi); add the inserted rows
- *		(and the measure) to result, the measure copied into outcxt.
+ *		Run a statement from ComposeSourceInsert for [lo, hi) and add the
+ *		rows inserted to result.  Caller is connected to SPI.
  */
 static void
 RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-		  const char *measure, MemoryContext outcxt, ReplaceResult *result)
+		  ReplaceResult *result)
 {
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	if (measure == NULL)
-	{
-		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
-		result->rows_inserted += SPI_processed;
-	}
-	else
-	{
-		bool		isnull;
-		MemoryContext old;
-
-		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
-		result->rows_inserted += SpiGetInt64(0, 1, &isnull);
-		old = MemoryContextSwitchTo(outcxt);
-		result->after_value = SpiGetDatumCopy(0, 2, &result->after_null);
-		MemoryContextSwitchTo(old);
-	}
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+	result->rows_inserted += SPI_processed;
 }
 
 /*
  * MeasureRange
- *		Count (and measure) the target's rows in [lo, hi) before they are
- *		truncated or swapped away: result->rows_deleted and before_value.
- *		This reads the affected partitions once; DELETE gets the same
- *		figures from its RETURNING rows.  Not read-only: SPI then takes a
- *		snapshot that sees this transaction's own work (the swap reads
- *		the new rows back with it).
+ *		Count (and measure) the target's rows in [lo, hi) into
+ *		result->rows_deleted and before_value, the value copied into
+ *		outcxt.  Called before rows are deleted, truncated or swapped away,
+ *		and again after the insert for the figure over the new rows.  One
+ *		scan of the range in cached pages is cheaper than materializing a
+ *		chunk's DELETE/INSERT ... RETURNING rows (bench/RESULTS.md).  Not
+ *		read-only: SPI then takes a snapshot that sees this transaction's
+ *		own work.  Caller is connected to SPI.
  */
-static void
+void
 MeasureRange(Oid target, const char *time_column,
 			 TimestampTz lo, TimestampTz hi, const char *measure,
 			 MemoryContext outcxt, ReplaceResult *result)
@@ -860,23 +844,23 @@ PartitionReplaceRange(Oid target, const char *time_column,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
 			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(ComposeSourceInsert(into, time_column, source, measure),
-				  lo, hi, measure, outcxt, result);
+		RunInsert(ComposeSourceInsert(into, time_column, source),
+				  lo, hi, result);
 	}
 	else
 	{
-		ReplaceResult after;
-
 		foreach(lc, plan.leaves)
 			SwapLeaf(lfirst(lc), time_column, source, outcxt, result);
+	}
 
-		/* the measure over the new rows, all leaves together */
-		if (measure != NULL)
-		{
-			MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
-			result->after_value = after.before_value;
-			result->after_null = after.before_null;
-		}
+	/* the measure over the new rows, all leaves together */
+	if (measure != NULL)
+	{
+		ReplaceResult after;
+
+		MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
+		result->after_value = after.before_value;
+		result->after_null = after.before_null;
 	}
 
 	SPI_finish();
@@ -979,8 +963,8 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
-	RunInsert(ComposeSourceInsert(freshoid, time_column, source, NULL),
-			  leaf->lo, leaf->hi, NULL, outcxt, result);
+	RunInsert(ComposeSourceInsert(freshoid, time_column, source),
+			  leaf->lo, leaf->hi, result);
 
 	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
 	LockRelationOid(leaf->relid, AccessExclusiveLock);
