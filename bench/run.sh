@@ -15,13 +15,17 @@
 # What it measures (see bench/RESULTS.md for a run and doc/part.md):
 #  1. heap row-level target, 30 daily chunks: backfill.run vs a hand-written
 #     PL/pgSQL procedure (DELETE + INSERT ... SELECT per day, COMMIT) vs one
-#     DELETE + one INSERT over the whole range;
+#     DELETE + one INSERT over the whole range; and, to show where the time
+#     goes, the by-hand procedure with the figures over RETURNING rows and a
+#     loop of replace_range calls;
 #  2. the same three on the daily rollup;
 #  3. day-partitioned row-level target: backfill.run with strategy auto
-#     (truncate) vs delete (and swap, for the record), and table + index size
-#     after 3 reruns without VACUUM;
+#     (which picks swap here) vs delete (and truncate, for the record), and
+#     table + index size after 3 reruns without VACUUM;
 #  4. per-chunk bookkeeping: 1,000 empty 1-minute chunks;
 #  5. split_range of 1,000,000 chunks;
+#     and what readers of the chunk's day and of another day experience
+#     during one chunk of each strategy;
 #  6. the daily job's wait in backfill.lock_target while a backfill runs;
 #  7. reconcile of a 365-chunk run vs a GROUP BY scan (bench/reconcile.sql).
 set -euo pipefail
@@ -69,7 +73,12 @@ for try in 1 2 3 4 5; do
 done
 [ -n "$port" ] || { echo "could not start a cluster"; cat "$dir/server.log"; exit 1; }
 cleanup() {
+    local status=$?
     "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+    if [ $status -ne 0 ]; then
+        echo "bench failed; the end of the server log:" >&2
+        tail -n 60 "$dir/server.log" >&2
+    fi
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -97,7 +106,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
 started=$(now)
 log "loading $DAYS days x $PER_DAY payments"
-q <<SQL
+q >/dev/null <<SQL
 CREATE EXTENSION backfill;
 CREATE SCHEMA bench;
 CREATE TABLE bench.timings (test text, rep int, seconds float8);
@@ -174,6 +183,38 @@ BEGIN
     d := d + interval '1 day';
   END LOOP;
 END \$\$;
+-- the same by hand, with the run's bookkeeping of the figures: count and
+-- measure over DELETE/INSERT ... RETURNING rows (what ReplaceRange does)
+CREATE PROCEDURE bench.by_hand_returning(lo timestamptz, hi timestamptz)
+LANGUAGE plpgsql AS \$\$
+DECLARE d timestamptz := lo; n bigint; m numeric;
+BEGIN
+  WHILE d < hi LOOP
+    WITH x AS (DELETE FROM bench.clean WHERE paid_at >= d AND paid_at < d + interval '1 day'
+               RETURNING *)
+    SELECT count(*), count(*)::numeric INTO n, m FROM x;
+    WITH x AS (INSERT INTO bench.clean
+               SELECT id, paid_at, account_id, amount FROM bench.payments
+                WHERE paid_at >= d AND paid_at < d + interval '1 day' AND status = 'succeeded'
+               RETURNING *)
+    SELECT count(*), count(*)::numeric INTO n, m FROM x;
+    COMMIT;
+    d := d + interval '1 day';
+  END LOOP;
+END \$\$;
+-- replace_range per day (no measure, no catalog), COMMIT
+CREATE PROCEDURE bench.by_replace_range(lo timestamptz, hi timestamptz)
+LANGUAGE plpgsql AS \$\$
+DECLARE d timestamptz := lo;
+BEGIN
+  WHILE d < hi LOOP
+    PERFORM * FROM backfill.replace_range('bench.clean', 'paid_at', d, d + interval '1 day',
+      'SELECT id, paid_at, account_id, amount FROM bench.payments
+        WHERE paid_at >= \$1 AND paid_at < \$2 AND status = ''succeeded''', 'delete');
+    COMMIT;
+    d := d + interval '1 day';
+  END LOOP;
+END \$\$;
 CREATE PROCEDURE bench.by_hand_daily(lo timestamptz, hi timestamptz)
 LANGUAGE plpgsql AS \$\$
 DECLARE d timestamptz := lo;
@@ -186,6 +227,22 @@ BEGIN
      GROUP BY 1;
     COMMIT;
     d := d + interval '1 day';
+  END LOOP;
+END \$\$;
+-- a reader of one day of the partitioned target: one query, commit, pause;
+-- the bounds are literals, so the query is pruned to that day's partition
+CREATE TABLE bench.reads (strategy text, reader text, at timestamptz, seconds float8);
+CREATE PROCEDURE bench.reader(strategy text, reader text, lo timestamptz, secs float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; stop timestamptz := clock_timestamp() + secs * interval '1 second';
+BEGIN
+  WHILE clock_timestamp() < stop LOOP
+    t0 := clock_timestamp();
+    EXECUTE format('SELECT count(*) FROM bench.clean_p WHERE paid_at >= %L AND paid_at < %L',
+                   lo, lo + interval '1 day');
+    INSERT INTO bench.reads VALUES (strategy, reader, t0, extract(epoch FROM clock_timestamp() - t0));
+    COMMIT;
+    PERFORM pg_sleep(0.005);
   END LOOP;
 END \$\$;
 -- the daily job: take the target's lock, write today's row, commit
@@ -205,6 +262,9 @@ END \$\$;
 SQL
 LO=2024-01-01
 HI=$(q -At -c "SELECT ('2024-01-01'::date + $DAYS)::text")
+SAME_DAY=$(q -At -c "SELECT ('2024-01-01'::date + $DAYS / 3)::text")
+NEXT_DAY=$(q -At -c "SELECT ('2024-01-01'::date + $DAYS / 3 + 1)::text")
+OTHER_DAY=$(q -At -c "SELECT ('2024-01-01'::date + 2 * $DAYS / 3)::text")
 # the plan is made outside the timing; only the CALL is timed
 run_timed() { # run_timed NAME REP TARGET
     local r t0 t1
@@ -219,11 +279,19 @@ run_timed() { # run_timed NAME REP TARGET
 
 # ---- 1. heap row-level target ----
 log "heap target: backfill.run / by hand / one statement"
+# a first, untimed round: the freshly loaded table has no free space, so the
+# first refill extends the files and would be slower for whichever ran first
+settle bench.clean vacuum
+q -c "CALL bench.by_hand('$LO', '$HI')"
 for rep in $(seq "$REPS"); do
     settle bench.clean vacuum
     run_timed heap.run "$rep" bench.clean
     settle bench.clean vacuum
     timed heap.by_hand "$rep" "CALL bench.by_hand('$LO', '$HI')"
+    settle bench.clean vacuum
+    timed heap.by_hand_returning "$rep" "CALL bench.by_hand_returning('$LO', '$HI')"
+    settle bench.clean vacuum
+    timed heap.by_replace_range "$rep" "CALL bench.by_replace_range('$LO', '$HI')"
     settle bench.clean vacuum
     timed heap.one_statement "$rep" "BEGIN;
       DELETE FROM bench.clean WHERE paid_at >= '$LO' AND paid_at < '$HI';
@@ -234,6 +302,8 @@ done
 
 # ---- 2. the daily rollup ----
 log "rollup: backfill.run / by hand / one statement"
+settle bench.daily vacuum
+q -c "CALL bench.by_hand_daily('$LO', '$HI')"
 for rep in $(seq "$REPS"); do
     settle bench.daily vacuum
     run_timed roll.run "$rep" bench.daily
@@ -263,19 +333,42 @@ q -c "INSERT INTO bench.sizes SELECT 'part.strategy_auto_used:' || string_agg(DI
        WHERE r.target = 'bench.clean_p'::regclass"
 log "partitioned target: delete (VACUUM before each run)"
 q -c "UPDATE backfill.targets SET strategy = 'delete' WHERE target = 'bench.clean_p'::regclass"
+# untimed first round: after the swaps the partitions are compact (no free
+# space), which would make delete's first timed round slower than the rest
+settle bench.clean_p vacuum
+run_timed warmup.part_delete 1 bench.clean_p
 for rep in $(seq "$REPS"); do
     settle bench.clean_p vacuum
     run_timed part.delete "$rep" bench.clean_p
 done
 q -c "INSERT INTO bench.sizes SELECT 'part.delete_after_reruns_vacuumed', ($SIZE)"
-log "partitioned target: swap"
-q -c "UPDATE backfill.targets SET strategy = 'swap' WHERE target = 'bench.clean_p'::regclass"
+log "partitioned target: truncate (what auto would use if swap were ruled out)"
+q -c "UPDATE backfill.targets SET strategy = 'truncate' WHERE target = 'bench.clean_p'::regclass"
 for rep in $(seq "$REPS"); do
     settle bench.clean_p
-    run_timed part.swap "$rep" bench.clean_p
+    run_timed part.truncate "$rep" bench.clean_p
 done
-q -c "INSERT INTO bench.sizes SELECT 'part.swap_after_reruns', ($SIZE)"
+q -c "INSERT INTO bench.sizes SELECT 'part.truncate_after_reruns', ($SIZE)"
 q -c "UPDATE backfill.targets SET strategy = 'auto' WHERE target = 'bench.clean_p'::regclass"
+
+# ---- 3b. what readers of the partitioned target experience ----
+# Two readers loop for 4 s: one on the chunk's day, one on another day.  After
+# 1.5 s one chunk (one day) is replaced with each strategy; the chunk's own
+# time and the readers' latencies are recorded.
+log "partitioned target: readers during one chunk per strategy"
+for strategy in delete truncate swap; do
+    settle bench.clean_p vacuum
+    q -c "CALL bench.reader('$strategy', 'same day', '$SAME_DAY', 4)" &
+    r1=$!
+    q -c "CALL bench.reader('$strategy', 'other day', '$OTHER_DAY', 4)" &
+    r2=$!
+    sleep 1.5
+    timed "readers.chunk_$strategy" 1 "SELECT * FROM backfill.replace_range('bench.clean_p', 'paid_at',
+        '$SAME_DAY', '$NEXT_DAY',
+        'SELECT id, paid_at, account_id, amount FROM bench.payments
+          WHERE paid_at >= \$1 AND paid_at < \$2 AND status = ''succeeded''', '$strategy')"
+    wait $r1 $r2
+done
 
 # ---- 4. per-chunk bookkeeping: 1,000 empty chunks ----
 log "bookkeeping: 1,000 empty 1-minute chunks"
@@ -301,7 +394,8 @@ done
 
 # ---- 6. the daily job behind a running backfill ----
 log "daily job: lock_target while backfill.run refills the heap target"
-LOCK_TIMEOUT=$(q -At -c "SHOW backfill.lock_timeout")
+LOCK_TIMEOUT=$(q -At -c "LOAD 'backfill'" -c "SELECT setting FROM pg_settings WHERE name = 'backfill.lock_timeout'")
+q -c "INSERT INTO bench.sizes VALUES ('lock_timeout_ms', $LOCK_TIMEOUT)"
 r=$(q -At -c "SELECT backfill.plan('bench.clean', '$LO', '$HI', probe => false)")
 settle bench.clean vacuum
 q -c "CALL backfill.run($r)" >/dev/null &
@@ -328,7 +422,7 @@ total=$(awk "BEGIN { printf \"%.0f\", $(now) - $started }")
 echo
 echo "backfill benchmark: $DAYS days x $PER_DAY payments ($((DAYS * PER_DAY * 15 / 16)) target rows), medians of $REPS"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), $("$bindir/postgres" --version), load average before the report: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "backfill.lock_timeout = $LOCK_TIMEOUT; total bench time ${total} s"
+echo "backfill.lock_timeout = $LOCK_TIMEOUT ms; total bench time ${total} s"
 echo
 q -P footer=off <<'SQL'
 \pset format aligned
@@ -338,12 +432,24 @@ WITH med AS (
 m AS (SELECT * FROM med),
 size AS (SELECT what, bytes FROM bench.sizes),
 ratios (ord, what, value, goal, met) AS (
-  SELECT 1, 'heap: backfill.run / by-hand PL/pgSQL (30 daily chunks)',
+  SELECT 1.0, 'heap: backfill.run / by-hand PL/pgSQL (30 daily chunks)',
          (SELECT s FROM m WHERE test = 'heap.run') / (SELECT s FROM m WHERE test = 'heap.by_hand'),
          '<= 1.05', NULL::bool
   UNION ALL
   SELECT 2, 'heap: backfill.run / one statement (no-chunking floor)',
          (SELECT s FROM m WHERE test = 'heap.run') / (SELECT s FROM m WHERE test = 'heap.one_statement'),
+         '(info)', NULL
+  UNION ALL
+  SELECT 2.1, 'heap, why: by hand with figures over RETURNING rows / by hand',
+         (SELECT s FROM m WHERE test = 'heap.by_hand_returning') / (SELECT s FROM m WHERE test = 'heap.by_hand'),
+         '(info)', NULL
+  UNION ALL
+  SELECT 2.2, 'heap, why: replace_range per day (no measure) / by hand',
+         (SELECT s FROM m WHERE test = 'heap.by_replace_range') / (SELECT s FROM m WHERE test = 'heap.by_hand'),
+         '(info)', NULL
+  UNION ALL
+  SELECT 2.3, 'heap, why: backfill.run / by hand with figures over RETURNING rows',
+         (SELECT s FROM m WHERE test = 'heap.run') / (SELECT s FROM m WHERE test = 'heap.by_hand_returning'),
          '(info)', NULL
   UNION ALL
   SELECT 3, 'rollup: backfill.run / by-hand PL/pgSQL',
@@ -358,8 +464,8 @@ ratios (ord, what, value, goal, met) AS (
          (SELECT s FROM m WHERE test = 'part.delete') / (SELECT s FROM m WHERE test = 'part.auto'),
          '>= 1.25', NULL
   UNION ALL
-  SELECT 6, 'partitioned: speed-up of swap over delete (delete / swap)',
-         (SELECT s FROM m WHERE test = 'part.delete') / (SELECT s FROM m WHERE test = 'part.swap'),
+  SELECT 6, 'partitioned: speed-up of truncate over delete (delete / truncate)',
+         (SELECT s FROM m WHERE test = 'part.delete') / (SELECT s FROM m WHERE test = 'part.truncate'),
          '(info)', NULL
   UNION ALL
   SELECT 7, 'partitioned: size after 3 auto reruns, no VACUUM / fresh',
@@ -404,7 +510,7 @@ SELECT what AS "ratio / figure",
          WHEN '<= 2' THEN CASE WHEN value <= 2 THEN 'met' ELSE 'MISSED' END
          WHEN '< 1' THEN CASE WHEN value < 1 THEN 'met' ELSE 'MISSED' END
          WHEN '<= lock_timeout' THEN
-           CASE WHEN value * 1000 <= current_setting('backfill.lock_timeout')::float8
+           CASE WHEN value * 1000 <= (SELECT bytes FROM bench.sizes WHERE what = 'lock_timeout_ms')
                 THEN 'met' ELSE 'MISSED' END
          ELSE '' END AS verdict
   FROM ratios ORDER BY ord;
@@ -412,8 +518,16 @@ SELECT what AS "ratio / figure",
 SELECT test, count(*) AS reps,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::numeric, 3) AS median_s,
        round(min(seconds)::numeric, 3) AS min_s, round(max(seconds)::numeric, 3) AS max_s
-  FROM bench.timings WHERE test <> 'daily.chunk_seconds'
+  FROM bench.timings WHERE test <> 'daily.chunk_seconds' AND test NOT LIKE 'readers.%'
+   AND test NOT LIKE 'warmup.%'
  GROUP BY test ORDER BY test;
+
+SELECT strategy, reader, count(*) AS reads,
+       round((1000 * percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::numeric, 1) AS median_ms,
+       round((1000 * max(seconds))::numeric, 1) AS max_ms,
+       round((1000 * (SELECT seconds FROM bench.timings t WHERE t.test = 'readers.chunk_' || r.strategy))::numeric, 1) AS chunk_ms
+  FROM bench.reads r GROUP BY strategy, reader
+ ORDER BY array_position(ARRAY['delete', 'truncate', 'swap'], strategy), reader;
 
 SELECT what, pg_size_pretty(bytes) AS size FROM bench.sizes
  WHERE what LIKE 'part.%' AND bytes > 0 ORDER BY what;

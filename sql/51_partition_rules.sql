@@ -177,3 +177,18 @@ SELECT count(*) FROM pr.what_happened();
 SELECT * FROM pr.refill('pr.def', '2024-01-01', '2024-01-02', 'auto');
 SELECT * FROM pr.what_happened();
 DROP PUBLICATION pr_pub;
+
+-- a foreign table as a partition: never truncated or swapped (its rows
+-- live elsewhere); auto deletes, which file_fdw refuses
+CREATE EXTENSION file_fdw;
+CREATE SERVER pr_files FOREIGN DATA WRAPPER file_fdw;
+CREATE TABLE pr.remote (id int, paid_at timestamptz NOT NULL, amount numeric)
+    PARTITION BY RANGE (paid_at);
+CREATE FOREIGN TABLE pr.remote_0101 PARTITION OF pr.remote
+    FOR VALUES FROM ('2024-01-01') TO ('2024-01-02')
+    SERVER pr_files OPTIONS (filename '/dev/null', format 'csv');
+SELECT * FROM pr.refill('pr.remote', '2024-01-01', '2024-01-02', 'truncate');
+SELECT * FROM pr.refill('pr.remote', '2024-01-01', '2024-01-02', 'auto');
+DROP TABLE pr.remote;
+DROP SERVER pr_files;
+DROP EXTENSION file_fdw;

@@ -121,13 +121,14 @@ extern void CheckTargetPrivileges(Oid target);
 /*
  * The statements that run user text, composed and proven safe (the user
  * part parses to exactly the text's own parse tree).  Parameters are
- * $1 = lo, $2 = hi (timestamptz).  Without a measure: a plain INSERT
- * (resp. DELETE); with one: a SELECT returning (count bigint, measure
- * numeric) over the inserted (resp. deleted) rows.
+ * $1 = lo, $2 = hi (timestamptz).  ComposeSourceInsert: the INSERT of
+ * the source's rows.  ComposeRangeDelete: the DELETE of the range; with a
+ * measure, a SELECT of (count, measure) over the deleted rows, which
+ * MeasureRange composes to prove the measure text stays inside its
+ * parentheses before it reads the range with it.
  */
 extern char *ComposeSourceInsert(Oid target, const char *time_column,
-								 const SourceQuery *source,
-								 const char *measure);
+								 const SourceQuery *source);
 extern char *ComposeRangeDelete(Oid target, const char *time_column,
 								const char *measure);
 
@@ -153,6 +154,14 @@ extern void ReplaceRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi,
 						 const char *source, const char *strategy,
 						 const char *measure, ReplaceResult *result);
+
+/*
+ * Count and measure the target's rows in [lo, hi) into result->rows_deleted
+ * and before_value (partition.c); the caller is connected to SPI.
+ */
+extern void MeasureRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi, const char *measure,
+						 MemoryContext outcxt, ReplaceResult *result);
 
 /* Delete the target's rows in [lo, hi) only (no_source chunks). */
 extern int64 ClearRange(Oid target, const char *time_column,
@@ -195,12 +204,13 @@ extern bool PartitionReplaceRange(Oid target, const char *time_column,
 
 /*
  * The chunk lock of a partitioned target: RowExclusiveLock on the target
- * and intermediate partitioned tables, "mode" on the affected leaves only.
- * A table that is not partitioned is locked in "mode".
+ * and intermediate partitioned tables, "lockmode" on the affected leaves
+ * only (AccessExclusiveLock when "strategy" resolves to truncate or swap
+ * for the chunk).  A table that is not partitioned is locked in "lockmode".
  */
 extern void LockAffectedPartitions(Oid target, const char *time_column,
 								   TimestampTz lo, TimestampTz hi,
-								   int lockmode);
+								   const char *strategy, int lockmode);
 
 /* ---- reconciliation (reconcile.c) ---- */
 

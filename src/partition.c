@@ -16,11 +16,19 @@
  *	  timestamp and date keys are read in the session TimeZone;
  *	- a partition entirely inside the range is affected with all its
  *	  descendants, whatever their keys;
- *	- a partition that overlaps the range only partly, under any other key
- *	  (list, hash, several columns, an expression, another column) makes
- *	  the chunk unaligned;
+ *	- a partition that overlaps the range only partly decides by its own
+ *	  key; under any other key (list, hash, several columns, an
+ *	  expression, another column) the chunk is unaligned;
  *	- a DEFAULT partition is affected when the non-default partitions do
  *	  not cover the whole range (it may then hold rows of the range).
+ *
+ * truncate empties the affected leaves with TRUNCATE ONLY and inserts the
+ * source's rows; swap loads them into a fresh table without indexes and
+ * exchanges its files with the leaf's (finish_heap_swap), so only the leaf
+ * is ever locked exclusively and it keeps its identity.  Both give the
+ * rows, figures and errors of the delete strategy (replace.c); the rules
+ * that make them unsafe are in UnsafeReason and SwapObstacle, and
+ * doc/part.md explains each.
  *
  *-------------------------------------------------------------------------
  */
@@ -84,11 +92,7 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static void MeasureRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi, const char *measure,
-						 MemoryContext outcxt, ReplaceResult *result);
 static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-					  const char *measure, MemoryContext outcxt,
 					  ReplaceResult *result);
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
@@ -179,7 +183,9 @@ CollectLeaves(Oid relid, const char *time_column,
 	AttrNumber	timeatt;
 	bool		timekey = false;
 	int			default_idx = -1;
-	List	   *spans = NIL;	/* of TimestampTz pairs of affected bounds */
+	TimestampTz *span_lo;		/* bounds of the affected partitions */
+	TimestampTz *span_hi;
+	int			nspans = 0;
 	int			i;
 
 	rel = table_open(relid, parentlock);
@@ -187,6 +193,8 @@ CollectLeaves(Oid relid, const char *time_column,
 	key = RelationGetPartitionKey(rel);
 	pd = RelationGetPartitionDesc(rel, true);
 	timeatt = get_attnum(relid, time_column);
+	span_lo = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
+	span_hi = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
 
 	if (key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
 		key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
@@ -258,10 +266,8 @@ CollectLeaves(Oid relid, const char *time_column,
 				if (!(clo < hi && chi > lo))
 					continue;
 				child_whole = (clo >= lo && chi <= hi);
-				spans = lappend(spans, list_make2(palloc(sizeof(TimestampTz)),
-												  palloc(sizeof(TimestampTz))));
-				*(TimestampTz *) linitial(llast(spans)) = clo;
-				*(TimestampTz *) lsecond(llast(spans)) = chi;
+				span_lo[nspans] = clo;
+				span_hi[nspans++] = chi;
 			}
 		}
 
@@ -299,18 +305,11 @@ CollectLeaves(Oid relid, const char *time_column,
 	if (default_idx >= 0)
 	{
 		TimestampTz covered = lo;
-		ListCell   *lc;
 
-		foreach(lc, spans)
+		for (i = 0; i < nspans && span_lo[i] <= covered; i++)
 		{
-			List	   *span = lfirst(lc);
-			TimestampTz slo = *(TimestampTz *) linitial(span);
-			TimestampTz shi = *(TimestampTz *) lsecond(span);
-
-			if (slo > covered)
-				break;
-			if (shi > covered)
-				covered = shi;
+			if (span_hi[i] > covered)
+				covered = span_hi[i];
 		}
 		if (covered < hi)
 		{
@@ -393,16 +392,23 @@ AffectedLeaves(Oid target, const char *time_column,
  *		The chunk lock of a partitioned target: the target and the
  *		partitioned tables between it and the affected leaves in
  *		RowExclusiveLock (the lock any writer takes, so writers to other
- *		partitions go on), then the affected leaves in "mode".  Lock waits
- *		are bounded by the session's lock_timeout.  A table that is not
- *		partitioned is locked in "mode" itself.
+ *		partitions go on and nobody can detach or drop the leaves), then
+ *		the affected leaves only: in "mode", or in AccessExclusiveLock when
+ *		"strategy" resolves to truncate or swap for this chunk, which need
+ *		it anyway: taking it here, in the run's lock phase, bounds the wait
+ *		by backfill.lock_timeout and turns a timeout into a deferral
+ *		instead of a failure midway.  A table that is not partitioned is
+ *		locked in "mode" itself.  Lock waits are bounded by the session's
+ *		lock_timeout.
  */
 void
 LockAffectedPartitions(Oid target, const char *time_column,
-					   TimestampTz lo, TimestampTz hi, LOCKMODE mode)
+					   TimestampTz lo, TimestampTz hi, const char *strategy,
+					   int mode)
 {
 	PartPlan	plan;
 	ListCell   *lc;
+	const char *chosen;
 
 	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
 	{
@@ -410,6 +416,9 @@ LockAffectedPartitions(Oid target, const char *time_column,
 		return;
 	}
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
+	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+	if (strcmp(chosen, "delete") != 0)
+		mode = AccessExclusiveLock;
 	foreach(lc, plan.leaves)
 		LockRelationOid(((LeafPart *) lfirst(lc))->relid, mode);
 }
@@ -425,6 +434,7 @@ LockAffectedPartitions(Oid target, const char *time_column,
  *		- a foreign key pointing at any of them (TRUNCATE fails);
  *		- row-level security enabled on any of them (TRUNCATE would remove
  *		  rows the policies hide);
+ *		- an affected leaf is a foreign table (its rows live elsewhere);
  *		- with check_truncate, no TRUNCATE privilege on an affected leaf.
  */
 static char *
@@ -452,7 +462,10 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 		Relation	rel = table_open(relid, AccessShareLock);
 		char	   *reason = NULL;
 
-		if (rel->rd_rel->relrowsecurity)
+		if (rel->rd_rel->relkind == RELKIND_FOREIGN_TABLE)
+			reason = psprintf("Partition \"%s\" is a foreign table",
+							  RelationGetRelationName(rel));
+		else if (rel->rd_rel->relrowsecurity)
 			reason = psprintf("Table \"%s\" has row-level security enabled",
 							  RelationGetRelationName(rel));
 		else if (rel->trigdesc != NULL)
@@ -710,44 +723,34 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 /*
  * RunInsert
- *		Run a statement from ComposeSourceInsert for [lo, hi); add the inserted rows
- *		(and the measure) to result, the measure copied into outcxt.
+ *		Run a statement from ComposeSourceInsert for [lo, hi) and add the
+ *		rows inserted to result.  Caller is connected to SPI.
  */
 static void
 RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-		  const char *measure, MemoryContext outcxt, ReplaceResult *result)
+		  ReplaceResult *result)
 {
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	if (measure == NULL)
-	{
-		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
-		result->rows_inserted += SPI_processed;
-	}
-	else
-	{
-		bool		isnull;
-		MemoryContext old;
-
-		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
-		result->rows_inserted += SpiGetInt64(0, 1, &isnull);
-		old = MemoryContextSwitchTo(outcxt);
-		result->after_value = SpiGetDatumCopy(0, 2, &result->after_null);
-		MemoryContextSwitchTo(old);
-	}
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+	result->rows_inserted += SPI_processed;
 }
 
 /*
  * MeasureRange
- *		Count (and measure) the target's rows in [lo, hi) before they are
- *		truncated or swapped away: result->rows_deleted and before_value.
- *		This reads the affected partitions once; DELETE gets the same
- *		figures from its RETURNING rows.
+ *		Count (and measure) the target's rows in [lo, hi) into
+ *		result->rows_deleted and before_value, the value copied into
+ *		outcxt.  Called before rows are deleted, truncated or swapped away,
+ *		and again after the insert for the figure over the new rows.  One
+ *		scan of the range in cached pages is cheaper than materializing a
+ *		chunk's DELETE/INSERT ... RETURNING rows (bench/RESULTS.md).  Not
+ *		read-only: SPI then takes a snapshot that sees this transaction's
+ *		own work.  Caller is connected to SPI.
  */
-static void
+void
 MeasureRange(Oid target, const char *time_column,
 			 TimestampTz lo, TimestampTz hi, const char *measure,
 			 MemoryContext outcxt, ReplaceResult *result)
@@ -772,7 +775,7 @@ MeasureRange(Oid target, const char *time_column,
 				   measure ? ", CAST((\n" : "", measure ? measure : "",
 				   measure ? "\n) AS pg_catalog.numeric)" : "",
 				   RelName(target), col, col);
-	SpiExec(sql, 2, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)
 	{
@@ -841,23 +844,23 @@ PartitionReplaceRange(Oid target, const char *time_column,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
 			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(ComposeSourceInsert(into, time_column, source, measure),
-				  lo, hi, measure, outcxt, result);
+		RunInsert(ComposeSourceInsert(into, time_column, source),
+				  lo, hi, result);
 	}
 	else
 	{
-		ReplaceResult after;
-
 		foreach(lc, plan.leaves)
 			SwapLeaf(lfirst(lc), time_column, source, outcxt, result);
+	}
 
-		/* the measure over the new rows, all leaves together */
-		if (measure != NULL)
-		{
-			MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
-			result->after_value = after.before_value;
-			result->after_null = after.before_null;
-		}
+	/* the measure over the new rows, all leaves together */
+	if (measure != NULL)
+	{
+		ReplaceResult after;
+
+		MeasureRange(target, time_column, lo, hi, measure, outcxt, &after);
+		result->after_value = after.before_value;
+		result->after_null = after.before_null;
 	}
 
 	SPI_finish();
@@ -905,7 +908,8 @@ CheckSameLayout(Relation leaf, Relation fresh)
  *		Replace one leaf partition's rows by exchanging its files with those
  *		of a fresh table holding the source's rows for the leaf's bounds:
  *		1. CREATE TABLE fresh (LIKE leaf INCLUDING DEFAULTS INCLUDING
- *		   CONSTRAINTS INCLUDING GENERATED) in the leaf's schema: no index;
+ *		   CONSTRAINTS INCLUDING GENERATED) WITH (the leaf's fillfactor) in
+ *		   the leaf's schema: no index;
  *		   NOT NULL, CHECK, defaults and generated columns are enforced on
  *		   the way in (the partition bound by backfill._in_range);
  *		2. INSERT the source's rows: a fast load into a table without
@@ -936,13 +940,17 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	Relation	freshrel;
 	TransactionId frozenxid;
 	MultiXactId minmulti;
+	int			fillfactor;
 	char	   *sql;
 
-	/* 1. the fresh table */
+	/* 1. the fresh table, its pages filled as the leaf's would be */
+	leafrel = table_open(leaf->relid, AccessShareLock);
+	fillfactor = RelationGetFillFactor(leafrel, HEAP_DEFAULT_FILLFACTOR);
+	table_close(leafrel, NoLock);
 	sql = psprintf("CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
-				   "INCLUDING CONSTRAINTS INCLUDING GENERATED)",
+				   "INCLUDING CONSTRAINTS INCLUDING GENERATED) WITH (fillfactor = %d)",
 				   persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
-				   qfresh, RelName(leaf->relid));
+				   qfresh, RelName(leaf->relid), fillfactor);
 	SpiExec(sql, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	freshoid = get_relname_relid(freshname, nspid);
 	if (!OidIsValid(freshoid))
@@ -955,8 +963,8 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
-	RunInsert(ComposeSourceInsert(freshoid, time_column, source, NULL),
-			  leaf->lo, leaf->hi, NULL, outcxt, result);
+	RunInsert(ComposeSourceInsert(freshoid, time_column, source),
+			  leaf->lo, leaf->hi, result);
 
 	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
 	LockRelationOid(leaf->relid, AccessExclusiveLock);
@@ -968,4 +976,63 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	finish_heap_swap(leaf->relid, freshoid, false, false, true, true,
 					 frozenxid, minmulti, persistence);
 	CommandCounterIncrement();
+}
+
+PG_FUNCTION_INFO_V1(backfill_set_strategy);
+
+/*
+ * backfill_set_strategy
+ *		set_strategy(target, strategy) -> the previous strategy: how the
+ *		chunks of the target's runs replace their rows from now on (auto,
+ *		delete, truncate or swap).  The caller must be allowed to rewrite
+ *		the target (CheckTargetPrivileges); the catalog is written as the
+ *		extension owner.
+ */
+Datum
+backfill_set_strategy(PG_FUNCTION_ARGS)
+{
+	Oid			target;
+	const char *strategy;
+	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
+	Datum		values[2];
+	char	   *previous;
+	text	   *result;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be null")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("strategy must not be null"),
+				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	target = PG_GETARG_OID(0);
+	strategy = CheckStrategyName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	if (get_rel_name(target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", target)));
+	CheckTargetPrivileges(target);
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = CStringGetTextDatum(strategy);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed");
+	CatalogExec("UPDATE backfill.targets t SET strategy = $2"
+				" FROM backfill.targets o"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1"
+				" AND o.target OPERATOR(pg_catalog.=) t.target"
+				" RETURNING o.strategy",
+				2, argtypes, values, NULL, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						RelName(target)),
+				 errhint("Registered tables are listed in backfill.targets.")));
+	previous = SpiGetText(0, 1);
+	result = cstring_to_text(previous);
+	SPI_finish();
+	PG_RETURN_TEXT_P(result);
 }

@@ -888,20 +888,22 @@ RunHolderPid(int64 run_id)
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		or, for a partitioned table, on the leaves that can hold rows of
  *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
- *		rows wait while readers, and writers to other partitions, do not.
+ *		rows wait while readers, and writers to other partitions, do not;
+ *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
+ *		will truncate or swap them ("strategy", see partition.c).
  *		Both waits are bounded by lock_timeout, which the caller has set.
  *		Privileges were checked by the caller (CheckTargetPrivileges).
  */
 static void
 ChunkLockTarget(Oid target, const char *time_column,
-				TimestampTz lo, TimestampTz hi)
+				TimestampTz lo, TimestampTz hi, const char *strategy)
 {
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
 						 (uint32) target, 2);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	LockAffectedPartitions(target, time_column, lo, hi,
+	LockAffectedPartitions(target, time_column, lo, hi, strategy,
 						   ShareRowExclusiveLock);
 }
 
@@ -1101,7 +1103,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 							(long long) run->run_id),
 					 errdetail("The run was planned for table %s.", run->target_name)));
 		ChunkLockTarget(run->target, run->time_column, chunk->start,
-						chunk->end);
+						chunk->end, chunk->no_source ? "delete" : run->strategy);
 		phase = PHASE_WORK;
 		SetChunkOption("lock_timeout", user_lock_timeout);
 

@@ -406,7 +406,7 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 	result->columns = columns;
 
 	/* prove that the composed INSERT runs exactly this query */
-	(void) ComposeSourceInsert(target, time_column, result, NULL);
+	(void) ComposeSourceInsert(target, time_column, result);
 	return result;
 }
 
@@ -792,9 +792,7 @@ broken:
  * ComposeSourceInsert
  *		The statement that inserts what source yields for [$1, $2) into
  *		target, columns matched by name, every row's time checked by
- *		backfill._in_range.  With a measure, a SELECT returning the
- *		number of rows inserted and the measure over them.  The composed
- *		text is parsed again, and its subquery must be exactly the source
+ *		backfill._in_range.  The composed text is parsed again, and its subquery must be exactly the source
  *		query's parse tree: user text cannot escape into our statement.
  *
  * The source sits behind an OFFSET 0 fence, so the planner neither pulls
@@ -804,7 +802,7 @@ broken:
  */
 char *
 ComposeSourceInsert(Oid target, const char *time_column,
-					const SourceQuery *source, const char *measure)
+					const SourceQuery *source)
 {
 	StringInfoData cols;
 	StringInfoData scols;
@@ -828,26 +826,17 @@ ComposeSourceInsert(Oid target, const char *time_column,
 	}
 
 	initStringInfo(&sql);
-	if (measure != NULL)
-		appendStringInfoString(&sql, "WITH " MEASURE_ROWS_ALIAS " AS (");
 	appendStringInfo(&sql,
 					 "INSERT INTO %s (%s) SELECT %s"
 					 " FROM (SELECT * FROM (\n%s\n) AS s OFFSET 0) AS s"
 					 " WHERE backfill._in_range(CAST(s.%s AS pg_catalog.timestamptz), $1, $2)",
 					 QualifiedRelName(target), cols.data, scols.data,
 					 source->sql, QuotedColumn(target, time_column));
-	if (measure != NULL)
-		appendStringInfo(&sql,
-						 " RETURNING *) SELECT pg_catalog.count(*),"
-						 " CAST((\n%s\n) AS pg_catalog.numeric) FROM " MEASURE_ROWS_ALIAS,
-						 measure);
 
 	/* nothing may have escaped: reparse and compare with the source alone */
 	alone = raw_parser(source->sql, RAW_PARSE_DEFAULT);
 	parsetree = raw_parser(sql.data, RAW_PARSE_DEFAULT);
-	if (measure != NULL)
-		node = VerifyMeasureQuery(parsetree, measure);
-	else if (list_length(parsetree) == 1)
+	if (list_length(parsetree) == 1)
 		node = linitial_node(RawStmt, parsetree)->stmt;
 	else
 		node = NULL;

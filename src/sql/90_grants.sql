@@ -34,3 +34,5 @@ TO PUBLIC;
 -- SELECT grant above.
 GRANT EXECUTE ON FUNCTION backfill.lineage(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.changes(pg_catalog.int8) TO PUBLIC;
+-- How a target's chunks replace their rows (45_strategy.sql).
+GRANT EXECUTE ON FUNCTION backfill.set_strategy(pg_catalog.regclass, pg_catalog.text) TO PUBLIC;
