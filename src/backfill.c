@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * backfill.c
- *	  Module entry point: registers the backfill.* settings.
+ *	  Module entry point: registers the backfill.* settings; and the
+ *	  argument check shared by the SQL-callable functions.
  *
  * Nothing else happens at load time; every piece of work is done by the
  * SQL-callable functions in the other files.
@@ -82,4 +83,20 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("backfill");
+}
+
+/*
+ * RequireArg
+ *		Raise 22004 "<name> must not be null" when argument argno of a
+ *		SQL-callable function is NULL, with hint (may be NULL).
+ */
+void
+RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
+		   const char *hint)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name),
+				 hint ? errhint("%s", hint) : 0));
 }

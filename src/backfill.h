@@ -17,6 +17,7 @@
 
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "utils/timestamp.h"
 
@@ -41,6 +42,10 @@ extern double backfill_neighbor_tolerance;
  * unregister and plan of one target (run.c).
  */
 #define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+
+/* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
+extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
+					   const char *hint);
 
 /* ---- SPI helper layer (spi_util.c) ---- */
 

@@ -998,15 +998,8 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	char	   *previous;
 	text	   *result;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be null")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("strategy must not be null"),
-				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 	target = PG_GETARG_OID(0);
 	strategy = CheckStrategyName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	if (get_rel_name(target) == NULL)

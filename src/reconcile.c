@@ -723,10 +723,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int			nstore = 0;
 	int			nestlevel;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("run_id must not be null")));
+	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -966,10 +963,7 @@ backfill_check(PG_FUNCTION_ARGS)
 	RecChunk   *chunks;
 	int			n;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be null")));
+	RequireArg(fcinfo, 0, "target", NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	SPI_connect();
 	n = CheckRange(PG_GETARG_OID(0),
@@ -1027,19 +1021,9 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	char	   *jobname;
 	char	   *command;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be null")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("cron schedule must not be null"),
-				 errhint("Give a cron expression such as '0 6 * * *'.")));
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lookback must not be null")));
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
+	RequireArg(fcinfo, 2, "lookback", NULL);
 	relid = PG_GETARG_OID(0);
 	cron = PG_GETARG_TEXT_PP(1);
 	lookback = PG_GETARG_INTERVAL_P(2);
@@ -1105,10 +1089,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	Oid			owner_oid;
 	bool		removed = false;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("check_id must not be null")));
+	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
@@ -1204,10 +1185,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	int			nchunks = 0;
 	int			failing = 0;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("check_id must not be null")));
+	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();

@@ -230,27 +230,14 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be null")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("time column must not be null")));
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "time column", NULL);
 	CheckRangeBounds(PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2),
 					 PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3),
 					 PG_ARGISNULL(3));
-	if (PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source query must not be null")));
-	if (PG_ARGISNULL(5))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("strategy must not be null"),
-				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	RequireArg(fcinfo, 4, "source query", NULL);
+	RequireArg(fcinfo, 5, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 
 	ReplaceRange(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
 				 PG_GETARG_TIMESTAMPTZ(2), PG_GETARG_TIMESTAMPTZ(3),

@@ -206,19 +206,6 @@ TakeTargetPlanLock(Oid target)
 }
 
 /*
- * NotNull
- *		Raise 22004 for a NULL argument that must be given.
- */
-static void
-NotNull(FunctionCallInfo fcinfo, int argno, const char *name)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", name)));
-}
-
-/*
  * IntervalIsPositive
  *		Whether an interval compares greater than zero.
  */
@@ -267,13 +254,13 @@ backfill_register(PG_FUNCTION_ARGS)
 	bool		new_version;
 	char	   *user = CurrentUserName();
 
-	NotNull(fcinfo, 0, "target");
-	NotNull(fcinfo, 1, "time_column");
-	NotNull(fcinfo, 2, "source");
-	NotNull(fcinfo, 4, "chunk");
-	NotNull(fcinfo, 8, "measure");
-	NotNull(fcinfo, 9, "tolerance");
-	NotNull(fcinfo, 10, "ledger_gate");
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "time_column", NULL);
+	RequireArg(fcinfo, 2, "source", NULL);
+	RequireArg(fcinfo, 4, "chunk", NULL);
+	RequireArg(fcinfo, 8, "measure", NULL);
+	RequireArg(fcinfo, 9, "tolerance", NULL);
+	RequireArg(fcinfo, 10, "ledger_gate", NULL);
 
 	target = PG_GETARG_OID(0);
 	time_column = NameStr(*PG_GETARG_NAME(1));
@@ -439,7 +426,7 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	char	   *registrant;
 	bool		dropped;
 
-	NotNull(fcinfo, 0, "target");
+	RequireArg(fcinfo, 0, "target", NULL);
 	target = PG_GETARG_OID(0);
 	values[0] = ObjectIdGetDatum(target);
 	dropped = (get_rel_name(target) == NULL);
@@ -730,10 +717,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 {
 	int64		run_id;
 
-	NotNull(fcinfo, 0, "target");
-	NotNull(fcinfo, 5, "probe");
-	NotNull(fcinfo, 6, "backwards");
-	NotNull(fcinfo, 7, "clear_no_source");
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 5, "probe", NULL);
+	RequireArg(fcinfo, 6, "backwards", NULL);
+	RequireArg(fcinfo, 7, "clear_no_source", NULL);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1741,7 +1728,7 @@ backfill_run(PG_FUNCTION_ARGS)
 	int			max_chunks = -1;
 
 	RequireTopLevelCall(fcinfo, "backfill.run");
-	NotNull(fcinfo, 0, "run_id");
+	RequireArg(fcinfo, 0, "run_id", NULL);
 	if (!PG_ARGISNULL(1))
 	{
 		max_chunks = PG_GETARG_INT32(1);
@@ -1770,7 +1757,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 	int64		run_id;
 
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
-	NotNull(fcinfo, 0, "target");
+	RequireArg(fcinfo, 0, "target", NULL);
 
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1803,7 +1790,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	int32		n;
 
-	NotNull(fcinfo, 0, "run_id");
+	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 	values[0] = Int64GetDatum(run_id);
 
@@ -1870,7 +1857,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	Datum		out[5];
 	bool		outnull[5];
 
-	NotNull(fcinfo, 0, "target");
+	RequireArg(fcinfo, 0, "target", NULL);
 	target = PG_GETARG_OID(0);
 	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));

@@ -499,19 +499,9 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	char		nulls[4];
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("run_id must not be null")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("cron must not be null"),
-				 errhint("Pass a cron expression such as '*/5 * * * *'.")));
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("chunks_per_tick must not be null")));
+	RequireArg(fcinfo, 0, "run_id", NULL);
+	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
+	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
 	run_id = PG_GETARG_INT64(0);
 	cron = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	chunks_per_tick = PG_GETARG_INT32(2);
@@ -634,10 +624,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 	CronJob		job;
 	bool		removed = false;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("run_id must not be null")));
+	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
@@ -673,10 +660,7 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 	char		relkind;
 	LOCKTAG		tag;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be null")));
+	RequireArg(fcinfo, 0, "target", NULL);
 	relid = PG_GETARG_OID(0);
 	relkind = get_rel_relkind(relid);
 	if (relkind == '\0')
