@@ -120,17 +120,17 @@ SELECT backfill.plan('daily_revenue', :'first_day', current_date,
 CALL backfill.run(:v2_run);   -- the probe chunk
 
 \echo
-\echo '== 10. Quiet hours: hand the rest to pg_cron, two chunks a minute.'
+\echo '== 10. Quiet hours: hand the rest to pg_cron, five chunks a minute.'
 \echo '==     (The demo uses every minute; a real run would use e.g. ''*/5 1-5 * * *'' in GMT,'
 \echo '==     or quiet_hours => ''22:00-06:00'' in the run''s own TimeZone.)'
 SELECT backfill.in_quiet_hours('22:00-06:00', 'Europe/Berlin', '2026-11-30 23:30+01') AS at_night,
        backfill.in_quiet_hours('22:00-06:00', 'Europe/Berlin', '2026-11-30 12:00+01') AS at_noon;
-SELECT backfill.schedule(:v2_run, '* * * * *', chunks_per_tick => 2) > 0 AS scheduled;
+SELECT backfill.schedule(:v2_run, '* * * * *', chunks_per_tick => 5) > 0 AS scheduled;
 SELECT jobname, schedule, command FROM cron.job;
-\echo 'waiting for pg_cron to finish the run (about a minute per two chunks) ...'
+\echo 'waiting for pg_cron to finish the run (a tick a minute, five chunks a tick) ...'
 DO $$
 DECLARE
-    deadline timestamptz := clock_timestamp() + interval '9 minutes';
+    deadline timestamptz := clock_timestamp() + interval '10 minutes';
 BEGIN
     LOOP
         EXIT WHEN NOT EXISTS (SELECT FROM backfill.progress);

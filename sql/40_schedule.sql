@@ -42,6 +42,12 @@ SELECT t AS utc, (t AT TIME ZONE 'America/New_York')::time AS new_york,
        backfill.in_quiet_hours('22:00-06:00', 'America/New_York', t) AS inside
   FROM unnest('{2026-03-07 10:30+00, 2026-03-08 10:30+00}'::timestamptz[]) AS t;
 
+-- A zone is read exactly as SET TimeZone reads it: a run planned under
+-- TimeZone '-3' lives three hours WEST of UTC (SQL's sign convention; the
+-- POSIX zone "-3" would be east), so 15:00 UTC is noon there.
+SELECT backfill.in_quiet_hours('06:00-18:00', '-3', '2026-11-29 15:00+00') AS west_noon,
+       backfill.in_quiet_hours('06:00-18:00', '+4', '2026-11-29 15:00+00') AS east_evening;
+
 -- No time zone: the session's TimeZone.  23:00 in Tokyo is inside.
 SET TimeZone = 'Asia/Tokyo';
 SELECT backfill.in_quiet_hours('22:00-06:00', NULL, '2026-06-01 14:00+00');

@@ -37,6 +37,7 @@
 #include "catalog/pg_class.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
+#include "commands/variable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -344,6 +345,10 @@ bad:
  * LocalMinuteOfDay
  *		The wall-clock time of "at" in time zone "tzname", in minutes since
  *		midnight.  A NULL tzname means the session's TimeZone.
+ *
+ * The name is read exactly as SET TimeZone reads it (check_timezone), so a
+ * run planned under TimeZone '-3' (three hours west, in SQL's sign
+ * convention) is not read as the POSIX zone "-3" (three hours east).
  */
 static int
 LocalMinuteOfDay(TimestampTz at, const char *tzname)
@@ -357,11 +362,15 @@ LocalMinuteOfDay(TimestampTz at, const char *tzname)
 		tz = session_timezone;
 	else
 	{
-		tz = pg_tzset(tzname);
-		if (tz == NULL)
+		char	   *value = pstrdup(tzname);
+		void	   *extra = NULL;
+
+		if (!check_timezone(&value, &extra, PGC_S_SESSION) || extra == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("time zone \"%s\" not recognized", tzname)));
+		tz = *((pg_tz **) extra);
+		free(extra);
 	}
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &tzoff, &tm, &fsec, NULL, tz) != 0)
