@@ -1126,7 +1126,12 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	RequirePgCron();
 	SPI_connect();
 	CheckSelectPrivilege(relid);
-	(void) ReadTarget(relid, 0);
+	{
+		RecTarget  *t = ReadTarget(relid, 0);
+
+		/* its ticks will run the current version's text as its author */
+		CheckAuthor(t->author, relid, t->version);
+	}
 
 	ivalues[0] = ObjectIdGetDatum(relid);
 	ivalues[1] = PointerGetDatum(cron);
