@@ -8,7 +8,8 @@
 SET TimeZone = 'UTC';
 SET DateStyle = ISO;
 SET client_min_messages = notice;
-SELECT setval('backfill.runs_run_id_seq', 6700, false) IS NOT NULL AS ids_fixed;
+SELECT setval('backfill.runs_run_id_seq', 6700, false) IS NOT NULL AS ids_fixed,
+       setval('backfill.checks_check_id_seq', 6700, false) IS NOT NULL AS check_ids_fixed;
 
 CREATE ROLE regress_ai_bob LOGIN;
 CREATE ROLE regress_ai_alice LOGIN;
@@ -143,6 +144,44 @@ SELECT backfill.unschedule(:bob_run2);
 CALL backfill.run(:bob_run2);
 RESET ROLE;
 SELECT count(*) AS pwn_calls FROM ai.pwn_log;
+
+-- Standing checks: bob schedules one on his own version; once alice
+-- re-registers, bob's run_check is refused, a reader gets the stored
+-- count, and a superuser's run_check runs alice's text as alice.
+SET ROLE regress_ai_bob;
+SELECT backfill.register('ai.daily', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(amount)::int AS total
+        FROM ai.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    ledger => 'SELECT sum(n) FROM ai.ledger WHERE day >= $1 AND day < $2',
+    measure => 'sum(total)') AS version;
+SELECT backfill.schedule_check('ai.daily', '0 0 30 2 *', '3 days') > 0 AS check_scheduled;
+SELECT check_id AS bob_check FROM backfill.checks WHERE target = 'ai.daily'::regclass \gset
+SELECT backfill.run_check(:bob_check) AS failing;
+RESET ROLE;
+SET ROLE regress_ai_alice;
+SELECT backfill.register('ai.daily', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(amount)::int AS total
+        FROM ai.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    ledger => 'SELECT sum(n) + ai.pwn() FROM ai.ledger WHERE day >= $1 AND day < $2',
+    measure => 'sum(total)') AS version;
+RESET ROLE;
+SET ROLE regress_ai_bob;
+\set VERBOSITY terse
+SELECT backfill.run_check(:bob_check);
+\set VERBOSITY default
+RESET ROLE;
+SET ROLE regress_ai_reader;
+SELECT backfill.run_check(:bob_check) AS failing;
+RESET ROLE;
+SELECT count(*) AS pwn_calls FROM ai.pwn_log;
+SELECT checked_by, count(*) AS results FROM backfill.check_results
+ WHERE check_id = :bob_check GROUP BY 1;
+SELECT backfill.run_check(:bob_check) AS failing;
+SELECT DISTINCT who, is_session_user FROM ai.pwn_log;
+SET ROLE regress_ai_bob;
+SELECT backfill.unschedule_check(:bob_check);
+RESET ROLE;
+TRUNCATE ai.pwn_log;
 
 -- A reader (SELECT on the table only) gets the stored verdicts of bob's
 -- run: nothing is recomputed or written, no text runs.
