@@ -234,9 +234,12 @@ IntervalIsPositive(Interval *iv)
  *		ledger_gate) -> current definition version
  *
  * Anyone who may rewrite the target (CheckTargetPrivileges) may register
- * it, and register it again; the registrant is recorded.  A new
- * definition version is created when the source text or the label differs
- * from the latest version's (versions continue after an unregister).
+ * it, and register it again, also while other roles' runs are unfinished:
+ * those runs keep their pinned version.  A new definition version, whose
+ * author is the caller (by OID), is created when any setting, the source,
+ * the label or the author differs from the latest version's (versions
+ * continue after an unregister).  Its text runs only as its author
+ * (identity.c).
  */
 Datum
 backfill_register(PG_FUNCTION_ARGS)
@@ -813,9 +816,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 
 /*
  * LoadRun
- *		Read a run, its target's registration and its definition's source
- *		into the current memory context.  Unknown run: 42704.  Caller is
- *		connected to SPI.
+ *		Read a run and everything of its pinned definition version (text,
+ *		settings, author) into the current memory context; whether the
+ *		target is still registered.  Unknown or invisible run
+ *		(CheckRunVisible): 42704.  Caller is connected to SPI.
  */
 static RunInfo *
 LoadRun(int64 run_id)
