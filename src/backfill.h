@@ -79,6 +79,39 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
 
+/* ---- identity of user text and of run actions (identity.c) ---- */
+
+/* The state of one passage through the author gate. */
+typedef struct AuthorGate
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nest;
+	bool		active;
+} AuthorGate;
+
+/* 42501 unless the current user has the privileges of author. */
+extern void CheckAuthor(Oid author, Oid target, int32 version);
+
+/*
+ * Run user text as its author: CheckAuthor, then the author's user id in a
+ * security-restricted operation, search_path (pg_temp last) and TimeZone
+ * pinned, until AuthorGateLeave (settings popped as on abort).
+ */
+extern void AuthorGateEnter(AuthorGate *gate, Oid author, Oid target,
+							int32 version, const char *search_path,
+							const char *timezone);
+extern void AuthorGateLeave(AuthorGate *gate);
+extern void AuthorGateAbort(AuthorGate *gate);
+
+/* The permission rule of every action on a run (planner by OID). */
+extern void CheckRunPermission(int64 run_id, Oid planner,
+							   const char *planner_name, const char *action);
+extern bool HasRunPermission(Oid planner);
+
+/* 42704 "run N does not exist" for a run the caller cannot see. */
+extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
+
 /* ---- range splitting (range.c) ---- */
 
 /*

@@ -61,6 +61,7 @@ typedef struct ScheduleRun
 	char	   *status;
 	bool		probe;
 	char	   *created_by;
+	Oid			created_by_oid;
 	bool		has_job;
 	int64		job_id;
 	char	   *timezone;
@@ -125,8 +126,9 @@ RequirePgCron(void)
 
 /*
  * LoadRun
- *		Read what scheduling needs of a run (as the extension owner, so that
- *		row-level security cannot hide it); 42704 when there is no such run.
+ *		Read what scheduling needs of a run (as the extension owner); 42704
+ *		when there is no such run or the caller cannot see it
+ *		(CheckRunVisible).
  *
  * The caller must be connected to SPI; the strings live in the current
  * memory context.
@@ -140,7 +142,7 @@ LoadRun(int64 run_id, ScheduleRun *run)
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT target::pg_catalog.oid, status, probe, created_by::pg_catalog.text,"
-				" job_id, timezone"
+				" job_id, timezone, created_by_oid"
 				" FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -158,26 +160,22 @@ LoadRun(int64 run_id, ScheduleRun *run)
 	run->job_id = SpiGetInt64(0, 5, &isnull);
 	run->has_job = !isnull;
 	run->timezone = SpiGetText(0, 6);
+	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc,
+														 7, &isnull));
+	CheckRunVisible(run_id, run->target, run->created_by_oid);
 }
 
 /*
  * CheckRunAccess
- *		The caller must be the role that planned the run or have its
- *		privileges; "action" names what is refused.
+ *		The one run permission rule (CheckRunPermission); "action" names
+ *		what is refused.
  */
 static void
 CheckRunAccess(ScheduleRun *run, const char *action)
 {
-	Oid			creator = get_role_oid(run->created_by, true);
-
-	if (OidIsValid(creator) && has_privs_of_role(GetUserId(), creator))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to %s run " INT64_FORMAT,
-					action, run->run_id),
-			 errdetail("Run " INT64_FORMAT " was planned by role \"%s\"; only that role or a role with its privileges may %s it.",
-					   run->run_id, run->created_by, action)));
+	CheckRunPermission(run->run_id, run->created_by_oid, run->created_by,
+					   action);
 }
 
 /*
