@@ -48,8 +48,9 @@ RESET client_min_messages;
 SELECT chunk_no, status, executed_by, executed_via
   FROM backfill.chunks WHERE run_id = :run_id ORDER BY chunk_no;
 
--- Day-time quiet hours: the tick works, chunks_per_tick at a time, and
--- records that it ran from pg_cron.
+-- Day-time quiet hours: the tick works, chunks_per_tick at a time.  Its
+-- chunks say executed_via 'session': only a pg_cron background worker is
+-- recorded as 'pg_cron' (anyone can SET application_name = 'pg_cron').
 SELECT backfill.schedule(:run_id, '0 0 30 2 *', chunks_per_tick => 2,
                          quiet_hours => '06:00-18:00') > 0 AS rescheduled;
 SELECT backfill.in_quiet_hours(quiet_hours, timezone) AS now_inside

@@ -19,29 +19,42 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
+#include "storage/lock.h"
 #include "utils/timestamp.h"
 
 /* ---- settings (backfill.c) ---- */
 extern int	backfill_lock_timeout;	/* ms */
 extern int	backfill_chunk_timeout; /* ms, 0 = none */
 extern int	backfill_max_attempts;
-extern int	backfill_max_chunks;
+extern int	backfill_max_chunks;	/* PGC_SUSET */
 extern int	backfill_neighbor_chunks;
 extern double backfill_neighbor_tolerance;
 
 /*
- * Advisory lock classes (first key of the two-key form, objsubid = 2).
- * A run being executed holds a session-level lock (RUN, run_id); a chunk
- * and the daily job meet on a transaction-level lock (TARGET, relid).
+ * Hard ceiling of backfill.max_chunks: even a superuser cannot make one
+ * plan, check or split_range produce more chunks than this.
+ */
+#define BACKFILL_MAX_CHUNKS_CEILING 10000000
+
+/*
+ * Lock classes of the extension's own locks (BackfillLockTag).  A run being
+ * executed holds a session-level lock (RUN, run_id); a chunk and the daily
+ * job meet on a transaction-level lock (TARGET, relid); register, unregister
+ * and plan of one target serialize on a transaction-level lock (PLAN, relid).
  */
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
+#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
 
 /*
- * Transaction-level lock (PLAN, relid) that serializes register,
- * unregister and plan of one target (run.c).
+ * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
+ * advisory lock functions only ever use 1 (one bigint key) and 2 (two int4
+ * keys), so no SQL caller can take, wait for or hold a backfill lock.
  */
-#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+#define BACKFILL_LOCK_SUBID			0x4246	/* 16966 */
+
+/* The lock tag of (lockclass, key) in this database (backfill.c). */
+extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
 /* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
@@ -178,15 +191,6 @@ extern const char *CheckStrategyName(const char *strategy);
 /* ---- partitioned targets (partition.c) ---- */
 
 /*
- * The leaf partitions of target (recursively) that can hold rows of
- * [lo, hi), as OIDs; *aligned: they all lie entirely inside the range;
- * *default_affected: a default partition may hold rows of it.
- */
-extern List *AffectedLeaves(Oid target, const char *time_column,
-							TimestampTz lo, TimestampTz hi,
-							bool *aligned, bool *default_affected);
-
-/*
  * The strategy for [lo, hi): "delete", "truncate" or "swap".  "auto" (or
  * NULL) picks truncate when it is safe, else delete; an explicit truncate
  * or swap that is not safe raises 22023 (range not aligned) or 55000.
@@ -250,5 +254,7 @@ extern bool ScheduleRemoveJob(int64 run_id);
 
 /* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
 extern bool ScheduleCalledFromCron(void);
+extern bool ScheduleInCronWorker(void);
+extern void RequirePgCron(const char *detail);
 
 #endif							/* BACKFILL_H */

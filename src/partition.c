@@ -361,33 +361,6 @@ PlanChunk(Oid target, const char *time_column,
 }
 
 /*
- * AffectedLeaves
- *		The leaf partitions of target (recursively) that can hold rows of
- *		[lo, hi), as a list of OIDs; *aligned tells whether they all lie
- *		entirely inside the range, *default_affected whether a default
- *		partition may hold rows of it.  A table that is not partitioned has
- *		no leaves and is not aligned.
- */
-List *
-AffectedLeaves(Oid target, const char *time_column,
-			   TimestampTz lo, TimestampTz hi,
-			   bool *aligned, bool *default_affected)
-{
-	PartPlan	plan;
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
-	foreach(lc, plan.leaves)
-		result = lappend_oid(result, ((LeafPart *) lfirst(lc))->relid);
-	if (aligned)
-		*aligned = plan.aligned;
-	if (default_affected)
-		*default_affected = plan.default_affected;
-	return result;
-}
-
-/*
  * LockAffectedPartitions
  *		The chunk lock of a partitioned target: the target and the
  *		partitioned tables between it and the affected leaves in

@@ -976,24 +976,6 @@ backfill_check(PG_FUNCTION_ARGS)
 }
 
 /*
- * RequirePgCron
- *		55000 with a hint on enabling it when pg_cron is not installed in
- *		this database.
- */
-static void
-RequirePgCron(void)
-{
-	if (!OidIsValid(get_extension_oid("pg_cron", true)))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_cron is not installed in database \"%s\"",
-						get_database_name(MyDatabaseId)),
-				 errdetail("Standing checks are pg_cron jobs."),
-				 errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = '%s' in postgresql.conf, restart the server, and run CREATE EXTENSION pg_cron in this database.",
-						 get_database_name(MyDatabaseId))));
-}
-
-/*
  * backfill_schedule_check
  *		schedule_check(target, cron, lookback) -> the pg_cron job id
  *
@@ -1034,7 +1016,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lookback must be positive")));
 
-	RequirePgCron();
+	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
 	SPI_connect();
 	CheckSelectPrivilege(relid);
 	(void) ReadTarget(relid);
@@ -1224,7 +1206,8 @@ backfill_run_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("lookback of check %lld would be split into more than %d chunks",
 						(long long) check_id, backfill_max_chunks),
-				 errhint("Schedule the check with a shorter lookback, or raise backfill.max_chunks.")));
+				 errhint("Schedule the check with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
+						 BACKFILL_MAX_CHUNKS_CEILING)));
 	if (nchunks == 0)
 		nchunks = 1;
 	start = ShiftBound(end, t->chunk, -nchunks);

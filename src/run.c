@@ -13,8 +13,9 @@
  * subtransaction is rolled back and the failure (with the error's
  * SQLSTATE, message, detail and hint) is recorded and committed instead.
  *
- * While a call executes a run it holds a session-level advisory lock
- * (BACKFILL_LOCK_CLASS_RUN, run_id): a second call on the same run sees
+ * While a call executes a run it holds a session-level lock
+ * (BACKFILL_LOCK_CLASS_RUN, run_id; BackfillLockTag, a key no SQL caller
+ * can take): a second call on the same run sees
  * the lock and returns at once, and a crash can never leave a run looking
  * busy, because the lock dies with its backend.
  *
@@ -191,7 +192,7 @@ RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
 
 /*
  * TakeTargetPlanLock
- *		Transaction-level advisory lock (BACKFILL_LOCK_CLASS_PLAN, relid)
+ *		Transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid)
  *		that serializes register, unregister and plan of one target, so two
  *		overlapping plans can never both succeed.
  */
@@ -200,8 +201,7 @@ TakeTargetPlanLock(Oid target)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_PLAN,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
@@ -845,22 +845,23 @@ CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 static int
 RunHolderPid(int64 run_id)
 {
-	Oid			argtypes[3] = {OIDOID, OIDOID, OIDOID};
-	Datum		values[3];
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, INT2OID};
+	Datum		values[4];
 	bool		isnull;
 	int			pid = 0;
 
 	values[0] = ObjectIdGetDatum(MyDatabaseId);
 	values[1] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_RUN);
 	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
+	values[3] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID);
 	SpiExec("SELECT pid FROM pg_catalog.pg_locks"
 			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
 			" AND database OPERATOR(pg_catalog.=) $1"
 			" AND classid OPERATOR(pg_catalog.=) $2"
 			" AND objid OPERATOR(pg_catalog.=) $3"
-			" AND objsubid OPERATOR(pg_catalog.=) 2 AND granted"
+			" AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
 			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-			3, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+			4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		pid = SpiGetInt32(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
@@ -870,7 +871,7 @@ RunHolderPid(int64 run_id)
 /*
  * ChunkLockTarget
  *		Take the locks a chunk holds on its target until it commits: the
- *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
+ *		transaction-level lock (TARGET, relid) in ExclusiveLock
  *		(backfill.lock_target takes it in ShareLock, so the daily job and a
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		or, for a partitioned table, on the leaves that can hold rows of
@@ -887,8 +888,7 @@ ChunkLockTarget(Oid target, const char *time_column,
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	LockAffectedPartitions(target, time_column, lo, hi, strategy,
 						   ShareRowExclusiveLock);
@@ -1009,12 +1009,15 @@ RemainingChunks(RunInfo *run)
  * SetRunStatus
  *		Set the run's status (finished_at with done) unless it has been
  *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		Returns the status the run has now: status, or "cancelled" when a
+ *		cancel came first.
  */
-static void
+static const char *
 SetRunStatus(RunInfo *run, const char *status)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
+	bool		updated;
 
 	values[0] = Int64GetDatum(run->run_id);
 	values[1] = CStringGetTextDatum(status);
@@ -1024,9 +1027,13 @@ SetRunStatus(RunInfo *run, const char *status)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	updated = SPI_processed > 0;
+	if (!updated)
+		return "cancelled";
 	/* a job may have been added since the run was loaded: always look */
 	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
 		(void) ScheduleRemoveJob(run->run_id);
+	return status;
 }
 
 /*
@@ -1202,7 +1209,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		else
 			status = "planned";
 		if (strcmp(status, run_status) != 0)
-			SetRunStatus(run, status);
+			status = SetRunStatus(run, status);
 
 		report->outcome = CHUNK_DONE;
 		report->rows_deleted = rr.rows_deleted;
@@ -1528,7 +1535,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	MemoryContextSwitchTo(cxt);
 	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
 									 ALLOCSET_DEFAULT_SIZES);
-	via = ScheduleCalledFromCron() ? "pg_cron" : "session";
+	via = ScheduleInCronWorker() ? "pg_cron" : "session";
 	user = CurrentUserName();
 	probe_pending = run->probe && !RunHasDoneChunk(run->run_id);
 
@@ -1537,6 +1544,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		ChunkInfo	chunk;
 		ChunkReport report;
 		char	   *run_status;
+		const char *final_status;
 		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1577,11 +1585,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 				SPI_commit();
 				continue;
 			}
-			SetRunStatus(run, "done");
+			final_status = SetRunStatus(run, "done");
 			SPI_finish();
 			SPI_commit();
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							final_status)));
 			break;
 		}
 
@@ -1597,10 +1606,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			RaiseChunkFailure(run, &chunk, report.error);
 		if (report.outcome == CHUNK_DEFERRED)
 			break;
-		if (strcmp(report.run_status, "done") == 0)
+		if (strcmp(report.run_status, "done") == 0 ||
+			strcmp(report.run_status, "cancelled") == 0)
 		{
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							report.run_status)));
 			break;
 		}
 		if (probe_pending && !chunk.no_source)
@@ -1682,8 +1693,7 @@ ExecuteRun(int64 run_id, int max_chunks)
 		return;
 	}
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_RUN,
-						 (uint32) run_id, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RUN, (uint32) run_id);
 	res = LockAcquire(&tag, ExclusiveLock, true, true);
 	if (res == LOCKACQUIRE_NOT_AVAIL)
 	{
@@ -1811,13 +1821,18 @@ backfill_cancel(PG_FUNCTION_ARGS)
 		PG_RETURN_INT32(0);
 	}
 
+	/*
+	 * One set-based statement, linear whatever the statistics say: the
+	 * chunks to cancel are locked (skipping the one a run is executing)
+	 * and each is updated through its own tuple id, one TID fetch per
+	 * chunk, never a search of the run's chunks per chunk.
+	 */
 	CatalogExec("UPDATE backfill.chunks c SET status = 'cancelled'"
-				" FROM (SELECT chunk_no FROM backfill.chunks"
+				" FROM (SELECT ctid AS tid FROM backfill.chunks"
 				"  WHERE run_id OPERATOR(pg_catalog.=) $1"
 				"  AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
 				"  FOR UPDATE SKIP LOCKED) s"
-				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-				" AND c.chunk_no OPERATOR(pg_catalog.=) s.chunk_no",
+				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
 	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"

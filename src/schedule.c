@@ -22,8 +22,8 @@
  * quiet hours, and removing a run's job when the run is finished.
  *
  * backfill.lock_target is the daily job's side of the target lock: a
- * transaction-level advisory lock in ShareLock on the key the chunks take
- * in ExclusiveLock, so daily jobs never block each other, a chunk waits for
+ * transaction-level lock (BackfillLockTag, a key no SQL caller can take) in
+ * ShareLock on the key the chunks take in ExclusiveLock, so daily jobs never block each other, a chunk waits for
  * them (at most backfill.lock_timeout, then it is deferred), and they wait
  * for at most one chunk.
  *
@@ -97,10 +97,12 @@ PgCronInstalled(void)
 /*
  * RequirePgCron
  *		Raise the "how to enable pg_cron" error unless pg_cron is installed
- *		in this database and runs its jobs here.
+ *		in this database and runs its jobs here (cron.database_name).
+ *		detail says what needs pg_cron.  Used by schedule and
+ *		schedule_check.
  */
-static void
-RequirePgCron(void)
+void
+RequirePgCron(const char *detail)
 {
 	const char *dbname = get_database_name(MyDatabaseId);
 	const char *crondb;
@@ -109,7 +111,7 @@ RequirePgCron(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pg_cron is not installed in database \"%s\"", dbname),
-				 errdetail("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron."),
+				 errdetail("%s", detail),
 				 errhint("Add pg_cron to shared_preload_libraries, set cron.database_name to '%s', restart the server, and run CREATE EXTENSION pg_cron in this database.",
 						 dbname)));
 
@@ -425,10 +427,28 @@ ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 bool
 ScheduleCalledFromCron(void)
 {
+	if (ScheduleInCronWorker())
+		return true;
+	return application_name != NULL && strcmp(application_name, "pg_cron") == 0;
+}
+
+/*
+ * ScheduleInCronWorker
+ *		Whether the current backend is a pg_cron background worker: the
+ *		only evidence of a pg_cron tick that no user can fake (any session
+ *		can SET application_name = 'pg_cron', which is all that pg_cron's
+ *		libpq mode sets).  It decides chunks.executed_via ('pg_cron' or
+ *		'session'); the softer ScheduleCalledFromCron decides only things
+ *		that a user faking it can do to their own call (quiet hours, the
+ *		stale-job stop).
+ */
+bool
+ScheduleInCronWorker(void)
+{
 	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
 		return strcmp(MyBgworkerEntry->bgw_library_name, "pg_cron") == 0 ||
 			strcmp(MyBgworkerEntry->bgw_type, "pg_cron") == 0;
-	return application_name != NULL && strcmp(application_name, "pg_cron") == 0;
+	return false;
 }
 
 /*
@@ -524,7 +544,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 		ParseQuietHours(quiet_hours, &qstart, &qend);
 	}
 
-	RequirePgCron();
+	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
 	SPI_connect();
 	LoadRun(run_id, &run);
@@ -688,8 +708,7 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 				 errmsg("permission denied for table %s", get_rel_name(relid)),
 				 errdetail("backfill.lock_target needs INSERT, UPDATE or DELETE privilege on the table.")));
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
-						 (uint32) relid, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) relid);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	PG_RETURN_VOID();
 }
