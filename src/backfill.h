@@ -150,6 +150,14 @@ extern char *ComposeSourceInsert(Oid target, const char *time_column,
 extern char *ComposeRangeDelete(Oid target, const char *time_column,
 								const char *measure);
 
+/*
+ * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
+ * numeric) FROM <from> AS backfill_rows [tail]" (from NULL: FROM the
+ * backfill_rows CTE), the measure on lines of its own.
+ */
+extern char *ComposeMeasureSelect(const char *lead, const char *measure,
+								  const char *from, const char *tail);
+
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
 {
@@ -256,5 +264,14 @@ extern bool ScheduleRemoveJob(int64 run_id);
 extern bool ScheduleCalledFromCron(void);
 extern bool ScheduleInCronWorker(void);
 extern void RequirePgCron(const char *detail);
+
+/*
+ * The earliest time from which a target's source is complete: now() -
+ * retention, or the value of horizon_sql (run as the calling user);
+ * false when there is neither, or the query gives no row or NULL
+ * (run.c; used by plan and check).
+ */
+extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
+						  TimestampTz *horizon);
 
 #endif							/* BACKFILL_H */

@@ -731,6 +731,7 @@ MeasureRange(Oid target, const char *time_column,
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 	char	   *sql;
+	char	   *where;
 	const char *col = quote_identifier(time_column);
 	bool		isnull;
 
@@ -742,12 +743,14 @@ MeasureRange(Oid target, const char *time_column,
 		(void) ComposeRangeDelete(target, time_column, measure);
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
-				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
-				   "AND %s OPERATOR(pg_catalog.<) $2",
-				   measure ? ", CAST((\n" : "", measure ? measure : "",
-				   measure ? "\n) AS pg_catalog.numeric)" : "",
-				   RelName(target), col, col);
+	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
+					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
+	if (measure != NULL)
+		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
+								   RelName(target), where);
+	else
+		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
+					   RelName(target), where);
 	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)

@@ -361,66 +361,6 @@ ReadTarget(Oid relid)
 }
 
 /*
- * SourceHorizon
- *		The earliest time from which the target's source is complete, or
- *		false when it has no retention and no horizon query.  With both,
- *		the later of now() - source_retention and the query's answer.
- *		The horizon query runs as the calling user.
- */
-static bool
-SourceHorizon(RecTarget *t, TimestampTz *horizon)
-{
-	bool		have = false;
-
-	if (t->retention != NULL)
-	{
-		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														   IntervalPGetDatum(t->retention)));
-		have = true;
-	}
-	if (t->horizon != NULL)
-	{
-		Datum		d;
-		bool		isnull;
-		Oid			typid;
-		TimestampTz h;
-
-		SpiExec(t->horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-		if (SPI_processed > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("horizon query returned more than one row"),
-					 errhint("Return one value, the earliest time from which the source is complete.")));
-		/* no row or NULL: no horizon, as at plan time (run.c) */
-		isnull = true;
-		d = (Datum) 0;
-		if (SPI_processed == 1)
-			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-							  &isnull);
-		if (!isnull)
-		{
-			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-			if (typid == TIMESTAMPOID)
-				d = DirectFunctionCall1(timestamp_timestamptz, d);
-			else if (typid == DATEOID)
-				d = DirectFunctionCall1(date_timestamptz, d);
-			else if (typid != TIMESTAMPTZOID)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("horizon query must return a timestamptz, not type %s",
-								format_type_be(typid))));
-			h = DatumGetTimestampTz(d);
-			if (!have || h > *horizon)
-				*horizon = h;
-			have = true;
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	return have;
-}
-
-/*
  * CompareChunks
  *		Fill in the figures and verdicts of the n chunks (contiguous, in
  *		time order) of target t, whose neighbours are chunks of "step" on
@@ -490,13 +430,13 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 										 get_rel_name(t->relid));
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "SELECT pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3),"
-					 " CAST((%s) AS pg_catalog.numeric)"
-					 " FROM %s"
-					 " WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
-					 " GROUP BY 1",
-					 tc, t->measure, relname, tc, tc);
+	appendStringInfoString(&sql,
+						   ComposeMeasureSelect(psprintf("pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3)",
+														 tc),
+												t->measure, relname,
+												psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1"
+														 " AND %s OPERATOR(pg_catalog.<) $2"
+														 " GROUP BY 1", tc, tc)));
 	values[0] = bound_datums[0];
 	values[1] = bound_datums[nbuckets];
 	values[2] = MakeArray(bound_datums, NULL, nbuckets + 1, TIMESTAMPTZOID);
@@ -582,9 +522,9 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			if (!have_empty)
 			{
 				resetStringInfo(&sql);
-				appendStringInfo(&sql,
-								 "SELECT CAST((%s) AS pg_catalog.numeric) FROM %s WHERE false",
-								 t->measure, relname);
+				appendStringInfoString(&sql,
+									   ComposeMeasureSelect(NULL, t->measure,
+															relname, "WHERE false"));
 				SpiExec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
 				if (SPI_processed == 1)
 					empty_value = SpiGetDatumCopy(0, 1, &empty_null);
@@ -892,7 +832,7 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 	t = ReadTarget(relid);
 	n = ComputeChunkBounds(start, start_null, end, end_null, t->chunk, false,
 						   &bounds);
-	have_horizon = SourceHorizon(t, &horizon);
+	have_horizon = SourceHorizon(t->retention, t->horizon, &horizon);
 
 	chunks = palloc0(sizeof(RecChunk) * n);
 	los = palloc(sizeof(Datum) * n);

@@ -495,31 +495,48 @@ backfill_unregister(PG_FUNCTION_ARGS)
 
 /*
  * SourceHorizon
- *		Run the (validated) horizon query as the calling user and return
- *		its value as timestamptz; *isnull when it yields no row or NULL.
+ *		See backfill.h.  The one horizon evaluator, for plan and check:
+ *		now() - retention, or the horizon query's value run as the calling
+ *		user and converted to timestamptz (a domain over timestamptz, a
+ *		timestamp or a date included: any type with an explicit cast).
  *		Caller is connected to SPI.
  */
-static TimestampTz
-SourceHorizon(const char *horizon, bool *isnull)
+bool
+SourceHorizon(Interval *retention, const char *horizon_sql,
+			  TimestampTz *horizon)
 {
 	Datum		d;
 	Oid			typid;
+	bool		isnull;
 
-	SpiExec(horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
+	if (retention != NULL)
+	{
+		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+														   IntervalPGetDatum(retention)));
+		return true;
+	}
+	if (horizon_sql == NULL)
+		return false;
+
+	SpiExec(horizon_sql, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
 	if (SPI_processed > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_CARDINALITY_VIOLATION),
 				 errmsg("horizon query returned more than one row"),
 				 errhint("Return one value, the earliest time from which the source is complete.")));
-	if (SPI_processed == 0)
+	/* no row or NULL: no horizon */
+	isnull = true;
+	d = (Datum) 0;
+	if (SPI_processed == 1)
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						  &isnull);
+	if (isnull)
 	{
-		*isnull = true;
-		return 0;
+		SPI_freetuptable(SPI_tuptable);
+		return false;
 	}
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
 	typid = getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, 1));
-	if (*isnull)
-		return 0;
 	if (typid != TIMESTAMPTZOID)
 	{
 		Oid			castfunc;
@@ -532,7 +549,9 @@ SourceHorizon(const char *horizon, bool *isnull)
 							format_type_be(typid))));
 		d = OidFunctionCall1(castfunc, d);
 	}
-	return DatumGetTimestampTz(d);
+	*horizon = DatumGetTimestampTz(d);
+	SPI_freetuptable(SPI_tuptable);
+	return true;
 }
 
 /*
@@ -621,18 +640,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 
 	/* the source horizon: chunks starting before it are no_source */
-	if (retention != NULL)
-	{
-		horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														  TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														  IntervalPGetDatum(retention)));
-		horizon_null = false;
-	}
-	else if (horizon_sql != NULL)
-	{
-		horizon = SourceHorizon(horizon_sql, &horizon_null);
-		SPI_freetuptable(SPI_tuptable);
-	}
+	horizon_null = !SourceHorizon(retention, horizon_sql, &horizon);
 
 	/* the run */
 	{
