@@ -117,6 +117,34 @@ SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :r
 SELECT backfill.cancel(:run2) >= 0 AS cancelled;
 RESET ROLE;
 
+-- A scheduled run whose role can no longer write the target: the tick is
+-- refused, and backfill.progress says why (last_error) instead of showing
+-- a run that looks merely planned; the note goes once the right is back.
+GRANT SELECT ON tick_src TO regress_tick_etl;
+SET ROLE regress_tick_etl;
+SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-03', probe => false) AS run4 \gset
+SELECT backfill.schedule(:run4, '0 0 30 2 *') > 0 AS scheduled;
+RESET ROLE;
+REVOKE INSERT ON tick_daily FROM regress_tick_etl;
+SET ROLE regress_tick_etl;
+SET application_name = 'pg_cron';
+CALL backfill.run(:run4, max_chunks => 1);
+\echo :LAST_ERROR_SQLSTATE
+RESET application_name;
+SELECT status, job_id IS NOT NULL AS scheduled, last_error
+  FROM backfill.progress WHERE run_id = :run4;
+RESET ROLE;
+GRANT INSERT ON tick_daily TO regress_tick_etl;
+SET ROLE regress_tick_etl;
+SET application_name = 'pg_cron';
+SET client_min_messages = warning;
+CALL backfill.run(:run4, max_chunks => 1);
+RESET client_min_messages;
+RESET application_name;
+SELECT status, chunks_done, last_error FROM backfill.progress WHERE run_id = :run4;
+SELECT backfill.cancel(:run4) >= 0 AS cancelled;
+RESET ROLE;
+
 SELECT backfill.unregister('tick_daily');
 DROP TABLE tick_daily, tick_src;
 REVOKE USAGE ON SCHEMA cron FROM regress_tick_etl;

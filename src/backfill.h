@@ -18,6 +18,7 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "nodes/pg_list.h"
 #include "storage/lock.h"
 #include "utils/timestamp.h"
@@ -264,6 +265,13 @@ extern bool ScheduleRemoveJob(int64 run_id);
 extern bool ScheduleCalledFromCron(void);
 extern bool ScheduleInCronWorker(void);
 extern void RequirePgCron(const char *detail);
+
+/*
+ * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
+ * it in the run's or check's last_error; rows added to rsinfo when given
+ * (schedule.c).  Every backfill tick calls it.
+ */
+extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
 
 /*
  * The earliest time from which a target's source is complete: now() -

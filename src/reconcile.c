@@ -1015,6 +1015,9 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT job_id, created_by::pg_catalog.text FROM backfill.checks"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
@@ -1111,6 +1114,9 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT target::pg_catalog.oid, lookback FROM backfill.checks"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",

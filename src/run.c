@@ -46,6 +46,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timeout.h"
@@ -1736,6 +1737,50 @@ ExecuteRun(int64 run_id, int max_chunks)
 }
 
 /*
+ * NoteTickPrivileges
+ *		In a pg_cron tick: record in runs.last_error when the job's role
+ *		can no longer write the run's target (the tick is then refused by
+ *		the usual check, and pg_cron alone would keep the reason), or clear
+ *		a previous note when it can again, so that backfill.progress shows
+ *		why a scheduled run does not move.  Caller is connected to SPI and
+ *		commits.
+ */
+static void
+NoteTickPrivileges(int64 run_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		isnull;
+	Oid			target;
+	char	   *why = NULL;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT target::pg_catalog.oid FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND job_id IS NOT NULL",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	target = DatumGetObjectId(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		why = psprintf("pg_cron tick refused: the table of run %lld no longer exists",
+					   (long long) run_id);
+	else if (pg_class_aclmask(target, GetUserId(), ACL_INSERT | ACL_DELETE,
+							  ACLMASK_ALL) != (ACL_INSERT | ACL_DELETE))
+		why = psprintf("pg_cron tick refused: role \"%s\" lacks INSERT or DELETE privilege on table %s",
+					   CurrentUserName(), get_rel_name(target));
+
+	values[1] = why ? CStringGetTextDatum(why) : (Datum) 0;
+	CatalogExec("UPDATE backfill.runs SET last_error = $2"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND last_error IS DISTINCT FROM $2",
+				2, argtypes, values, why ? NULL : " n", SPI_OK_UPDATE);
+}
+
+/*
  * backfill_run
  *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
  *		transaction each.  Only as a top-level CALL.
@@ -1759,6 +1804,13 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (ScheduleCalledFromCron())
+	{
+		/* every tick sweeps the jobs of dropped roles, and notes refusals */
+		(void) ScheduleSweepOrphanJobs(NULL);
+		NoteTickPrivileges(PG_GETARG_INT64(0));
+		SPI_commit();
+	}
 	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -92,7 +92,8 @@ SELECT r.run_id,
        s.chunks_via_cron,
        s.last_executed_via,
        s.last_finished AS last_finished_at,
-       r.job_id
+       r.job_id,
+       r.last_error
   FROM backfill.runs r
  CROSS JOIN LATERAL (
        SELECT pg_catalog.count(*) AS chunks_total,
