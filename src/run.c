@@ -34,6 +34,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -1738,7 +1739,8 @@ ExecuteRun(int64 run_id, int max_chunks)
 
 /*
  * NoteTickPrivileges
- *		In a pg_cron tick: record in runs.last_error when the job's role
+ *		In a tick of the run's own pg_cron job, as the job's role (no one
+ *		else can write the note): record in runs.last_error when that role
  *		can no longer write the run's target (the tick is then refused by
  *		the usual check, and pg_cron alone would keep the reason), or clear
  *		a previous note when it can again, so that backfill.progress shows
@@ -1754,10 +1756,16 @@ NoteTickPrivileges(int64 run_id)
 	Oid			target;
 	char	   *why = NULL;
 
+	/* only the tick of the run's own job, as the job's role, notes */
+	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+		return;
 	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT target::pg_catalog.oid FROM backfill.runs"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND job_id IS NOT NULL",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
+	values[1] = CStringGetTextDatum(CurrentUserName());
+	CatalogExec("SELECT r.target::pg_catalog.oid FROM backfill.runs r"
+				" JOIN cron.job j ON j.jobid OPERATOR(pg_catalog.=) r.job_id"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+				" AND j.username::pg_catalog.text OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 	{
 		SPI_freetuptable(SPI_tuptable);
