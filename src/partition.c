@@ -361,33 +361,6 @@ PlanChunk(Oid target, const char *time_column,
 }
 
 /*
- * AffectedLeaves
- *		The leaf partitions of target (recursively) that can hold rows of
- *		[lo, hi), as a list of OIDs; *aligned tells whether they all lie
- *		entirely inside the range, *default_affected whether a default
- *		partition may hold rows of it.  A table that is not partitioned has
- *		no leaves and is not aligned.
- */
-List *
-AffectedLeaves(Oid target, const char *time_column,
-			   TimestampTz lo, TimestampTz hi,
-			   bool *aligned, bool *default_affected)
-{
-	PartPlan	plan;
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
-	foreach(lc, plan.leaves)
-		result = lappend_oid(result, ((LeafPart *) lfirst(lc))->relid);
-	if (aligned)
-		*aligned = plan.aligned;
-	if (default_affected)
-		*default_affected = plan.default_affected;
-	return result;
-}
-
-/*
  * LockAffectedPartitions
  *		The chunk lock of a partitioned target: the target and the
  *		partitioned tables between it and the affected leaves in
@@ -758,6 +731,7 @@ MeasureRange(Oid target, const char *time_column,
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 	char	   *sql;
+	char	   *where;
 	const char *col = quote_identifier(time_column);
 	bool		isnull;
 
@@ -769,12 +743,14 @@ MeasureRange(Oid target, const char *time_column,
 		(void) ComposeRangeDelete(target, time_column, measure);
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
-				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
-				   "AND %s OPERATOR(pg_catalog.<) $2",
-				   measure ? ", CAST((\n" : "", measure ? measure : "",
-				   measure ? "\n) AS pg_catalog.numeric)" : "",
-				   RelName(target), col, col);
+	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
+					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
+	if (measure != NULL)
+		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
+								   RelName(target), where);
+	else
+		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
+					   RelName(target), where);
 	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)

@@ -374,66 +374,6 @@ ReadTarget(Oid relid, int32 version)
 }
 
 /*
- * SourceHorizon
- *		The earliest time from which the target's source is complete, or
- *		false when it has no retention and no horizon query.  With both,
- *		the later of now() - source_retention and the query's answer.
- *		The horizon query runs as the calling user.
- */
-static bool
-SourceHorizon(RecTarget *t, TimestampTz *horizon)
-{
-	bool		have = false;
-
-	if (t->retention != NULL)
-	{
-		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														   IntervalPGetDatum(t->retention)));
-		have = true;
-	}
-	if (t->horizon != NULL)
-	{
-		Datum		d;
-		bool		isnull;
-		Oid			typid;
-		TimestampTz h;
-
-		SpiExec(t->horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-		if (SPI_processed > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("horizon query returned more than one row"),
-					 errhint("Return one value, the earliest time from which the source is complete.")));
-		/* no row or NULL: no horizon, as at plan time (run.c) */
-		isnull = true;
-		d = (Datum) 0;
-		if (SPI_processed == 1)
-			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-							  &isnull);
-		if (!isnull)
-		{
-			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-			if (typid == TIMESTAMPOID)
-				d = DirectFunctionCall1(timestamp_timestamptz, d);
-			else if (typid == DATEOID)
-				d = DirectFunctionCall1(date_timestamptz, d);
-			else if (typid != TIMESTAMPTZOID)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("horizon query must return a timestamptz, not type %s",
-								format_type_be(typid))));
-			h = DatumGetTimestampTz(d);
-			if (!have || h > *horizon)
-				*horizon = h;
-			have = true;
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	return have;
-}
-
-/*
  * CompareChunks
  *		Fill in the figures and verdicts of the n chunks (contiguous, in
  *		time order) of target t, whose neighbours are chunks of "step" on
@@ -503,13 +443,13 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 										 get_rel_name(t->relid));
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "SELECT pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3),"
-					 " CAST((%s) AS pg_catalog.numeric)"
-					 " FROM %s"
-					 " WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
-					 " GROUP BY 1",
-					 tc, t->measure, relname, tc, tc);
+	appendStringInfoString(&sql,
+						   ComposeMeasureSelect(psprintf("pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3)",
+														 tc),
+												t->measure, relname,
+												psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1"
+														 " AND %s OPERATOR(pg_catalog.<) $2"
+														 " GROUP BY 1", tc, tc)));
 	values[0] = bound_datums[0];
 	values[1] = bound_datums[nbuckets];
 	values[2] = MakeArray(bound_datums, NULL, nbuckets + 1, TIMESTAMPTZOID);
@@ -595,9 +535,9 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			if (!have_empty)
 			{
 				resetStringInfo(&sql);
-				appendStringInfo(&sql,
-								 "SELECT CAST((%s) AS pg_catalog.numeric) FROM %s WHERE false",
-								 t->measure, relname);
+				appendStringInfoString(&sql,
+									   ComposeMeasureSelect(NULL, t->measure,
+															relname, "WHERE false"));
 				SpiExec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
 				if (SPI_processed == 1)
 					empty_value = SpiGetDatumCopy(0, 1, &empty_null);
@@ -702,7 +642,7 @@ HorizonAsAuthor(AuthorGate *gate, RecTarget *t, TimestampTz *horizon)
 
 	PG_TRY();
 	{
-		have = SourceHorizon(t, horizon);
+		have = SourceHorizon(t->retention, t->horizon, horizon);
 	}
 	PG_CATCH();
 	{
@@ -1065,24 +1005,6 @@ backfill_check(PG_FUNCTION_ARGS)
 }
 
 /*
- * RequirePgCron
- *		55000 with a hint on enabling it when pg_cron is not installed in
- *		this database.
- */
-static void
-RequirePgCron(void)
-{
-	if (!OidIsValid(get_extension_oid("pg_cron", true)))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_cron is not installed in database \"%s\"",
-						get_database_name(MyDatabaseId)),
-				 errdetail("Standing checks are pg_cron jobs."),
-				 errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = '%s' in postgresql.conf, restart the server, and run CREATE EXTENSION pg_cron in this database.",
-						 get_database_name(MyDatabaseId))));
-}
-
-/*
  * backfill_schedule_check
  *		schedule_check(target, cron, lookback) -> the pg_cron job id
  *
@@ -1123,7 +1045,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lookback must be positive")));
 
-	RequirePgCron();
+	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
 	SPI_connect();
 	CheckSelectPrivilege(relid);
 	{
@@ -1189,6 +1111,9 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT job_id, created_by::pg_catalog.text, created_by_oid"
 				" FROM backfill.checks"
@@ -1288,6 +1213,9 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT target::pg_catalog.oid, lookback, created_by_oid"
 				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
@@ -1348,7 +1276,8 @@ backfill_run_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("lookback of check %lld would be split into more than %d chunks",
 						(long long) check_id, backfill_max_chunks),
-				 errhint("Schedule the check with a shorter lookback, or raise backfill.max_chunks.")));
+				 errhint("Schedule the check with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
+						 BACKFILL_MAX_CHUNKS_CEILING)));
 	if (nchunks == 0)
 		nchunks = 1;
 	start = ShiftBound(end, t->chunk, -nchunks);

@@ -13,8 +13,9 @@
  * subtransaction is rolled back and the failure (with the error's
  * SQLSTATE, message, detail and hint) is recorded and committed instead.
  *
- * While a call executes a run it holds a session-level advisory lock
- * (BACKFILL_LOCK_CLASS_RUN, run_id): a second call on the same run sees
+ * While a call executes a run it holds a session-level lock
+ * (BACKFILL_LOCK_CLASS_RUN, run_id; BackfillLockTag, a key no SQL caller
+ * can take): a second call on the same run sees
  * the lock and returns at once, and a crash can never leave a run looking
  * busy, because the lock dies with its backend.
  *
@@ -33,6 +34,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -45,6 +47,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timeout.h"
@@ -194,7 +197,7 @@ RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
 
 /*
  * TakeTargetPlanLock
- *		Transaction-level advisory lock (BACKFILL_LOCK_CLASS_PLAN, relid)
+ *		Transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid)
  *		that serializes register, unregister and plan of one target, so two
  *		overlapping plans can never both succeed.
  */
@@ -203,8 +206,7 @@ TakeTargetPlanLock(Oid target)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_PLAN,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
@@ -543,31 +545,48 @@ backfill_unregister(PG_FUNCTION_ARGS)
 
 /*
  * SourceHorizon
- *		Run the (validated) horizon query as the calling user and return
- *		its value as timestamptz; *isnull when it yields no row or NULL.
+ *		See backfill.h.  The one horizon evaluator, for plan and check:
+ *		now() - retention, or the horizon query's value run as the calling
+ *		user and converted to timestamptz (a domain over timestamptz, a
+ *		timestamp or a date included: any type with an explicit cast).
  *		Caller is connected to SPI.
  */
-static TimestampTz
-SourceHorizon(const char *horizon, bool *isnull)
+bool
+SourceHorizon(Interval *retention, const char *horizon_sql,
+			  TimestampTz *horizon)
 {
 	Datum		d;
 	Oid			typid;
+	bool		isnull;
 
-	SpiExec(horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
+	if (retention != NULL)
+	{
+		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+														   IntervalPGetDatum(retention)));
+		return true;
+	}
+	if (horizon_sql == NULL)
+		return false;
+
+	SpiExec(horizon_sql, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
 	if (SPI_processed > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_CARDINALITY_VIOLATION),
 				 errmsg("horizon query returned more than one row"),
 				 errhint("Return one value, the earliest time from which the source is complete.")));
-	if (SPI_processed == 0)
+	/* no row or NULL: no horizon */
+	isnull = true;
+	d = (Datum) 0;
+	if (SPI_processed == 1)
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						  &isnull);
+	if (isnull)
 	{
-		*isnull = true;
-		return 0;
+		SPI_freetuptable(SPI_tuptable);
+		return false;
 	}
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
 	typid = getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, 1));
-	if (*isnull)
-		return 0;
 	if (typid != TIMESTAMPTZOID)
 	{
 		Oid			castfunc;
@@ -580,7 +599,9 @@ SourceHorizon(const char *horizon, bool *isnull)
 							format_type_be(typid))));
 		d = OidFunctionCall1(castfunc, d);
 	}
-	return DatumGetTimestampTz(d);
+	*horizon = DatumGetTimestampTz(d);
+	SPI_freetuptable(SPI_tuptable);
+	return true;
 }
 
 /*
@@ -679,23 +700,19 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 
 	/* the source horizon: chunks starting before it are no_source */
-	if (retention != NULL)
+	if (horizon_sql == NULL || retention != NULL)
+		horizon_null = !SourceHorizon(retention, NULL, &horizon);
+	else
 	{
-		horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														  TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														  IntervalPGetDatum(retention)));
-		horizon_null = false;
-	}
-	else if (horizon_sql != NULL)
-	{
-		AuthorGate gate;
+		/* the horizon query is user text: it runs as its author */
+		AuthorGate	gate;
 
 		AuthorGateEnter(&gate, author, target, version,
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));
 		PG_TRY();
 		{
-			horizon = SourceHorizon(horizon_sql, &horizon_null);
+			horizon_null = !SourceHorizon(NULL, horizon_sql, &horizon);
 		}
 		PG_CATCH();
 		{
@@ -704,7 +721,6 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 		}
 		PG_END_TRY();
 		AuthorGateLeave(&gate);
-		SPI_freetuptable(SPI_tuptable);
 	}
 
 	/* the run */
@@ -919,22 +935,23 @@ CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 static int
 RunHolderPid(int64 run_id)
 {
-	Oid			argtypes[3] = {OIDOID, OIDOID, OIDOID};
-	Datum		values[3];
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, INT2OID};
+	Datum		values[4];
 	bool		isnull;
 	int			pid = 0;
 
 	values[0] = ObjectIdGetDatum(MyDatabaseId);
 	values[1] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_RUN);
 	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
+	values[3] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID);
 	SpiExec("SELECT pid FROM pg_catalog.pg_locks"
 			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
 			" AND database OPERATOR(pg_catalog.=) $1"
 			" AND classid OPERATOR(pg_catalog.=) $2"
 			" AND objid OPERATOR(pg_catalog.=) $3"
-			" AND objsubid OPERATOR(pg_catalog.=) 2 AND granted"
+			" AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
 			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-			3, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+			4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		pid = SpiGetInt32(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
@@ -944,7 +961,7 @@ RunHolderPid(int64 run_id)
 /*
  * ChunkLockTarget
  *		Take the locks a chunk holds on its target until it commits: the
- *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
+ *		transaction-level lock (TARGET, relid) in ExclusiveLock
  *		(backfill.lock_target takes it in ShareLock, so the daily job and a
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		or, for a partitioned table, on the leaves that can hold rows of
@@ -961,8 +978,7 @@ ChunkLockTarget(Oid target, const char *time_column,
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	LockAffectedPartitions(target, time_column, lo, hi, strategy,
 						   ShareRowExclusiveLock);
@@ -1083,12 +1099,15 @@ RemainingChunks(RunInfo *run)
  * SetRunStatus
  *		Set the run's status (finished_at with done) unless it has been
  *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		Returns the status the run has now: status, or "cancelled" when a
+ *		cancel came first.
  */
-static void
+static const char *
 SetRunStatus(RunInfo *run, const char *status)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
+	bool		updated;
 
 	values[0] = Int64GetDatum(run->run_id);
 	values[1] = CStringGetTextDatum(status);
@@ -1098,9 +1117,13 @@ SetRunStatus(RunInfo *run, const char *status)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	updated = SPI_processed > 0;
+	if (!updated)
+		return "cancelled";
 	/* a job may have been added since the run was loaded: always look */
 	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
 		(void) ScheduleRemoveJob(run->run_id);
+	return status;
 }
 
 /*
@@ -1290,7 +1313,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		else
 			status = "planned";
 		if (strcmp(status, run_status) != 0)
-			SetRunStatus(run, status);
+			status = SetRunStatus(run, status);
 
 		report->outcome = CHUNK_DONE;
 		report->rows_deleted = rr.rows_deleted;
@@ -1616,7 +1639,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	MemoryContextSwitchTo(cxt);
 	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
 									 ALLOCSET_DEFAULT_SIZES);
-	via = ScheduleCalledFromCron() ? "pg_cron" : "session";
+	via = ScheduleInCronWorker() ? "pg_cron" : "session";
 	user = CurrentUserName();
 	probe_pending = run->probe && !RunHasDoneChunk(run->run_id);
 
@@ -1625,6 +1648,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		ChunkInfo	chunk;
 		ChunkReport report;
 		char	   *run_status;
+		const char *final_status;
 		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1665,11 +1689,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 				SPI_commit();
 				continue;
 			}
-			SetRunStatus(run, "done");
+			final_status = SetRunStatus(run, "done");
 			SPI_finish();
 			SPI_commit();
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							final_status)));
 			break;
 		}
 
@@ -1685,10 +1710,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			RaiseChunkFailure(run, &chunk, report.error);
 		if (report.outcome == CHUNK_DEFERRED)
 			break;
-		if (strcmp(report.run_status, "done") == 0)
+		if (strcmp(report.run_status, "done") == 0 ||
+			strcmp(report.run_status, "cancelled") == 0)
 		{
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							report.run_status)));
 			break;
 		}
 		if (probe_pending && !chunk.no_source)
@@ -1770,8 +1797,7 @@ ExecuteRun(int64 run_id, int max_chunks)
 		return;
 	}
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_RUN,
-						 (uint32) run_id, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RUN, (uint32) run_id);
 	res = LockAcquire(&tag, ExclusiveLock, true, true);
 	if (res == LOCKACQUIRE_NOT_AVAIL)
 	{
@@ -1806,6 +1832,57 @@ ExecuteRun(int64 run_id, int max_chunks)
 }
 
 /*
+ * NoteTickPrivileges
+ *		In a tick of the run's own pg_cron job, as the job's role (no one
+ *		else can write the note): record in runs.last_error when that role
+ *		can no longer write the run's target (the tick is then refused by
+ *		the usual check, and pg_cron alone would keep the reason), or clear
+ *		a previous note when it can again, so that backfill.progress shows
+ *		why a scheduled run does not move.  Caller is connected to SPI and
+ *		commits.
+ */
+static void
+NoteTickPrivileges(int64 run_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		isnull;
+	Oid			target;
+	char	   *why = NULL;
+
+	/* only the tick of the run's own job, as the job's role, notes */
+	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+		return;
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(CurrentUserName());
+	CatalogExec("SELECT r.target::pg_catalog.oid FROM backfill.runs r"
+				" JOIN cron.job j ON j.jobid OPERATOR(pg_catalog.=) r.job_id"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+				" AND j.username::pg_catalog.text OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	target = DatumGetObjectId(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		why = psprintf("pg_cron tick refused: the table of run %lld no longer exists",
+					   (long long) run_id);
+	else if (pg_class_aclmask(target, GetUserId(), ACL_INSERT | ACL_DELETE,
+							  ACLMASK_ALL) != (ACL_INSERT | ACL_DELETE))
+		why = psprintf("pg_cron tick refused: role \"%s\" lacks INSERT or DELETE privilege on table %s",
+					   CurrentUserName(), get_rel_name(target));
+
+	values[1] = why ? CStringGetTextDatum(why) : (Datum) 0;
+	CatalogExec("UPDATE backfill.runs SET last_error = $2"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND last_error IS DISTINCT FROM $2",
+				2, argtypes, values, why ? NULL : " n", SPI_OK_UPDATE);
+}
+
+/*
  * backfill_run
  *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
  *		transaction each.  Only as a top-level CALL.
@@ -1829,6 +1906,13 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (ScheduleCalledFromCron())
+	{
+		/* every tick sweeps the jobs of dropped roles, and notes refusals */
+		(void) ScheduleSweepOrphanJobs(NULL);
+		NoteTickPrivileges(PG_GETARG_INT64(0));
+		SPI_commit();
+	}
 	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -1899,13 +1983,18 @@ backfill_cancel(PG_FUNCTION_ARGS)
 		PG_RETURN_INT32(0);
 	}
 
+	/*
+	 * One set-based statement, linear whatever the statistics say: the
+	 * chunks to cancel are locked (skipping the one a run is executing)
+	 * and each is updated through its own tuple id, one TID fetch per
+	 * chunk, never a search of the run's chunks per chunk.
+	 */
 	CatalogExec("UPDATE backfill.chunks c SET status = 'cancelled'"
-				" FROM (SELECT chunk_no FROM backfill.chunks"
+				" FROM (SELECT ctid AS tid FROM backfill.chunks"
 				"  WHERE run_id OPERATOR(pg_catalog.=) $1"
 				"  AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
 				"  FOR UPDATE SKIP LOCKED) s"
-				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-				" AND c.chunk_no OPERATOR(pg_catalog.=) s.chunk_no",
+				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
 	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"

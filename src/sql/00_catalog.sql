@@ -122,6 +122,9 @@ CREATE TABLE backfill.runs (
     job_id             pg_catalog.int8,
     chunks_per_tick    pg_catalog.int4,
     quiet_hours        pg_catalog.text,
+    -- why the run cannot go on by itself (a dropped scheduling role, a
+    -- pg_cron tick refused for lack of privileges); NULL when fine
+    last_error         pg_catalog.text,
     CHECK (range_start < range_end)
 );
 COMMENT ON TABLE backfill.runs IS
@@ -169,7 +172,8 @@ CREATE TABLE backfill.checks (
     job_id      pg_catalog.int8,
     created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
     created_by  pg_catalog.name NOT NULL,
-    created_by_oid pg_catalog.oid NOT NULL
+    created_by_oid pg_catalog.oid NOT NULL,
+    last_error  pg_catalog.text     -- e.g. its scheduling role was dropped
 );
 COMMENT ON TABLE backfill.checks IS
     'Standing validation rules created by backfill.schedule_check.';
