@@ -5,6 +5,7 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 MODULE_big = backfill
 OBJS = \
 	src/backfill.o \
+	src/util.o \
 	src/spi_util.o \
 	src/catalog.o \
 	src/identity.o \

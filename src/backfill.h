@@ -61,6 +61,17 @@ extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 					   const char *hint);
 
+/* ---- text of values and names (util.c) ---- */
+
+/* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
+extern char *TimestampText(TimestampTz t);
+
+/* A numeric Datum as text, "NULL" for a null. */
+extern char *NumericText(Datum d, bool isnull);
+
+/* The quoted, schema-qualified name of a relation; 42P01 if it is gone. */
+extern char *QualifiedRelName(Oid relid);
+
 /* ---- SPI helper layer (spi_util.c) ---- */
 
 /*

@@ -50,13 +50,13 @@ void
 CheckAuthor(Oid author, Oid target, int32 version)
 {
 	char	   *name = RoleNameOrNull(author);
-	char	   *relname = get_rel_name(target);
+	char	   *relname;
 
-	if (relname == NULL)
+	/* a dropped table is named by its OID */
+	if (get_rel_name(target) == NULL)
 		relname = psprintf("%u", target);
 	else
-		relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(target)),
-											 relname);
+		relname = QualifiedRelName(target);
 	if (name == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

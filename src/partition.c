@@ -101,34 +101,6 @@ static void CheckSameLayout(Relation leaf, Relation fresh);
 static bool Published(List *rels);
 static bool DefaultsLikeTarget(Oid leaf, Oid target);
 static char *SwapObstacle(LeafPart *leaf, Oid target);
-static char *RelName(Oid relid);
-static char *TimestampText(TimestampTz t);
-
-/*
- * RelName
- *		The schema-qualified, quoted name of a relation, from its OID.
- */
-static char *
-RelName(Oid relid)
-{
-	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
-	char	   *rel = get_rel_name(relid);
-
-	if (nsp == NULL || rel == NULL)
-		elog(ERROR, "backfill: relation %u vanished", relid);
-	return quote_qualified_identifier(nsp, rel);
-}
-
-/*
- * TimestampText
- *		A timestamptz as the user sees it, for messages.
- */
-static char *
-TimestampText(TimestampTz t)
-{
-	return DatumGetCString(DirectFunctionCall1(timestamptz_out,
-											   TimestampTzGetDatum(t)));
-}
 
 /*
  * BoundToTimestamptz
@@ -747,10 +719,10 @@ MeasureRange(Oid target, const char *time_column,
 					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
 	if (measure != NULL)
 		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
-								   RelName(target), where);
+								   QualifiedRelName(target), where);
 	else
 		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
-					   RelName(target), where);
+					   QualifiedRelName(target), where);
 	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)
@@ -812,7 +784,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 		appendStringInfoString(&sql, "TRUNCATE ONLY ");
 		foreach(lc, plan.leaves)
 			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
-							 RelName(((LeafPart *) lfirst(lc))->relid));
+							 QualifiedRelName(((LeafPart *) lfirst(lc))->relid));
 		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 
 		if (list_length(plan.leaves) == 1 &&
@@ -926,7 +898,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	sql = psprintf("CREATE %sTABLE %s (LIKE %s INCLUDING DEFAULTS "
 				   "INCLUDING CONSTRAINTS INCLUDING GENERATED) WITH (fillfactor = %d)",
 				   persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
-				   qfresh, RelName(leaf->relid), fillfactor);
+				   qfresh, QualifiedRelName(leaf->relid), fillfactor);
 	SpiExec(sql, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	freshoid = get_relname_relid(freshname, nspid);
 	if (!OidIsValid(freshoid))
@@ -998,7 +970,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
-						RelName(target)),
+						QualifiedRelName(target)),
 				 errhint("Registered tables are listed in backfill.targets.")));
 	{
 		bool		isnull;

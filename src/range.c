@@ -25,17 +25,6 @@
 
 #include "backfill.h"
 
-/*
- * TimeText
- *		A timestamptz as text in a fresh palloc'd string
- *		(timestamptz_to_str reuses one static buffer).
- */
-static char *
-TimeText(TimestampTz t)
-{
-	return pstrdup(timestamptz_to_str(t));
-}
-
 PG_FUNCTION_INFO_V1(backfill_split_range);
 
 /*
@@ -81,7 +70,7 @@ CheckRangeBounds(TimestampTz start, bool start_null,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("range is empty: range_start %s is not before range_end %s",
-						TimeText(start), TimeText(end)),
+						TimestampText(start), TimestampText(end)),
 				 errhint("Ranges are half-open, [range_start, range_end): the end is excluded.")));
 }
 
@@ -157,9 +146,9 @@ ComputeChunkBounds(TimestampTz start, bool start_null,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("chunk interval does not advance from %s",
-							TimeText(b[n])),
+							TimestampText(b[n])),
 					 errdetail("Bound %d would be %s, not after bound %d.",
-							   n + 1, TimeText(next), n),
+							   n + 1, TimestampText(next), n),
 					 errhint("Mixed intervals such as '1 mon -30 days' go backwards from some dates; use a step whose parts have one sign.")));
 
 		if (n + 2 > capacity)

@@ -292,17 +292,6 @@ Median(Datum *values, int n)
 }
 
 /*
- * RelDisplayName
- *		schema.table of relid, quoted as needed, for messages.
- */
-static char *
-RelDisplayName(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
-/*
  * CheckSelectPrivilege
  *		The caller must be able to read the target (42501), which must
  *		still exist (42P01).
@@ -351,7 +340,7 @@ ReadTarget(Oid relid, int32 version)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
-						RelDisplayName(relid)),
+						QualifiedRelName(relid)),
 				 errhint("Register it with backfill.register().")));
 	t = palloc0(sizeof(RecTarget));
 	t->relid = relid;
@@ -431,7 +420,7 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("chunk interval does not advance from %s",
-							timestamptz_to_str(bounds[k - 1])),
+							TimestampText(bounds[k - 1])),
 					 errdetail("The neighbor chunks of the range cannot be laid out with this chunk interval.")));
 
 	bound_datums = palloc(sizeof(Datum) * (nbuckets + 1));
@@ -439,8 +428,7 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 		bound_datums[k] = TimestampTzGetDatum(bounds[k]);
 
 	/* the one grouped pass over the target */
-	relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(t->relid)),
-										 get_rel_name(t->relid));
+	relname = QualifiedRelName(t->relid);
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
 	appendStringInfoString(&sql,
@@ -736,7 +724,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is no longer registered for backfill",
-						RelDisplayName(relid)),
+						QualifiedRelName(relid)),
 				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
 						   (long long) run_id)));
 	t = ReadTarget(relid, version);

@@ -30,17 +30,6 @@
 
 #include "backfill.h"
 
-/*
- * TimeText
- *		A timestamptz as text in a fresh palloc'd string
- *		(timestamptz_to_str reuses one static buffer).
- */
-static char *
-TimeText(TimestampTz t)
-{
-	return pstrdup(timestamptz_to_str(t));
-}
-
 PG_FUNCTION_INFO_V1(backfill_replace_range);
 PG_FUNCTION_INFO_V1(backfill_in_range);
 
@@ -276,15 +265,15 @@ backfill_in_range(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("source row has a null time"),
 				 errdetail("Every source row must fall inside the range [%s, %s).",
-						   TimeText(lo), TimeText(hi))));
+						   TimestampText(lo), TimestampText(hi))));
 	t = PG_GETARG_TIMESTAMPTZ(0);
 	if (t < lo || t >= hi)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("source row outside the range"),
 				 errdetail("The row's time %s is not in [%s, %s).",
-						   TimeText(t), TimeText(lo),
-						   TimeText(hi)),
+						   TimestampText(t), TimestampText(lo),
+						   TimestampText(hi)),
 				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
 	PG_RETURN_BOOL(true);
 }

@@ -127,46 +127,6 @@ static TimeoutId chunk_timeout_id = MAX_TIMEOUTS;
 static volatile sig_atomic_t chunk_timed_out = false;
 
 /*
- * TsStr
- *		timestamptz_to_str into palloc'd memory (it returns a static
- *		buffer, so two calls in one message would collide).
- */
-static char *
-TsStr(TimestampTz t)
-{
-	return pstrdup(timestamptz_to_str(t));
-}
-
-/*
- * NumStr
- *		A numeric Datum as text, "NULL" for a null.
- */
-static char *
-NumStr(Datum d, bool isnull)
-{
-	if (isnull)
-		return pstrdup("NULL");
-	return DatumGetCString(DirectFunctionCall1(numeric_out, d));
-}
-
-/*
- * TargetDisplayName
- *		The schema-qualified, quoted name of a relation.
- */
-static char *
-TargetDisplayName(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  rel);
-}
-
-/*
  * IsAtomicCall
  *		Whether a procedure was called in an atomic context (inside a
  *		transaction block, from a function, or by a procedure that was).
@@ -411,7 +371,7 @@ backfill_register(PG_FUNCTION_ARGS)
 
 		memset(nulls, ' ', sizeof(nulls));
 		values[0] = ObjectIdGetDatum(target);
-		values[1] = CStringGetTextDatum(TargetDisplayName(target));
+		values[1] = CStringGetTextDatum(QualifiedRelName(target));
 		values[2] = CStringGetTextDatum(time_column);
 		values[3] = IntervalPGetDatum(chunk);
 		values[4] = retention ? IntervalPGetDatum(retention) : (Datum) 0;
@@ -500,7 +460,7 @@ backfill_unregister(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
-						TargetDisplayName(target)),
+						QualifiedRelName(target)),
 				 errhint("Registered tables are listed in backfill.targets.")));
 	}
 	name = SpiGetText(0, 1);
@@ -644,7 +604,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
-						TargetDisplayName(target)),
+						QualifiedRelName(target)),
 				 errhint("Call backfill.register first, with its time column and source query.")));
 	step = DatumGetIntervalP(SpiGetDatumCopy(0, 1, &isnull));
 	{
@@ -692,7 +652,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 					(errcode(ERRCODE_EXCLUSION_VIOLATION),
 					 errmsg("range overlaps unfinished run %lld", (long long) other),
 					 errdetail("Run %lld covers [%s, %s) of the same table and is not finished.",
-							   (long long) other, TsStr(os), TsStr(oe)),
+							   (long long) other, TimestampText(os), TimestampText(oe)),
 					 errhint("Finish it with CALL backfill.run(%lld), or cancel it with backfill.cancel(%lld).",
 							 (long long) other, (long long) other)));
 		}
@@ -733,7 +693,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 
 		memset(nulls, ' ', sizeof(nulls));
 		vals[0] = ObjectIdGetDatum(target);
-		vals[1] = CStringGetTextDatum(TargetDisplayName(target));
+		vals[1] = CStringGetTextDatum(QualifiedRelName(target));
 		vals[2] = TimestampTzGetDatum(start);
 		vals[3] = TimestampTzGetDatum(end);
 		vals[4] = IntervalPGetDatum(step);
@@ -1248,12 +1208,12 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					ereport(ERROR,
 							(errcode(ERRCODE_CHECK_VIOLATION),
 							 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
-									TsStr(chunk->start), TsStr(chunk->end),
-									run->measure, NumStr(measure_value, false),
-									NumStr(lv, ledger_null)),
+									TimestampText(chunk->start), TimestampText(chunk->end),
+									run->measure, NumericText(measure_value, false),
+									NumericText(lv, ledger_null)),
 							 errdetail("The ledger query is: %s", run->ledger),
 							 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
-									 NumStr(run->tolerance, false))));
+									 NumericText(run->tolerance, false))));
 				}
 			}
 		}
@@ -1571,8 +1531,8 @@ RunHasDoneChunk(int64 run_id)
 static void
 ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
-	char	   *lo = TsStr(chunk->start);
-	char	   *hi = TsStr(chunk->end);
+	char	   *lo = TimestampText(chunk->start);
+	char	   *hi = TimestampText(chunk->end);
 
 	ereport(DEBUG1,
 			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
@@ -2061,7 +2021,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
-						TargetDisplayName(target)),
+						QualifiedRelName(target)),
 				 errhint("Call backfill.register first, with its time column and source query.")));
 	time_column = SpiGetText(0, 1);
 	measure = SpiGetText(0, 2);

@@ -264,23 +264,6 @@ AnalyseReadOnlySelect(const char *text, const char *what, int nparams,
 }
 
 /*
- * QualifiedRelName
- *		The quoted, schema-qualified name of a relation, from its OID.
- */
-static char *
-QualifiedRelName(Oid relid)
-{
-	char	   *relname = get_rel_name(relid);
-
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  relname);
-}
-
-/*
  * ColumnAttnum
  *		The attribute number of a user column of target, 0 if none.
  */

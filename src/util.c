@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * util.c
+ *	  The one text form of the values and names that messages and composed
+ *	  SQL print: a timestamptz, a numeric, and a relation's quoted,
+ *	  schema-qualified name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+/*
+ * TimestampText
+ *		A timestamptz in ISO form, in a fresh palloc'd string
+ *		(timestamptz_to_str reuses one static buffer, so two calls in one
+ *		message would collide).
+ */
+char *
+TimestampText(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
+/*
+ * NumericText
+ *		A numeric Datum as text, "NULL" for a null.
+ */
+char *
+NumericText(Datum d, bool isnull)
+{
+	if (isnull)
+		return pstrdup("NULL");
+	return DatumGetCString(DirectFunctionCall1(numeric_out, d));
+}
+
+/*
+ * QualifiedRelName
+ *		The quoted, schema-qualified name of a relation, from its OID, for
+ *		messages and generated SQL; 42P01 when it does not exist.
+ */
+char *
+QualifiedRelName(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  rel);
+}
