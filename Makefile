@@ -13,6 +13,9 @@ OBJS = \
 	src/validate.o \
 	src/replace.o \
 	src/partition.o \
+	src/targets.o \
+	src/plan.o \
+	src/chunk.o \
 	src/run.o \
 	src/reconcile.o \
 	src/schedule.o

@@ -3,7 +3,8 @@
  * backfill.h
  *	  Shared declarations of the backfill extension: settings, the SPI
  *	  helper layer, range splitting, source validation, range replacement,
- *	  catalog access, the run engine, reconciliation and scheduling.
+ *	  catalog access, targets, plans, runs and chunks, reconciliation and
+ *	  scheduling.
  *
  * Each .c file owns one concern; this header is the only contract between
  * them.
@@ -274,6 +275,98 @@ extern void LockAffectedPartitions(Oid target, const char *time_column,
 								   TimestampTz lo, TimestampTz hi,
 								   const char *strategy, int lockmode);
 
+/* ---- targets, plans, runs and chunks (targets.c, plan.c, run.c, chunk.c) ---- */
+
+/*
+ * What a run call needs to know about its run and target; loaded once per
+ * call into a memory context that survives the per-chunk commits.
+ */
+typedef struct RunInfo
+{
+	int64		run_id;
+	Oid			target;
+	char	   *target_name;
+	char	   *status;
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	int32		definition_version;
+	char	   *timezone;
+	char	   *search_path;
+	char	   *created_by;
+	Oid			created_by_oid;
+	bool		scheduled;
+	char	   *quiet_hours;
+	/* whether backfill.targets still has the target */
+	bool		registered;
+	/* from the run's pinned version in backfill.definitions */
+	Oid			author;
+	char	   *time_column;
+	char	   *measure;
+	char	   *ledger;
+	Datum		tolerance;
+	bool		ledger_gate;
+	char	   *strategy;
+	char	   *source;
+} RunInfo;
+
+/* One chunk picked for execution, copied out of SPI. */
+typedef struct ChunkInfo
+{
+	int32		chunk_no;
+	TimestampTz start;
+	TimestampTz end;
+	bool		no_source;
+	int32		deferrals;
+} ChunkInfo;
+
+/* How one chunk's execution ended. */
+typedef enum ChunkOutcome
+{
+	CHUNK_DONE,					/* committed */
+	CHUNK_DEFERRED,				/* lock timeout: still pending */
+	CHUNK_FAILED				/* recorded as failed */
+} ChunkOutcome;
+
+/* What one chunk did, for its NOTICE and for the run loop. */
+typedef struct ChunkReport
+{
+	ChunkOutcome outcome;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		ledger_checked;
+	bool		ledger_ok;
+	char	   *run_status;		/* run status after the chunk, if changed */
+	double		elapsed_ms;
+	ErrorData  *error;			/* for DEFERRED and FAILED */
+	int32		deferrals;
+} ChunkReport;
+
+
+/* The lock that serializes register, unregister and plan of a target. */
+extern void TakeTargetPlanLock(Oid target);
+
+/*
+ * Create a run of target over [start, end) and its chunks, executing
+ * nothing; chunk NULL means the definition's chunk (plan.c).
+ */
+extern int64 PlanRun(Oid target, TimestampTz start, bool start_null,
+					 TimestampTz end, bool end_null, Interval *chunk,
+					 const char *note, bool probe, bool backwards,
+					 bool clear_no_source);
+
+/* The chunk engine (chunk.c); callers are connected to SPI. */
+extern bool RemainingChunks(RunInfo *run);
+extern const char *SetRunStatus(RunInfo *run, const char *status);
+extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status);
+extern bool RunHasDoneChunk(int64 run_id);
+extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+						 const char *run_status, const char *via,
+						 const char *user, ChunkReport *report);
+extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							  ErrorData *edata);
+
 /* ---- reconciliation (reconcile.c) ---- */
 
 /*
@@ -321,7 +414,7 @@ extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
  * The earliest time from which a target's source is complete: now() -
  * retention, or the value of horizon_sql (run as the calling user);
  * false when there is neither, or the query gives no row or NULL
- * (run.c; used by plan and check).
+ * (plan.c; used by plan and check).
  */
 extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
 						  TimestampTz *horizon);

@@ -11,8 +11,6 @@
 
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/numeric.h"
-#include "utils/timestamp.h"
 
 #include "backfill.h"
 

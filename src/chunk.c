@@ -1,0 +1,807 @@
+/*-------------------------------------------------------------------------
+ *
+ * chunk.c
+ *	  The chunk engine: pick a run's next chunk, execute it in an internal
+ *	  subtransaction as the definition's author (lock, replace, ledger
+ *	  gate), record its outcome in the same transaction, and report it;
+ *	  and preview, the same replacement always rolled back.
+ *
+ * Each chunk applies the run's recorded TimeZone and search_path, takes
+ * the target's locks under backfill.lock_timeout (a timeout defers the
+ * chunk instead of failing it), and is bounded by backfill.chunk_timeout.
+ * When the chunk fails, the subtransaction is rolled back and the failure
+ * (with the error's SQLSTATE, message, detail and hint) is recorded
+ * instead, in the transaction the run loop commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timeout.h"
+
+#include "backfill.h"
+
+PG_FUNCTION_INFO_V1(backfill_preview);
+
+/* Where a chunk was when an error interrupted it. */
+typedef enum ChunkPhase
+{
+	PHASE_SETUP,
+	PHASE_LOCK,
+	PHASE_WORK
+} ChunkPhase;
+
+/* chunk_timeout: one user timeout per backend, registered lazily */
+static TimeoutId chunk_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t chunk_timed_out = false;
+
+/*
+ * ChunkLockTarget
+ *		Take the locks a chunk holds on its target until it commits: the
+ *		transaction-level lock (TARGET, relid) in ExclusiveLock
+ *		(backfill.lock_target takes it in ShareLock, so the daily job and a
+ *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
+ *		or, for a partitioned table, on the leaves that can hold rows of
+ *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
+ *		rows wait while readers, and writers to other partitions, do not;
+ *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
+ *		will truncate or swap them ("strategy", see partition.c).
+ *		Both waits are bounded by lock_timeout, which the caller has set.
+ *		Privileges were checked by the caller (CheckTargetPrivileges).
+ */
+static void
+ChunkLockTarget(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi, const char *strategy)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	LockAffectedPartitions(target, time_column, lo, hi, strategy,
+						   ShareRowExclusiveLock);
+}
+
+/*
+ * ChunkTimeoutHandler
+ *		Timeout handler of backfill.chunk_timeout: note that the chunk
+ *		timed out and ask for a query cancel, which the chunk's next
+ *		interrupt check turns into an error.
+ */
+static void
+ChunkTimeoutHandler(void)
+{
+	chunk_timed_out = true;
+	InterruptPending = true;
+	QueryCancelPending = true;
+	SetLatch(MyLatch);
+}
+
+/*
+ * ArmChunkTimeout / DisarmChunkTimeout
+ *		Start and stop the per-chunk timer (statement_timeout would cover
+ *		the whole CALL, across its commits).  The timeout is registered once
+ *		per backend, on first use.
+ */
+static void
+ArmChunkTimeout(void)
+{
+	chunk_timed_out = false;
+	if (backfill_chunk_timeout <= 0)
+		return;
+	if (chunk_timeout_id == MAX_TIMEOUTS)
+		chunk_timeout_id = RegisterTimeout(USER_TIMEOUT, ChunkTimeoutHandler);
+	enable_timeout_after(chunk_timeout_id, backfill_chunk_timeout);
+}
+
+static void
+DisarmChunkTimeout(void)
+{
+	if (chunk_timeout_id != MAX_TIMEOUTS)
+		disable_timeout(chunk_timeout_id, false);
+}
+
+/*
+ * SetChunkOption
+ *		Set a setting for the rest of the chunk (popped at its end).
+ */
+static void
+SetChunkOption(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Predicates of the chunks still to execute; spelled exactly as the
+ * partial indexes chunks_todo_idx and chunks_no_source_todo_idx (20_runs.sql)
+ * so that the planner can prove them and never rescan the done chunks.
+ */
+#define TODO_PENDING \
+	"status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+#define TODO_NO_SOURCE \
+	"status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL"
+
+/*
+ * RemainingChunks
+ *		Whether the run has chunks still to execute: pending or failed
+ *		ones, and with clear_no_source the no_source ones not cleared yet.
+ *		Caller is connected to SPI.
+ */
+bool
+RemainingChunks(RunInfo *run)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		found;
+
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec("SELECT 1 FROM backfill.chunks"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+				" LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	if (!found && run->clear_no_source)
+	{
+		CatalogExec("SELECT 1 FROM backfill.chunks"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					" LIMIT 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		found = SPI_processed > 0;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	return found;
+}
+
+/*
+ * SetRunStatus
+ *		Set the run's status (finished_at with done) unless it has been
+ *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		Returns the status the run has now: status, or "cancelled" when a
+ *		cancel came first.
+ */
+const char *
+SetRunStatus(RunInfo *run, const char *status)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		updated;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = CStringGetTextDatum(status);
+	CatalogExec("UPDATE backfill.runs SET status = $2,"
+				" finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'done'"
+				"  THEN pg_catalog.clock_timestamp() END"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
+				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	updated = SPI_processed > 0;
+	if (!updated)
+		return "cancelled";
+	/* a job may have been added since the run was loaded: always look */
+	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
+		(void) ScheduleRemoveJob(run->run_id);
+	return status;
+}
+
+/*
+ * ExecuteChunk
+ *		Execute one chunk in an internal subtransaction of the current
+ *		transaction and record its outcome (done, deferred or failed) in the
+ *		same transaction; the caller commits.  A query cancel that is not
+ *		our chunk_timeout is re-thrown after the rollback (the chunk stays
+ *		pending).  run_status is the run's status read in this transaction
+ *		(the run row is updated only when it changes).  Caller is connected
+ *		to SPI; the current memory context must survive the transaction end
+ *		(the report is allocated there).
+ */
+void
+ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+			 const char *run_status, const char *via, const char *user,
+			 ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile ChunkPhase phase = PHASE_SETUP;
+	volatile bool gate_failed = false;
+	volatile bool have_ledger = false;
+	volatile Datum ledger_value = (Datum) 0;
+	TimestampTz started = GetCurrentTimestamp();
+	long		secs;
+	int			usecs;
+
+	memset(report, 0, sizeof(ChunkReport));
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+
+	PG_TRY();
+	{
+		int			nest = NewGUCNestLevel();
+		char	   *user_lock_timeout;
+		char		buf[32];
+		ReplaceResult rr;
+		bool		ledger_null = true;
+		bool		ledger_ok = false;
+		Datum		measure_value = (Datum) 0;
+		const char *verdict = NULL;
+		const char *status;
+		bool		remaining;
+		bool		after_probe;
+
+		AuthorGate gate;
+
+		/*
+		 * Deferred constraints of the target are checked at the end of each
+		 * statement of the chunk, not at the commit where a violation could
+		 * no longer be recorded as the chunk's failure (and a deferred
+		 * trigger cannot be queued in the security-restricted operation
+		 * below).
+		 */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+
+		/*
+		 * The whole chunk runs as the author of the run's definition, with
+		 * the run's settings (popped at its end); the author's rights on
+		 * the table are the ones that count.  An error rolls the
+		 * subtransaction back, which restores the caller's user id.
+		 */
+		AuthorGateEnter(&gate, run->author, run->target,
+						run->definition_version, run->search_path,
+						run->timezone);
+
+		/* the locks, waiting at most backfill.lock_timeout */
+		user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
+		snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
+		SetChunkOption("lock_timeout", buf);
+		phase = PHASE_LOCK;
+		if (get_rel_name(run->target) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("the table of run %lld no longer exists",
+							(long long) run->run_id),
+					 errdetail("The run was planned for table %s.", run->target_name)));
+		CheckTargetPrivileges(run->target);
+		ChunkLockTarget(run->target, run->time_column, chunk->start,
+						chunk->end, chunk->no_source ? "delete" : run->strategy);
+		phase = PHASE_WORK;
+		SetChunkOption("lock_timeout", user_lock_timeout);
+
+		ArmChunkTimeout();
+
+		memset(&rr, 0, sizeof(rr));
+		rr.before_null = rr.after_null = true;
+		if (chunk->no_source)
+		{
+			rr.rows_deleted = ClearRange(run->target, run->time_column,
+										 chunk->start, chunk->end);
+			rr.strategy = "delete";
+			verdict = "no_source";
+		}
+		else
+		{
+			ReplaceRange(run->target, run->time_column, chunk->start,
+						 chunk->end, run->source, run->strategy, run->measure,
+						 &rr);
+			if (run->ledger != NULL)
+			{
+				Datum		lv;
+				bool		measure_null = !rr.have_values || rr.after_null;
+
+				lv = LedgerValue(run->ledger, chunk->start, chunk->end,
+								 &ledger_null);
+				ledger_value = ledger_null ? (Datum) 0 : lv;
+				have_ledger = !ledger_null;
+				/* a NULL figure (an aggregate over no rows) counts as 0 */
+				measure_value = measure_null ?
+					DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
+					rr.after_value;
+				ledger_ok = LedgerCompare(rr.after_value, measure_null,
+										  lv, ledger_null, run->tolerance);
+				verdict = ledger_ok ? "ok" : "ledger_mismatch";
+				if (!ledger_ok && run->ledger_gate)
+				{
+					gate_failed = true;
+					ereport(ERROR,
+							(errcode(ERRCODE_CHECK_VIOLATION),
+							 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
+									TimestampText(chunk->start), TimestampText(chunk->end),
+									run->measure, NumericText(measure_value, false),
+									NumericText(lv, ledger_null)),
+							 errdetail("The ledger query is: %s", run->ledger),
+							 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+									 NumericText(run->tolerance, false))));
+				}
+			}
+		}
+
+		/* the user text is done: back to the caller */
+		AuthorGateLeave(&gate);
+
+		/* the chunk's figures, in the same transaction as its data */
+		{
+			Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
+				INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
+			TIMESTAMPTZOID, TEXTOID, TEXTOID};
+			Datum		vals[14];
+			char		nulls[14];
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
+			vals[3] = CStringGetTextDatum(rr.strategy ? rr.strategy : run->strategy);
+			vals[4] = Int64GetDatum(rr.rows_deleted);
+			vals[5] = Int64GetDatum(rr.rows_inserted);
+			vals[6] = rr.before_value;
+			nulls[6] = (rr.have_values && !rr.before_null) ? ' ' : 'n';
+			vals[7] = rr.after_value;
+			nulls[7] = (rr.have_values && !rr.after_null) ? ' ' : 'n';
+			vals[8] = ledger_value;
+			nulls[8] = have_ledger ? ' ' : 'n';
+			vals[9] = BoolGetDatum(ledger_ok);
+			nulls[9] = (run->ledger != NULL && !chunk->no_source) ? ' ' : 'n';
+			vals[10] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
+			nulls[10] = verdict ? ' ' : 'n';
+			vals[11] = TimestampTzGetDatum(started);
+			vals[12] = CStringGetTextDatum(user);
+			vals[13] = CStringGetTextDatum(via);
+			CatalogExec("UPDATE backfill.chunks SET status = $3,"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+						" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+						" before_value = $7, after_value = $8, ledger_value = $9,"
+						" ledger_ok = $10, verdict = $11, started_at = $12,"
+						" finished_at = pg_catalog.clock_timestamp(),"
+						" executed_by = $13::pg_catalog.name, executed_via = $14,"
+						" error_sqlstate = NULL, error_message = NULL,"
+						" error_detail = NULL, error_hint = NULL"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						14, types, vals, nulls, SPI_OK_UPDATE);
+		}
+
+		/* and the run's status */
+		remaining = RemainingChunks(run);
+		after_probe = !probe_pending || !chunk->no_source;
+		if (!remaining)
+			status = "done";
+		else if (run->probe && after_probe)
+			status = "probed";
+		else
+			status = "planned";
+		if (strcmp(status, run_status) != 0)
+			status = SetRunStatus(run, status);
+
+		report->outcome = CHUNK_DONE;
+		report->rows_deleted = rr.rows_deleted;
+		report->rows_inserted = rr.rows_inserted;
+		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
+		report->ledger_ok = ledger_ok;
+		report->run_status = MemoryContextStrdup(cxt, status);
+
+		DisarmChunkTimeout();
+		if (chunk_timed_out)
+		{
+			/* the timer fired after the last interrupt check: too late */
+			QueryCancelPending = false;
+		}
+
+		/*
+		 * Pop the chunk's settings as on abort: a plain SET done by the
+		 * source (set_config(..., false)) must not outlive the chunk either.
+		 */
+		AtEOXact_GUC(false, nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		timed_out = chunk_timed_out;
+		bool		deferral;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		DisarmChunkTimeout();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		/* a cancel by the user stops the call; the chunk stays pending */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
+			ReThrowError(edata);
+
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
+		{
+			edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
+									  backfill_chunk_timeout);
+			edata->detail = NULL;
+			edata->hint = pstrdup("Raise backfill.chunk_timeout, or plan the range with a smaller chunk interval.");
+		}
+
+		deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+					phase == PHASE_LOCK);
+		report->error = edata;
+		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
+		if (deferral && report->deferrals >= backfill_max_attempts)
+		{
+			edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
+									 backfill_lock_timeout, report->deferrals);
+			edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
+		}
+
+		if (deferral && report->deferrals < backfill_max_attempts)
+		{
+			Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+			Datum		vals[6];
+			char		nulls[6];
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+			vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+			vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+			nulls[4] = edata->detail ? ' ' : 'n';
+			vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+			nulls[5] = edata->hint ? ' ' : 'n';
+			CatalogExec("UPDATE backfill.chunks SET"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+						" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+						" error_sqlstate = $3, error_message = $4,"
+						" error_detail = $5, error_hint = $6"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						6, types, vals, nulls, SPI_OK_UPDATE);
+			report->outcome = CHUNK_DEFERRED;
+		}
+		else
+		{
+			Oid			types[13] = {INT8OID, INT4OID, TEXTOID, INT4OID, NUMERICOID,
+				TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+			TEXTOID, TEXTOID};
+			Datum		vals[13];
+			char		nulls[13];
+			const char *verdict = chunk->no_source ? "no_source" :
+			(gate_failed ? "ledger_mismatch" : NULL);
+
+			memset(nulls, ' ', sizeof(nulls));
+			vals[0] = Int64GetDatum(run->run_id);
+			vals[1] = Int32GetDatum(chunk->chunk_no);
+			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
+			vals[3] = Int32GetDatum(report->deferrals);
+			vals[4] = ledger_value;
+			nulls[4] = (gate_failed && have_ledger) ? ' ' : 'n';
+			vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
+			nulls[5] = verdict ? ' ' : 'n';
+			vals[6] = TimestampTzGetDatum(started);
+			vals[7] = CStringGetTextDatum(user);
+			vals[8] = CStringGetTextDatum(via);
+			vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+			vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
+			vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+			nulls[11] = edata->detail ? ' ' : 'n';
+			vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+			nulls[12] = edata->hint ? ' ' : 'n';
+			CatalogExec("UPDATE backfill.chunks SET status = $3,"
+						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+						" rows_deleted = NULL, rows_inserted = NULL,"
+						" before_value = NULL, after_value = NULL,"
+						" ledger_value = $5,"
+						" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+						" verdict = $6, started_at = $7,"
+						" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+						"  THEN pg_catalog.clock_timestamp() END,"
+						" executed_by = $8::pg_catalog.name, executed_via = $9,"
+						" error_sqlstate = $10, error_message = $11,"
+						" error_detail = $12, error_hint = $13"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND chunk_no OPERATOR(pg_catalog.=) $2",
+						13, types, vals, nulls, SPI_OK_UPDATE);
+			SetRunStatus(run, "failed");
+			report->outcome = CHUNK_FAILED;
+			report->run_status = MemoryContextStrdup(cxt, "failed");
+		}
+	}
+	PG_END_TRY();
+
+	TimestampDifference(started, GetCurrentTimestamp(), &secs, &usecs);
+	report->elapsed_ms = secs * 1000.0 + usecs / 1000.0;
+}
+
+/*
+ * FirstTodo
+ *		The first (last, for a backwards run) chunk_no matching one of the
+ *		"still to do" predicates, or 0.  Caller is connected to SPI.
+ */
+static int32
+FirstTodo(RunInfo *run, const char *predicate)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	int32		chunk_no = 0;
+
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
+						 " ORDER BY chunk_no %s LIMIT 1",
+						 predicate, run->backwards ? "DESC" : "ASC"),
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		chunk_no = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk_no;
+}
+
+/*
+ * NextChunk
+ *		Pick the next chunk to execute (in chunk_no order, descending for a
+ *		backwards run) and lock its row until the chunk's transaction ends,
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
+ */
+bool
+NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		found;
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
+
+	values[0] = Int64GetDatum(run->run_id);
+
+	CatalogExec("SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	*run_status = SPI_processed > 0 ? SpiGetText(0, 1) : pstrdup("cancelled");
+	SPI_freetuptable(SPI_tuptable);
+
+	pending = FirstTodo(run, TODO_PENDING);
+	if (run->clear_no_source)
+		no_source = FirstTodo(run, TODO_NO_SOURCE);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+
+	values[1] = Int32GetDatum(next);
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
+				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2"
+				" AND (" TODO_PENDING " OR " TODO_NO_SOURCE ")"
+				" FOR UPDATE",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
+		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+		chunk->no_source = SpiGetBool(0, 4, &isnull);
+		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * RunHasDoneChunk
+ *		Whether any chunk of the run has been executed from its source
+ *		(that is, whether its probe has run).  Caller is connected to SPI.
+ */
+bool
+RunHasDoneChunk(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		found;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT 1 FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.=) 'done' LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * ReportChunk
+ *		The NOTICE of one executed chunk.  The time it took is reported at
+ *		DEBUG1 (SET client_min_messages = debug1 to see it), so that the
+ *		NOTICE stays the same from one execution to the next; it is also in
+ *		the chunk's started_at and finished_at.
+ */
+void
+ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	char	   *lo = TimestampText(chunk->start);
+	char	   *hi = TimestampText(chunk->end);
+
+	ereport(DEBUG1,
+			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
+							 chunk->chunk_no, (long long) run->run_id,
+							 report->elapsed_ms)));
+
+	if (report->outcome == CHUNK_DEFERRED)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) deferred: %s",
+						chunk->chunk_no, lo, hi, report->error->message),
+				 errdetail("Deferral %d of %d (backfill.max_attempts); the chunk stays pending.",
+						   report->deferrals, backfill_max_attempts),
+				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
+						 (long long) run->run_id)));
+	else if (report->outcome == CHUNK_DONE && chunk->no_source)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted)));
+	else if (report->outcome == CHUNK_DONE)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted,
+						(long long) report->rows_inserted,
+						!report->ledger_checked ? "" :
+						report->ledger_ok ? ", ledger ok" : ", ledger differs")));
+}
+
+/*
+ * RaiseChunkFailure
+ *		After the failure has been committed: end the call with an error
+ *		carrying the chunk's SQLSTATE, so that scripts and pg_cron see it.
+ */
+void
+RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	ereport(ERROR,
+			(errcode(edata->sqlerrcode),
+			 errmsg("chunk %d of run %lld failed: %s", chunk->chunk_no,
+					(long long) run->run_id, edata->message),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("The chunk was rolled back and recorded as failed; fix the cause, then CALL backfill.run(%lld) to retry it and continue.",
+					 (long long) run->run_id)));
+}
+
+/*
+ * backfill_preview
+ *		preview(target, range_start, range_end) -> one row (rows_deleted,
+ *		rows_inserted, before_value, after_value, ledger_value): the
+ *		replacement is done in an internal subtransaction that is always
+ *		rolled back, so nothing changes.
+ */
+Datum
+backfill_preview(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt;
+	ResourceOwner owner = CurrentResourceOwner;
+	Oid			target;
+	TimestampTz lo;
+	TimestampTz hi;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *time_column;
+	char	   *measure;
+	char	   *ledger;
+	char	   *source;
+	Oid			author;
+	int32		version;
+	ReplaceResult rr;
+	volatile Datum ledger_value = (Datum) 0;
+	volatile bool ledger_null = true;
+	Datum		out[5];
+	bool		outnull[5];
+
+	RequireArg(fcinfo, 0, "target", NULL);
+	target = PG_GETARG_OID(0);
+	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+	lo = PG_GETARG_TIMESTAMPTZ(1);
+	hi = PG_GETARG_TIMESTAMPTZ(2);
+	CheckTargetPrivileges(target);
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cxt = CurrentMemoryContext;
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger, d.source,"
+				" d.author, d.version"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						QualifiedRelName(target)),
+				 errhint("Call backfill.register first, with its time column and source query.")));
+	time_column = SpiGetText(0, 1);
+	measure = SpiGetText(0, 2);
+	ledger = SpiGetText(0, 3);
+	source = SpiGetText(0, 4);
+	{
+		bool		isnull;
+
+		author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 5,
+												&isnull));
+		version = SpiGetInt32(0, 6, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	CheckAuthor(author, target, version);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		AuthorGate gate;
+
+		/* as the author; the rollback below restores the caller */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+		AuthorGateEnter(&gate, author, target, version,
+						GetConfigOption("search_path", false, false),
+						GetConfigOption("TimeZone", false, false));
+		CheckTargetPrivileges(target);
+		ReplaceRange(target, time_column, lo, hi, source, "delete", measure,
+					 &rr);
+		if (ledger != NULL)
+		{
+			bool		isnull;
+			Datum		lv = LedgerValue(ledger, lo, hi, &isnull);
+
+			ledger_value = lv;
+			ledger_null = isnull;
+		}
+		AuthorGateLeave(&gate);
+	}
+	PG_CATCH();
+	{
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	out[0] = Int64GetDatum(rr.rows_deleted);
+	outnull[0] = false;
+	out[1] = Int64GetDatum(rr.rows_inserted);
+	outnull[1] = false;
+	out[2] = rr.before_value;
+	outnull[2] = !rr.have_values || rr.before_null;
+	out[3] = rr.after_value;
+	outnull[3] = !rr.have_values || rr.after_null;
+	out[4] = ledger_value;
+	outnull[4] = ledger_null;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
+
+	SPI_finish();
+	return (Datum) 0;
+}
