@@ -189,11 +189,316 @@ SetRunStatus(RunInfo *run, const char *status)
 }
 
 /*
+ * What one chunk has done so far, filled in phase by phase and read by the
+ * record of its outcome, after an error too: it lives in the caller's
+ * memory context, where a longjmp cannot clobber it as it could a local
+ * variable.
+ */
+typedef struct ChunkWork
+{
+	ChunkPhase	phase;
+	TimestampTz started;
+	ReplaceResult rr;
+	const char *verdict;		/* NULL, no_source, ok or ledger_mismatch */
+	bool		have_ledger;	/* the ledger gave a (non-null) figure */
+	Datum		ledger_value;	/* numeric, valid if have_ledger */
+	bool		ledger_ok;
+	bool		gate_failed;	/* the ledger gate refused the chunk */
+} ChunkWork;
+
+/*
+ * ChunkLock
+ *		Phase "lock": the target must still exist and be writable by the
+ *		current user (the author), then the chunk's locks are taken,
+ *		waiting at most backfill.lock_timeout; a lock timeout in this phase
+ *		defers the chunk.  The caller's lock_timeout is restored after.
+ */
+static void
+ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	char	   *user_lock_timeout;
+	char		buf[32];
+
+	user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
+	snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
+	SetChunkOption("lock_timeout", buf);
+	work->phase = PHASE_LOCK;
+	if (get_rel_name(run->target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of run %lld no longer exists",
+						(long long) run->run_id),
+				 errdetail("The run was planned for table %s.", run->target_name)));
+	CheckTargetPrivileges(run->target);
+	ChunkLockTarget(run->target, run->time_column, chunk->start,
+					chunk->end, chunk->no_source ? "delete" : run->strategy);
+	work->phase = PHASE_WORK;
+	SetChunkOption("lock_timeout", user_lock_timeout);
+}
+
+/*
+ * ChunkReplace
+ *		Phase "replace": a no_source chunk clears its range; any other
+ *		replaces it from the run's pinned source, measuring before and
+ *		after when the definition has a measure.
+ */
+static void
+ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	memset(&work->rr, 0, sizeof(work->rr));
+	work->rr.before_null = work->rr.after_null = true;
+	if (chunk->no_source)
+	{
+		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
+										   chunk->start, chunk->end);
+		work->rr.strategy = "delete";
+		work->verdict = "no_source";
+		return;
+	}
+	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
+				 run->source, run->strategy, run->measure, &work->rr);
+}
+
+/*
+ * ChunkGate
+ *		Phase "gate": with a ledger, compare the chunk's new measure with
+ *		the ledger's figure (a NULL on either side counts as 0) and set the
+ *		verdict; with ledger_gate, a disagreement fails the chunk (23514),
+ *		which rolls its data back.
+ */
+static void
+ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	ReplaceResult *rr = &work->rr;
+	Datum		lv;
+	bool		ledger_null = true;
+	bool		measure_null;
+	Datum		measure_value;
+
+	if (chunk->no_source || run->ledger == NULL)
+		return;
+
+	measure_null = !rr->have_values || rr->after_null;
+	lv = LedgerValue(run->ledger, chunk->start, chunk->end, &ledger_null);
+	work->ledger_value = ledger_null ? (Datum) 0 : lv;
+	work->have_ledger = !ledger_null;
+	/* a NULL figure (an aggregate over no rows) counts as 0 */
+	measure_value = measure_null ?
+		DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
+		rr->after_value;
+	work->ledger_ok = LedgerCompare(rr->after_value, measure_null,
+									lv, ledger_null, run->tolerance);
+	work->verdict = work->ledger_ok ? "ok" : "ledger_mismatch";
+	if (!work->ledger_ok && run->ledger_gate)
+	{
+		work->gate_failed = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
+						TimestampText(chunk->start), TimestampText(chunk->end),
+						run->measure, NumericText(measure_value, false),
+						NumericText(lv, ledger_null)),
+				 errdetail("The ledger query is: %s", run->ledger),
+				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+						 NumericText(run->tolerance, false))));
+	}
+}
+
+/*
+ * ChunkRecordDone
+ *		Phase "record" of a chunk that worked: its status (done, or
+ *		no_source for a cleared range), figures and verdict, in the same
+ *		transaction as its data.
+ */
+static void
+ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
+				const char *via, const char *user)
+{
+	ReplaceResult *rr = &work->rr;
+	Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
+		INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
+	TIMESTAMPTZOID, TEXTOID, TEXTOID};
+	Datum		vals[14];
+	char		nulls[14];
+
+	memset(nulls, ' ', sizeof(nulls));
+	vals[0] = Int64GetDatum(run->run_id);
+	vals[1] = Int32GetDatum(chunk->chunk_no);
+	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
+	vals[3] = CStringGetTextDatum(rr->strategy ? rr->strategy : run->strategy);
+	vals[4] = Int64GetDatum(rr->rows_deleted);
+	vals[5] = Int64GetDatum(rr->rows_inserted);
+	vals[6] = rr->before_value;
+	nulls[6] = (rr->have_values && !rr->before_null) ? ' ' : 'n';
+	vals[7] = rr->after_value;
+	nulls[7] = (rr->have_values && !rr->after_null) ? ' ' : 'n';
+	vals[8] = work->ledger_value;
+	nulls[8] = work->have_ledger ? ' ' : 'n';
+	vals[9] = BoolGetDatum(work->ledger_ok);
+	nulls[9] = (run->ledger != NULL && !chunk->no_source) ? ' ' : 'n';
+	vals[10] = work->verdict ? CStringGetTextDatum(work->verdict) : (Datum) 0;
+	nulls[10] = work->verdict ? ' ' : 'n';
+	vals[11] = TimestampTzGetDatum(work->started);
+	vals[12] = CStringGetTextDatum(user);
+	vals[13] = CStringGetTextDatum(via);
+	CatalogExec("UPDATE backfill.chunks SET status = $3,"
+				" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+				" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+				" before_value = $7, after_value = $8, ledger_value = $9,"
+				" ledger_ok = $10, verdict = $11, started_at = $12,"
+				" finished_at = pg_catalog.clock_timestamp(),"
+				" executed_by = $13::pg_catalog.name, executed_via = $14,"
+				" error_sqlstate = NULL, error_message = NULL,"
+				" error_detail = NULL, error_hint = NULL"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				14, types, vals, nulls, SPI_OK_UPDATE);
+}
+
+/*
+ * ChunkRunStatus
+ *		The run's status after a chunk that worked: done when nothing is
+ *		left, probed after the probe chunk of a probe run, else planned;
+ *		written only when it changes (a cancel that came first wins).
+ */
+static const char *
+ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+			   const char *run_status)
+{
+	const char *status;
+	bool		after_probe = !probe_pending || !chunk->no_source;
+
+	if (!RemainingChunks(run))
+		status = "done";
+	else if (run->probe && after_probe)
+		status = "probed";
+	else
+		status = "planned";
+	if (strcmp(status, run_status) != 0)
+		status = SetRunStatus(run, status);
+	return status;
+}
+
+/*
+ * ChunkErrorText
+ *		Rewrite a chunk's error for the user: our chunk_timeout's query
+ *		cancel says so, and a lock timeout that ends the deferrals says how
+ *		long and how often the chunk waited.
+ */
+static void
+ChunkErrorText(ErrorData *edata, bool timed_out, bool last_deferral,
+			   int32 deferrals)
+{
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
+	{
+		edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
+								  backfill_chunk_timeout);
+		edata->detail = NULL;
+		edata->hint = pstrdup("Raise backfill.chunk_timeout, or plan the range with a smaller chunk interval.");
+	}
+	if (last_deferral)
+	{
+		edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
+								 backfill_lock_timeout, deferrals);
+		edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
+	}
+}
+
+/*
+ * ChunkRecordDeferral
+ *		Phase "record" of a chunk whose locks timed out: it stays pending,
+ *		with one more attempt and deferral and the error that deferred it.
+ */
+static void
+ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[6];
+	char		nulls[6];
+
+	memset(nulls, ' ', sizeof(nulls));
+	vals[0] = Int64GetDatum(run->run_id);
+	vals[1] = Int32GetDatum(chunk->chunk_no);
+	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	nulls[4] = edata->detail ? ' ' : 'n';
+	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+	nulls[5] = edata->hint ? ' ' : 'n';
+	CatalogExec("UPDATE backfill.chunks SET"
+				" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+				" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+				" error_sqlstate = $3, error_message = $4,"
+				" error_detail = $5, error_hint = $6"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				6, types, vals, nulls, SPI_OK_UPDATE);
+}
+
+/*
+ * ChunkRecordFailure
+ *		Phase "record" of a chunk that failed: failed (a no_source chunk
+ *		stays no_source, unfinished), its figures cleared, the ledger
+ *		figure kept when the gate refused it, the error recorded; the run
+ *		becomes failed.
+ */
+static void
+ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
+				   ErrorData *edata, int32 deferrals, const char *via,
+				   const char *user)
+{
+	Oid			types[13] = {INT8OID, INT4OID, TEXTOID, INT4OID, NUMERICOID,
+		TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	TEXTOID, TEXTOID};
+	Datum		vals[13];
+	char		nulls[13];
+	const char *verdict = chunk->no_source ? "no_source" :
+	(work->gate_failed ? "ledger_mismatch" : NULL);
+
+	memset(nulls, ' ', sizeof(nulls));
+	vals[0] = Int64GetDatum(run->run_id);
+	vals[1] = Int32GetDatum(chunk->chunk_no);
+	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
+	vals[3] = Int32GetDatum(deferrals);
+	vals[4] = work->ledger_value;
+	nulls[4] = (work->gate_failed && work->have_ledger) ? ' ' : 'n';
+	vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
+	nulls[5] = verdict ? ' ' : 'n';
+	vals[6] = TimestampTzGetDatum(work->started);
+	vals[7] = CStringGetTextDatum(user);
+	vals[8] = CStringGetTextDatum(via);
+	vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
+	vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	nulls[11] = edata->detail ? ' ' : 'n';
+	vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+	nulls[12] = edata->hint ? ' ' : 'n';
+	CatalogExec("UPDATE backfill.chunks SET status = $3,"
+				" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+				" rows_deleted = NULL, rows_inserted = NULL,"
+				" before_value = NULL, after_value = NULL,"
+				" ledger_value = $5,"
+				" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+				" verdict = $6, started_at = $7,"
+				" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+				"  THEN pg_catalog.clock_timestamp() END,"
+				" executed_by = $8::pg_catalog.name, executed_via = $9,"
+				" error_sqlstate = $10, error_message = $11,"
+				" error_detail = $12, error_hint = $13"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				13, types, vals, nulls, SPI_OK_UPDATE);
+	SetRunStatus(run, "failed");
+}
+
+/*
  * ExecuteChunk
  *		Execute one chunk in an internal subtransaction of the current
  *		transaction and record its outcome (done, deferred or failed) in the
- *		same transaction; the caller commits.  A query cancel that is not
- *		our chunk_timeout is re-thrown after the rollback (the chunk stays
+ *		same transaction; the caller commits.  The phases: lock, replace
+ *		and gate run as the definition's author; the record (and the run's
+ *		status) as the caller.  A query cancel that is not our
+ *		chunk_timeout is re-thrown after the rollback (the chunk stays
  *		pending).  run_status is the run's status read in this transaction
  *		(the run row is updated only when it changes).  Caller is connected
  *		to SPI; the current memory context must survive the transaction end
@@ -206,15 +511,13 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	volatile ChunkPhase phase = PHASE_SETUP;
-	volatile bool gate_failed = false;
-	volatile bool have_ledger = false;
-	volatile Datum ledger_value = (Datum) 0;
-	TimestampTz started = GetCurrentTimestamp();
+	ChunkWork  *work = palloc0(sizeof(ChunkWork));
 	long		secs;
 	int			usecs;
 
 	memset(report, 0, sizeof(ChunkReport));
+	work->phase = PHASE_SETUP;
+	work->started = GetCurrentTimestamp();
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
@@ -222,18 +525,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	PG_TRY();
 	{
 		int			nest = NewGUCNestLevel();
-		char	   *user_lock_timeout;
-		char		buf[32];
-		ReplaceResult rr;
-		bool		ledger_null = true;
-		bool		ledger_ok = false;
-		Datum		measure_value = (Datum) 0;
-		const char *verdict = NULL;
 		const char *status;
-		bool		remaining;
-		bool		after_probe;
-
-		AuthorGate gate;
+		AuthorGate	gate;
 
 		/*
 		 * Deferred constraints of the target are checked at the end of each
@@ -254,134 +547,21 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		AuthorGateEnter(&gate, run->author, run->target,
 						run->definition_version, run->search_path,
 						run->timezone);
-
-		/* the locks, waiting at most backfill.lock_timeout */
-		user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
-		snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
-		SetChunkOption("lock_timeout", buf);
-		phase = PHASE_LOCK;
-		if (get_rel_name(run->target) == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("the table of run %lld no longer exists",
-							(long long) run->run_id),
-					 errdetail("The run was planned for table %s.", run->target_name)));
-		CheckTargetPrivileges(run->target);
-		ChunkLockTarget(run->target, run->time_column, chunk->start,
-						chunk->end, chunk->no_source ? "delete" : run->strategy);
-		phase = PHASE_WORK;
-		SetChunkOption("lock_timeout", user_lock_timeout);
-
+		ChunkLock(run, chunk, work);
 		ArmChunkTimeout();
-
-		memset(&rr, 0, sizeof(rr));
-		rr.before_null = rr.after_null = true;
-		if (chunk->no_source)
-		{
-			rr.rows_deleted = ClearRange(run->target, run->time_column,
-										 chunk->start, chunk->end);
-			rr.strategy = "delete";
-			verdict = "no_source";
-		}
-		else
-		{
-			ReplaceRange(run->target, run->time_column, chunk->start,
-						 chunk->end, run->source, run->strategy, run->measure,
-						 &rr);
-			if (run->ledger != NULL)
-			{
-				Datum		lv;
-				bool		measure_null = !rr.have_values || rr.after_null;
-
-				lv = LedgerValue(run->ledger, chunk->start, chunk->end,
-								 &ledger_null);
-				ledger_value = ledger_null ? (Datum) 0 : lv;
-				have_ledger = !ledger_null;
-				/* a NULL figure (an aggregate over no rows) counts as 0 */
-				measure_value = measure_null ?
-					DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
-					rr.after_value;
-				ledger_ok = LedgerCompare(rr.after_value, measure_null,
-										  lv, ledger_null, run->tolerance);
-				verdict = ledger_ok ? "ok" : "ledger_mismatch";
-				if (!ledger_ok && run->ledger_gate)
-				{
-					gate_failed = true;
-					ereport(ERROR,
-							(errcode(ERRCODE_CHECK_VIOLATION),
-							 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
-									TimestampText(chunk->start), TimestampText(chunk->end),
-									run->measure, NumericText(measure_value, false),
-									NumericText(lv, ledger_null)),
-							 errdetail("The ledger query is: %s", run->ledger),
-							 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
-									 NumericText(run->tolerance, false))));
-				}
-			}
-		}
-
+		ChunkReplace(run, chunk, work);
+		ChunkGate(run, chunk, work);
 		/* the user text is done: back to the caller */
 		AuthorGateLeave(&gate);
 
-		/* the chunk's figures, in the same transaction as its data */
-		{
-			Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
-				INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
-			TIMESTAMPTZOID, TEXTOID, TEXTOID};
-			Datum		vals[14];
-			char		nulls[14];
-
-			memset(nulls, ' ', sizeof(nulls));
-			vals[0] = Int64GetDatum(run->run_id);
-			vals[1] = Int32GetDatum(chunk->chunk_no);
-			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
-			vals[3] = CStringGetTextDatum(rr.strategy ? rr.strategy : run->strategy);
-			vals[4] = Int64GetDatum(rr.rows_deleted);
-			vals[5] = Int64GetDatum(rr.rows_inserted);
-			vals[6] = rr.before_value;
-			nulls[6] = (rr.have_values && !rr.before_null) ? ' ' : 'n';
-			vals[7] = rr.after_value;
-			nulls[7] = (rr.have_values && !rr.after_null) ? ' ' : 'n';
-			vals[8] = ledger_value;
-			nulls[8] = have_ledger ? ' ' : 'n';
-			vals[9] = BoolGetDatum(ledger_ok);
-			nulls[9] = (run->ledger != NULL && !chunk->no_source) ? ' ' : 'n';
-			vals[10] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
-			nulls[10] = verdict ? ' ' : 'n';
-			vals[11] = TimestampTzGetDatum(started);
-			vals[12] = CStringGetTextDatum(user);
-			vals[13] = CStringGetTextDatum(via);
-			CatalogExec("UPDATE backfill.chunks SET status = $3,"
-						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
-						" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
-						" before_value = $7, after_value = $8, ledger_value = $9,"
-						" ledger_ok = $10, verdict = $11, started_at = $12,"
-						" finished_at = pg_catalog.clock_timestamp(),"
-						" executed_by = $13::pg_catalog.name, executed_via = $14,"
-						" error_sqlstate = NULL, error_message = NULL,"
-						" error_detail = NULL, error_hint = NULL"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1"
-						" AND chunk_no OPERATOR(pg_catalog.=) $2",
-						14, types, vals, nulls, SPI_OK_UPDATE);
-		}
-
-		/* and the run's status */
-		remaining = RemainingChunks(run);
-		after_probe = !probe_pending || !chunk->no_source;
-		if (!remaining)
-			status = "done";
-		else if (run->probe && after_probe)
-			status = "probed";
-		else
-			status = "planned";
-		if (strcmp(status, run_status) != 0)
-			status = SetRunStatus(run, status);
+		ChunkRecordDone(run, chunk, work, via, user);
+		status = ChunkRunStatus(run, chunk, probe_pending, run_status);
 
 		report->outcome = CHUNK_DONE;
-		report->rows_deleted = rr.rows_deleted;
-		report->rows_inserted = rr.rows_inserted;
+		report->rows_deleted = work->rr.rows_deleted;
+		report->rows_inserted = work->rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
-		report->ledger_ok = ledger_ok;
+		report->ledger_ok = work->ledger_ok;
 		report->run_status = MemoryContextStrdup(cxt, status);
 
 		DisarmChunkTimeout();
@@ -418,101 +598,30 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
 			ReThrowError(edata);
 
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
-		{
-			edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
-									  backfill_chunk_timeout);
-			edata->detail = NULL;
-			edata->hint = pstrdup("Raise backfill.chunk_timeout, or plan the range with a smaller chunk interval.");
-		}
-
 		deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
-					phase == PHASE_LOCK);
+					work->phase == PHASE_LOCK);
 		report->error = edata;
 		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
-		if (deferral && report->deferrals >= backfill_max_attempts)
-		{
-			edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
-									 backfill_lock_timeout, report->deferrals);
-			edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
-		}
+		ChunkErrorText(edata, timed_out,
+					   deferral && report->deferrals >= backfill_max_attempts,
+					   report->deferrals);
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
-			Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-			Datum		vals[6];
-			char		nulls[6];
-
-			memset(nulls, ' ', sizeof(nulls));
-			vals[0] = Int64GetDatum(run->run_id);
-			vals[1] = Int32GetDatum(chunk->chunk_no);
-			vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-			vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
-			vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-			nulls[4] = edata->detail ? ' ' : 'n';
-			vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-			nulls[5] = edata->hint ? ' ' : 'n';
-			CatalogExec("UPDATE backfill.chunks SET"
-						" attempts = attempts OPERATOR(pg_catalog.+) 1,"
-						" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
-						" error_sqlstate = $3, error_message = $4,"
-						" error_detail = $5, error_hint = $6"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1"
-						" AND chunk_no OPERATOR(pg_catalog.=) $2",
-						6, types, vals, nulls, SPI_OK_UPDATE);
+			ChunkRecordDeferral(run, chunk, edata);
 			report->outcome = CHUNK_DEFERRED;
 		}
 		else
 		{
-			Oid			types[13] = {INT8OID, INT4OID, TEXTOID, INT4OID, NUMERICOID,
-				TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-			TEXTOID, TEXTOID};
-			Datum		vals[13];
-			char		nulls[13];
-			const char *verdict = chunk->no_source ? "no_source" :
-			(gate_failed ? "ledger_mismatch" : NULL);
-
-			memset(nulls, ' ', sizeof(nulls));
-			vals[0] = Int64GetDatum(run->run_id);
-			vals[1] = Int32GetDatum(chunk->chunk_no);
-			vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
-			vals[3] = Int32GetDatum(report->deferrals);
-			vals[4] = ledger_value;
-			nulls[4] = (gate_failed && have_ledger) ? ' ' : 'n';
-			vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
-			nulls[5] = verdict ? ' ' : 'n';
-			vals[6] = TimestampTzGetDatum(started);
-			vals[7] = CStringGetTextDatum(user);
-			vals[8] = CStringGetTextDatum(via);
-			vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-			vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
-			vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-			nulls[11] = edata->detail ? ' ' : 'n';
-			vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-			nulls[12] = edata->hint ? ' ' : 'n';
-			CatalogExec("UPDATE backfill.chunks SET status = $3,"
-						" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
-						" rows_deleted = NULL, rows_inserted = NULL,"
-						" before_value = NULL, after_value = NULL,"
-						" ledger_value = $5,"
-						" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
-						" verdict = $6, started_at = $7,"
-						" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
-						"  THEN pg_catalog.clock_timestamp() END,"
-						" executed_by = $8::pg_catalog.name, executed_via = $9,"
-						" error_sqlstate = $10, error_message = $11,"
-						" error_detail = $12, error_hint = $13"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1"
-						" AND chunk_no OPERATOR(pg_catalog.=) $2",
-						13, types, vals, nulls, SPI_OK_UPDATE);
-			SetRunStatus(run, "failed");
+			ChunkRecordFailure(run, chunk, work, edata, report->deferrals,
+							   via, user);
 			report->outcome = CHUNK_FAILED;
 			report->run_status = MemoryContextStrdup(cxt, "failed");
 		}
 	}
 	PG_END_TRY();
 
-	TimestampDifference(started, GetCurrentTimestamp(), &secs, &usecs);
+	TimestampDifference(work->started, GetCurrentTimestamp(), &secs, &usecs);
 	report->elapsed_ms = secs * 1000.0 + usecs / 1000.0;
 }
 
