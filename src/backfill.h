@@ -137,6 +137,7 @@ extern bool HasRunPermission(Oid planner);
 
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
+extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
 
 /* ---- range splitting (range.c) ---- */
 
@@ -295,7 +296,8 @@ typedef struct RunInfo
 	char	   *search_path;
 	char	   *created_by;
 	Oid			created_by_oid;
-	bool		scheduled;
+	bool		scheduled;		/* it has a pg_cron job (job_id) */
+	int64		job_id;
 	char	   *quiet_hours;
 	/* whether backfill.targets still has the target */
 	bool		registered;
@@ -342,6 +344,16 @@ typedef struct ChunkReport
 	int32		deferrals;
 } ChunkReport;
 
+
+/*
+ * Read a run and its pinned definition version into the current memory
+ * context; 42704 for an unknown or invisible run (run.c).  The caller
+ * must pass CheckRunIdentity before acting on it: the run permission
+ * rule, and with check_target the target's existence and privileges.
+ */
+extern RunInfo *LoadRun(int64 run_id);
+extern void CheckRunIdentity(RunInfo *run, const char *action,
+							 bool check_target);
 
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);

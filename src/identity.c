@@ -196,8 +196,18 @@ CheckRunVisible(int64 run_id, Oid target, Oid planner)
 	else
 		visible = HasRunPermission(planner);
 	if (!visible)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("run %lld does not exist", (long long) run_id),
-				 errhint("Runs are listed in backfill.runs.")));
+		RaiseRunDoesNotExist(run_id);
+}
+
+/*
+ * RaiseRunDoesNotExist
+ *		The one error of an unknown run and of a run the caller cannot see
+ *		(42704), so that the two cannot be told apart.
+ */
+void
+RaiseRunDoesNotExist(int64 run_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("run %lld does not exist", (long long) run_id)));
 }

@@ -78,10 +78,12 @@ RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
  * LoadRun
  *		Read a run and everything of its pinned definition version (text,
  *		settings, author) into the current memory context; whether the
- *		target is still registered.  Unknown or invisible run
- *		(CheckRunVisible): 42704.  Caller is connected to SPI.
+ *		target is still registered, and its pg_cron job.  Unknown or
+ *		invisible run (CheckRunVisible): 42704.  The one loader of a run,
+ *		for run, cancel, schedule and unschedule.  Caller is connected to
+ *		SPI.
  */
-static RunInfo *
+RunInfo *
 LoadRun(int64 run_id)
 {
 	Oid			argtypes[1] = {INT8OID};
@@ -96,7 +98,7 @@ LoadRun(int64 run_id)
 				" r.job_id IS NOT NULL, r.quiet_hours,"
 				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
-				" r.created_by_oid, d.author"
+				" r.created_by_oid, d.author, r.job_id"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -106,10 +108,7 @@ LoadRun(int64 run_id)
 				" WHERE r.run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("run %lld does not exist", (long long) run_id),
-				 errhint("Runs are listed in backfill.runs.")));
+		RaiseRunDoesNotExist(run_id);
 
 	run = palloc0(sizeof(RunInfo));
 	run->run_id = run_id;
@@ -141,6 +140,7 @@ LoadRun(int64 run_id)
 	run->author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
 												 SPI_tuptable->tupdesc, 22,
 												 &isnull));
+	run->job_id = run->scheduled ? SpiGetInt64(0, 23, &isnull) : 0;
 	SPI_freetuptable(SPI_tuptable);
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;
@@ -153,7 +153,7 @@ LoadRun(int64 run_id)
  *		also be allowed to rewrite the target, which must still exist; a
  *		cancel does not touch the target and skips that part.
  */
-static void
+void
 CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 {
 	CheckRunPermission(run->run_id, run->created_by_oid, run->created_by,

@@ -54,20 +54,6 @@
 
 #include "backfill.h"
 
-/* What a scheduling function needs to know about a run. */
-typedef struct ScheduleRun
-{
-	int64		run_id;
-	Oid			target;
-	char	   *status;
-	bool		probe;
-	char	   *created_by;
-	Oid			created_by_oid;
-	bool		has_job;
-	int64		job_id;
-	char	   *timezone;
-} ScheduleRun;
-
 /* A pg_cron job as recorded in cron.job. */
 typedef struct CronJob
 {
@@ -125,60 +111,6 @@ RequirePgCron(const char *detail)
 						crondb, dbname),
 				 errhint("Set cron.database_name to '%s' and restart the server.",
 						 dbname)));
-}
-
-/*
- * LoadRun
- *		Read what scheduling needs of a run (as the extension owner); 42704
- *		when there is no such run or the caller cannot see it
- *		(CheckRunVisible).
- *
- * The caller must be connected to SPI; the strings live in the current
- * memory context.
- */
-static void
-LoadRun(int64 run_id, ScheduleRun *run)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-
-	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT target::pg_catalog.oid, status, probe, created_by::pg_catalog.text,"
-				" job_id, timezone, created_by_oid"
-				" FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("run " INT64_FORMAT " does not exist", run_id)));
-
-	run->run_id = run_id;
-	run->target = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1,
-												 &isnull));
-	run->status = SpiGetText(0, 2);
-	run->probe = SpiGetBool(0, 3, &isnull);
-	run->created_by = SpiGetText(0, 4);
-	run->job_id = SpiGetInt64(0, 5, &isnull);
-	run->has_job = !isnull;
-	run->timezone = SpiGetText(0, 6);
-	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														 SPI_tuptable->tupdesc,
-														 7, &isnull));
-	CheckRunVisible(run_id, run->target, run->created_by_oid);
-}
-
-/*
- * CheckRunAccess
- *		The one run permission rule (CheckRunPermission); "action" names
- *		what is refused.
- */
-static void
-CheckRunAccess(ScheduleRun *run, const char *action)
-{
-	CheckRunPermission(run->run_id, run->created_by_oid, run->created_by,
-					   action);
 }
 
 /*
@@ -642,7 +574,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	char	   *quiet_hours = NULL;
 	int			qstart;
 	int			qend;
-	ScheduleRun run;
+	RunInfo    *run;
 	CronJob		old;
 	Oid			cronnsp;
 	char	   *jobname;
@@ -672,19 +604,19 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
 	SPI_connect();
-	LoadRun(run_id, &run);
-	CheckRunAccess(&run, "schedule");
-	CheckTargetPrivileges(run.target);
+	run = LoadRun(run_id);
+	CheckRunIdentity(run, "schedule", false);
+	CheckTargetPrivileges(run->target);
 
-	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "probed") != 0)
+	if (strcmp(run->status, "planned") != 0 && strcmp(run->status, "probed") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot schedule run " INT64_FORMAT " because it is %s",
-						run_id, run.status),
-				 strcmp(run.status, "failed") == 0 ?
+						run_id, run->status),
+				 strcmp(run->status, "failed") == 0 ?
 				 errhint("Look at the failed chunk in backfill.chunks; CALL backfill.run(" INT64_FORMAT ") retries it.",
 						 run_id) : 0));
-	if (run.probe && strcmp(run.status, "planned") == 0)
+	if (run->probe && strcmp(run->status, "planned") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot schedule run " INT64_FORMAT " before its probe chunk has run",
@@ -695,7 +627,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 	/* The run's time zone must be usable for the quiet-hours test. */
 	if (quiet_hours != NULL)
-		(void) LocalMinuteOfDay(GetCurrentTimestamp(), run.timezone);
+		(void) LocalMinuteOfDay(GetCurrentTimestamp(), run->timezone);
 
 	/* pg_cron's own functions need USAGE on its schema. */
 	cronnsp = get_namespace_oid("cron", true);
@@ -714,7 +646,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	 * job names by role): remove it first.  The caller's own job is replaced
 	 * in place by cron.schedule.
 	 */
-	if (run.has_job && LookupJob(run.job_id, &old) &&
+	if (run->scheduled && LookupJob(run->job_id, &old) &&
 		strcmp(old.owner, CurrentUserName()) != 0)
 		RemoveJob(run_id, &old, true);
 
@@ -774,7 +706,7 @@ Datum
 backfill_unschedule(PG_FUNCTION_ARGS)
 {
 	int64		run_id;
-	ScheduleRun run;
+	RunInfo    *run;
 	CronJob		job;
 	bool		removed = false;
 
@@ -782,16 +714,16 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 	run_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
-	LoadRun(run_id, &run);
-	CheckRunAccess(&run, "unschedule");
-	if (run.has_job)
+	run = LoadRun(run_id);
+	CheckRunIdentity(run, "unschedule", false);
+	if (run->scheduled)
 	{
-		if (PgCronInstalled() && LookupJob(run.job_id, &job))
+		if (PgCronInstalled() && LookupJob(run->job_id, &job))
 		{
 			RemoveJob(run_id, &job, true);
 			removed = true;
 		}
-		ClearJobId(run_id, run.job_id);
+		ClearJobId(run_id, run->job_id);
 	}
 	SPI_finish();
 	PG_RETURN_BOOL(removed);
