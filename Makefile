@@ -11,6 +11,7 @@ OBJS = \
 	src/identity.o \
 	src/range.o \
 	src/validate.o \
+	src/strategy.o \
 	src/replace.o \
 	src/partition.o \
 	src/targets.o \

@@ -205,7 +205,22 @@ extern char *ComposeRangeDelete(Oid target, const char *time_column,
 extern char *ComposeMeasureSelect(const char *lead, const char *measure,
 								  const char *from, const char *tail);
 
-/* ---- range replacement (replace.c, partition.c) ---- */
+/* ---- replacement strategies (strategy.c) ---- */
+
+/* How a chunk replaces its rows; parsed once from its name. */
+typedef enum ReplaceStrategy
+{
+	STRATEGY_AUTO,				/* swap, truncate or delete: the safest fast one */
+	STRATEGY_DELETE,
+	STRATEGY_TRUNCATE,
+	STRATEGY_SWAP
+} ReplaceStrategy;
+
+/* A strategy name; 22004 for NULL, 22023 for an unknown one. */
+extern ReplaceStrategy ParseStrategy(const char *name);
+extern const char *StrategyName(ReplaceStrategy strategy);
+
+/* ---- range replacement (strategy.c, replace.c, partition.c) ---- */
 typedef struct ReplaceResult
 {
 	int64		rows_deleted;
@@ -215,22 +230,33 @@ typedef struct ReplaceResult
 	bool		before_null;
 	Datum		after_value;
 	bool		after_null;
-	const char *strategy;		/* the strategy actually used */
+	ReplaceStrategy strategy;	/* the strategy actually used */
 } ReplaceResult;
 
 /*
  * Replace the target's rows in [lo, hi) by what source yields for
- * $1 = lo, $2 = hi, in the current transaction.  When measure is not NULL
- * the measure is evaluated over the deleted and the inserted rows.
+ * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
+ * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
+ * measure is not NULL the measure is evaluated over the deleted and the
+ * inserted rows.
  */
 extern void ReplaceRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi,
-						 const char *source, const char *strategy,
+						 const char *source, ReplaceStrategy strategy,
 						 const char *measure, ReplaceResult *result);
 
 /*
+ * The delete strategy (replace.c): DELETE the range, INSERT the source's
+ * rows; connects to SPI itself, figures in the caller's memory context.
+ */
+extern void ReplaceByDelete(Oid target, const char *time_column,
+							TimestampTz lo, TimestampTz hi,
+							const SourceQuery *source, const char *measure,
+							ReplaceResult *result);
+
+/*
  * Count and measure the target's rows in [lo, hi) into result->rows_deleted
- * and before_value (partition.c); the caller is connected to SPI.
+ * and before_value (replace.c); the caller is connected to SPI.
  */
 extern void MeasureRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi, const char *measure,
@@ -240,30 +266,26 @@ extern void MeasureRange(Oid target, const char *time_column,
 extern int64 ClearRange(Oid target, const char *time_column,
 						TimestampTz lo, TimestampTz hi);
 
-/* Parse and check a strategy name; raises 22023 for an unknown one. */
-extern const char *CheckStrategyName(const char *strategy);
-
 /* ---- partitioned targets (partition.c) ---- */
 
 /*
- * The strategy for [lo, hi): "delete", "truncate" or "swap".  "auto" (or
- * NULL) picks truncate when it is safe, else delete; an explicit truncate
- * or swap that is not safe raises 22023 (range not aligned) or 55000.
+ * The strategy for [lo, hi): delete, truncate or swap.  Auto picks the
+ * fastest that is safe; an explicit truncate or swap that is not safe
+ * raises 22023 (range not aligned) or 55000.
  */
-extern const char *ChooseStrategy(Oid target, const char *time_column,
-								  const char *requested,
-								  TimestampTz lo, TimestampTz hi);
+extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
+									  ReplaceStrategy strategy,
+									  TimestampTz lo, TimestampTz hi);
 
 /*
- * Replace [lo, hi) by truncate or swap when ChooseStrategy picks one of
- * them, filling result (strategy included); false when the caller must
- * use the delete strategy.  Connects to SPI itself; call it outside SPI
- * or with CurrentMemoryContext the context the results must live in.
+ * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
+ * filling result.  Connects to SPI itself; call it outside SPI or with
+ * CurrentMemoryContext the context the results must live in.
  */
-extern bool PartitionReplaceRange(Oid target, const char *time_column,
+extern void PartitionReplaceRange(Oid target, const char *time_column,
 								  TimestampTz lo, TimestampTz hi,
 								  const SourceQuery *source,
-								  const char *strategy,
+								  ReplaceStrategy chosen,
 								  const char *measure, ReplaceResult *result);
 
 /*
@@ -274,7 +296,7 @@ extern bool PartitionReplaceRange(Oid target, const char *time_column,
  */
 extern void LockAffectedPartitions(Oid target, const char *time_column,
 								   TimestampTz lo, TimestampTz hi,
-								   const char *strategy, int lockmode);
+								   ReplaceStrategy strategy, int lockmode);
 
 /* ---- targets, plans, runs and chunks (targets.c, plan.c, run.c, chunk.c) ---- */
 
@@ -308,7 +330,7 @@ typedef struct RunInfo
 	char	   *ledger;
 	Datum		tolerance;
 	bool		ledger_gate;
-	char	   *strategy;
+	ReplaceStrategy strategy;
 	char	   *source;
 } RunInfo;
 

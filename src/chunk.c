@@ -55,7 +55,7 @@ static volatile sig_atomic_t chunk_timed_out = false;
  */
 static void
 ChunkLockTarget(Oid target, const char *time_column,
-				TimestampTz lo, TimestampTz hi, const char *strategy)
+				TimestampTz lo, TimestampTz hi, ReplaceStrategy strategy)
 {
 	LOCKTAG		tag;
 
@@ -231,7 +231,7 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 				 errdetail("The run was planned for table %s.", run->target_name)));
 	CheckTargetPrivileges(run->target);
 	ChunkLockTarget(run->target, run->time_column, chunk->start,
-					chunk->end, chunk->no_source ? "delete" : run->strategy);
+					chunk->end, chunk->no_source ? STRATEGY_DELETE : run->strategy);
 	work->phase = PHASE_WORK;
 	SetChunkOption("lock_timeout", user_lock_timeout);
 }
@@ -251,7 +251,7 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	{
 		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
 										   chunk->start, chunk->end);
-		work->rr.strategy = "delete";
+		work->rr.strategy = STRATEGY_DELETE;
 		work->verdict = "no_source";
 		return;
 	}
@@ -325,7 +325,7 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
 	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
-	vals[3] = CStringGetTextDatum(rr->strategy ? rr->strategy : run->strategy);
+	vals[3] = CStringGetTextDatum(StrategyName(rr->strategy));
 	vals[4] = Int64GetDatum(rr->rows_deleted);
 	vals[5] = Int64GetDatum(rr->rows_inserted);
 	vals[6] = rr->before_value;
@@ -875,7 +875,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));
 		CheckTargetPrivileges(target);
-		ReplaceRange(target, time_column, lo, hi, source, "delete", measure,
+		ReplaceRange(target, time_column, lo, hi, source, STRATEGY_DELETE, measure,
 					 &rr);
 		if (ledger != NULL)
 		{

@@ -348,12 +348,12 @@ PlanChunk(Oid target, const char *time_column,
  */
 void
 LockAffectedPartitions(Oid target, const char *time_column,
-					   TimestampTz lo, TimestampTz hi, const char *strategy,
+					   TimestampTz lo, TimestampTz hi, ReplaceStrategy strategy,
 					   int mode)
 {
 	PartPlan	plan;
 	ListCell   *lc;
-	const char *chosen;
+	ReplaceStrategy chosen;
 
 	if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
 	{
@@ -362,7 +362,7 @@ LockAffectedPartitions(Oid target, const char *time_column,
 	}
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
 	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
-	if (strcmp(chosen, "delete") != 0)
+	if (chosen != STRATEGY_DELETE)
 		mode = AccessExclusiveLock;
 	foreach(lc, plan.leaves)
 		LockRelationOid(((LeafPart *) lfirst(lc))->relid, mode);
@@ -588,22 +588,17 @@ SwapObstacle(LeafPart *leaf, Oid target)
  *		out; else "delete".  An explicit "truncate" or "swap" that is not
  *		safe is an error, never a partial or silent replacement.
  */
-const char *
-ChooseStrategy(Oid target, const char *time_column, const char *requested,
+ReplaceStrategy
+ChooseStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
 			   TimestampTz lo, TimestampTz hi)
 {
 	PartPlan	plan;
 	char	   *reason;
-	bool		is_auto = (requested == NULL || strcmp(requested, "auto") == 0);
+	bool		is_auto = (strategy == STRATEGY_AUTO);
+	const char *requested = StrategyName(strategy);
 
-	if (!is_auto && strcmp(requested, "delete") == 0)
-		return "delete";
-	if (!is_auto && strcmp(requested, "truncate") != 0 &&
-		strcmp(requested, "swap") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown strategy \"%s\"", requested),
-				 errhint("The strategies are auto, delete, truncate and swap.")));
+	if (strategy == STRATEGY_DELETE)
+		return STRATEGY_DELETE;
 
 	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
 	reason = UnsafeReason(&plan, target, is_auto);
@@ -612,13 +607,13 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 		ListCell   *lc;
 
 		if (reason != NULL)
-			return "delete";
+			return STRATEGY_DELETE;
 		foreach(lc, plan.leaves)
 		{
 			if (SwapObstacle(lfirst(lc), target) != NULL)
-				return "truncate";
+				return STRATEGY_TRUNCATE;
 		}
-		return "swap";
+		return STRATEGY_SWAP;
 	}
 	if (reason != NULL)
 	{
@@ -645,7 +640,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 				 errdetail("%s.", reason),
 				 errhint("Use strategy \"delete\" or \"auto\".")));
 	}
-	if (strcmp(requested, "swap") == 0)
+	if (strategy == STRATEGY_SWAP)
 	{
 		ListCell   *lc;
 
@@ -663,7 +658,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 						 errhint("Use strategy \"truncate\" or \"auto\".")));
 		}
 	}
-	return requested;
+	return strategy;
 }
 
 /*
@@ -685,60 +680,9 @@ RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
 }
 
 /*
- * MeasureRange
- *		Count (and measure) the target's rows in [lo, hi) into
- *		result->rows_deleted and before_value, the value copied into
- *		outcxt.  Called before rows are deleted, truncated or swapped away,
- *		and again after the insert for the figure over the new rows.  One
- *		scan of the range in cached pages is cheaper than materializing a
- *		chunk's DELETE/INSERT ... RETURNING rows (bench/RESULTS.md).  Not
- *		read-only: SPI then takes a snapshot that sees this transaction's
- *		own work.  Caller is connected to SPI.
- */
-void
-MeasureRange(Oid target, const char *time_column,
-			 TimestampTz lo, TimestampTz hi, const char *measure,
-			 MemoryContext outcxt, ReplaceResult *result)
-{
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[2];
-	char	   *sql;
-	char	   *where;
-	const char *col = quote_identifier(time_column);
-	bool		isnull;
-
-	/*
-	 * The measure goes into the same wrapper as in ComposeRangeDelete,
-	 * which proves by parsing that the text stays inside it.
-	 */
-	if (measure != NULL)
-		(void) ComposeRangeDelete(target, time_column, measure);
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
-	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
-					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
-	if (measure != NULL)
-		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
-								   QualifiedRelName(target), where);
-	else
-		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
-					   QualifiedRelName(target), where);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
-	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
-	if (measure != NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(outcxt);
-
-		result->before_value = SpiGetDatumCopy(0, 2, &result->before_null);
-		MemoryContextSwitchTo(old);
-	}
-}
-
-/*
  * PartitionReplaceRange
- *		Replace [lo, hi) of a partitioned target by TRUNCATE or swap when
- *		ChooseStrategy says so, filling result; returns false (and does
- *		nothing) when the delete strategy is to be used.
+ *		Replace [lo, hi) of a partitioned target by TRUNCATE or swap, the
+ *		strategy ChooseStrategy chose, filling result.
  *
  *		truncate: count (and measure) the rows of the range, TRUNCATE ONLY
  *		the affected leaves, then INSERT the source's rows straight into
@@ -748,21 +692,17 @@ MeasureRange(Oid target, const char *time_column,
  *		new rows is read back from the target afterwards (one more scan of
  *		the range).
  */
-bool
+void
 PartitionReplaceRange(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi,
-					  const SourceQuery *source, const char *strategy,
+					  const SourceQuery *source, ReplaceStrategy chosen,
 					  const char *measure, ReplaceResult *result)
 {
-	const char *chosen;
 	PartPlan	plan;
 	MemoryContext outcxt = CurrentMemoryContext;
 	ListCell   *lc;
 
-	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
-	if (strcmp(chosen, "delete") == 0)
-		return false;
-
+	Assert(chosen == STRATEGY_TRUNCATE || chosen == STRATEGY_SWAP);
 	result->rows_deleted = 0;
 	result->rows_inserted = 0;
 	result->have_values = (measure != NULL);
@@ -775,7 +715,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
 	MeasureRange(target, time_column, lo, hi, measure, outcxt, result);
 
-	if (strcmp(chosen, "truncate") == 0)
+	if (chosen == STRATEGY_TRUNCATE)
 	{
 		StringInfoData sql;
 		Oid			into = target;
@@ -812,7 +752,6 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	}
 
 	SPI_finish();
-	return true;
 }
 
 /*
@@ -924,101 +863,4 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	finish_heap_swap(leaf->relid, freshoid, false, false, true, true,
 					 frozenxid, minmulti, persistence);
 	CommandCounterIncrement();
-}
-
-PG_FUNCTION_INFO_V1(backfill_set_strategy);
-
-/*
- * backfill_set_strategy
- *		set_strategy(target, strategy) -> the previous strategy: how the
- *		chunks of the target's runs replace their rows from now on (auto,
- *		delete, truncate or swap).  The caller must be allowed to rewrite
- *		the target (CheckTargetPrivileges); the catalog is written as the
- *		extension owner.
- */
-Datum
-backfill_set_strategy(PG_FUNCTION_ARGS)
-{
-	Oid			target;
-	const char *strategy;
-	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
-	Datum		values[2];
-	char	   *previous;
-	text	   *result;
-
-	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 1, "strategy", "Valid strategies are auto, delete, truncate and swap.");
-	target = PG_GETARG_OID(0);
-	strategy = CheckStrategyName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	if (get_rel_name(target) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", target)));
-	CheckTargetPrivileges(target);
-
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = CStringGetTextDatum(strategy);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "backfill: SPI_connect failed");
-	CatalogExec("SELECT t.strategy, t.current_version, d.author"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Registered tables are listed in backfill.targets.")));
-	{
-		bool		isnull;
-		int32		version = SpiGetInt32(0, 2, &isnull);
-		Oid			author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc,
-															3, &isnull));
-		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
-		Datum		vals[4];
-
-		previous = SpiGetText(0, 1);
-		SPI_freetuptable(SPI_tuptable);
-
-		/*
-		 * The new version is authored by the caller, who adopts the current
-		 * version's text: only a role with its author's privileges may.
-		 */
-		CheckAuthor(author, target, version);
-		vals[0] = ObjectIdGetDatum(target);
-		vals[1] = CStringGetTextDatum(strategy);
-		vals[2] = Int32GetDatum(version);
-		vals[3] = ObjectIdGetDatum(GetUserId());
-		CatalogExec("INSERT INTO backfill.definitions (target, version, label,"
-					" source, source_hash, created_by, author, time_column, chunk,"
-					" source_retention, source_horizon, ledger, measure, tolerance,"
-					" ledger_gate, strategy)"
-					" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
-					" d.source, d.source_hash,"
-					" (SELECT rolname FROM pg_catalog.pg_roles"
-					"  WHERE oid OPERATOR(pg_catalog.=) $4),"
-					" $4, d.time_column, d.chunk, d.source_retention,"
-					" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-					" d.ledger_gate, $2"
-					" FROM backfill.definitions d,"
-					" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
-					"  WHERE target OPERATOR(pg_catalog.=) $1) m"
-					" WHERE d.target OPERATOR(pg_catalog.=) $1"
-					" AND d.version OPERATOR(pg_catalog.=) $3"
-					" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
-					4, types, vals, NULL, SPI_OK_INSERT);
-		CatalogExec("UPDATE backfill.targets SET strategy = $2,"
-					" current_version = (SELECT pg_catalog.max(version)"
-					"  FROM backfill.definitions"
-					"  WHERE target OPERATOR(pg_catalog.=) $1)"
-					" WHERE target OPERATOR(pg_catalog.=) $1",
-					2, argtypes, values, NULL, SPI_OK_UPDATE);
-	}
-	result = cstring_to_text(previous);
-	SPI_finish();
-	PG_RETURN_TEXT_P(result);
 }

@@ -1,18 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * replace.c
- *	  Replacing a target's rows in [lo, hi) by what a source query yields,
- *	  in the caller's transaction: the delete strategy, strategy names and
- *	  the SQL functions replace_range and _in_range.
+ *	  The delete strategy: replacing a target's rows in [lo, hi) by what a
+ *	  source query yields with DELETE and INSERT, in the caller's
+ *	  transaction; measuring a range (MeasureRange, for every strategy);
+ *	  clearing a range; and the SQL functions replace_range and _in_range.
  *
- * ReplaceRange checks privileges, the time column and the source before
- * anything runs, then dispatches on the strategy; each strategy is one
- * static function.  The statements come from ComposeRangeDelete and
+ * ReplaceRange (strategy.c) checks privileges, the time column and the
+ * source before anything runs, then dispatches on the strategy.  The
+ * statements come from ComposeRangeDelete and
  * ComposeSourceInsert (validate.c): identifiers from OIDs, values as
  * parameters, operators and functions schema-qualified, the user's text
  * proven not to escape its place.
  *
- * SPI: ReplaceRange and ClearRange connect to SPI themselves (SPI_connect,
+ * SPI: ReplaceByDelete and ClearRange connect to SPI themselves (SPI_connect,
  * which nests inside a caller's connection, atomic or not) and disconnect
  * before returning; results are copied into the caller's memory context.
  *
@@ -32,34 +33,6 @@
 
 PG_FUNCTION_INFO_V1(backfill_replace_range);
 PG_FUNCTION_INFO_V1(backfill_in_range);
-
-/*
- * CheckStrategyName
- *		See backfill.h.  Returns the canonical (static) name.  'auto' is
- *		kept as 'auto' here; ReplaceRange resolves it.
- */
-const char *
-CheckStrategyName(const char *strategy)
-{
-	if (strategy == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("strategy must not be null"),
-				 errhint("Valid strategies are auto, delete, truncate and swap.")));
-	if (strcmp(strategy, "auto") == 0)
-		return "auto";
-	if (strcmp(strategy, "delete") == 0)
-		return "delete";
-	if (strcmp(strategy, "truncate") == 0)
-		return "truncate";
-	if (strcmp(strategy, "swap") == 0)
-		return "swap";
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown strategy \"%s\"", strategy),
-			 errhint("Valid strategies are auto, delete, truncate and swap.")));
-	return NULL;				/* keep compiler quiet */
-}
 
 /*
  * RunCounted
@@ -90,21 +63,74 @@ MeasureIsRowCount(const char *measure)
 }
 
 /*
- * ReplaceByDelete
- *		The delete strategy: DELETE the range, INSERT the source's rows.
- *		With a measure, the figure over the range is read before the DELETE
- *		and after the INSERT (two scans of cached pages; far cheaper than
- *		materializing the RETURNING rows of a large chunk).  Caller is
- *		connected to SPI.
+ * MeasureRange
+ *		Count (and measure) the target's rows in [lo, hi) into
+ *		result->rows_deleted and before_value, the value copied into
+ *		outcxt.  Called before rows are deleted, truncated or swapped away,
+ *		and again after the insert for the figure over the new rows.  One
+ *		scan of the range in cached pages is cheaper than materializing a
+ *		chunk's DELETE/INSERT ... RETURNING rows (bench/RESULTS.md).  Not
+ *		read-only: SPI then takes a snapshot that sees this transaction's
+ *		own work.  Caller is connected to SPI.
  */
-static void
+void
+MeasureRange(Oid target, const char *time_column,
+			 TimestampTz lo, TimestampTz hi, const char *measure,
+			 MemoryContext outcxt, ReplaceResult *result)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[2];
+	char	   *sql;
+	char	   *where;
+	const char *col = quote_identifier(time_column);
+	bool		isnull;
+
+	/*
+	 * The measure goes into the same wrapper as in ComposeRangeDelete,
+	 * which proves by parsing that the text stays inside it.
+	 */
+	if (measure != NULL)
+		(void) ComposeRangeDelete(target, time_column, measure);
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
+					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
+	if (measure != NULL)
+		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
+								   QualifiedRelName(target), where);
+	else
+		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
+					   QualifiedRelName(target), where);
+	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
+	if (measure != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(outcxt);
+
+		result->before_value = SpiGetDatumCopy(0, 2, &result->before_null);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * ReplaceByDelete
+ *		See backfill.h.  The delete strategy: DELETE the range, INSERT the
+ *		source's rows.  With a measure, the figure over the range is read
+ *		before the DELETE and after the INSERT (two scans of cached pages;
+ *		far cheaper than materializing the RETURNING rows of a large
+ *		chunk).  Connects to SPI itself; the figures are copied into the
+ *		caller's memory context.
+ */
+void
 ReplaceByDelete(Oid target, const char *time_column,
 				TimestampTz lo, TimestampTz hi, const SourceQuery *source,
-				const char *measure, MemoryContext outer,
-				ReplaceResult *result)
+				const char *measure, ReplaceResult *result)
 {
+	MemoryContext outer = CurrentMemoryContext;
 	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
 
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted =
@@ -134,51 +160,7 @@ ReplaceByDelete(Oid target, const char *time_column,
 		MemoryContextSwitchTo(old);
 	}
 	result->have_values = (measure != NULL);
-	result->strategy = "delete";
-}
-
-/*
- * ReplaceRange
- *		See backfill.h.  Every check comes before the first row is
- *		touched; any error leaves the transaction to roll back whatever
- *		was done.
- */
-void
-ReplaceRange(Oid target, const char *time_column,
-			 TimestampTz lo, TimestampTz hi,
-			 const char *source, const char *strategy,
-			 const char *measure, ReplaceResult *result)
-{
-	MemoryContext outer = CurrentMemoryContext;
-	const char *name;
-	SourceQuery *sq;
-
-	CheckRangeBounds(lo, false, hi, false);
-	name = CheckStrategyName(strategy);
-	CheckTargetPrivileges(target);
-	(void) TimeColumnType(target, time_column);
-	sq = ValidateSourceQuery(source, target, time_column);
-	if (measure != NULL)
-		measure = ValidateMeasure(measure, target);
-
-	memset(result, 0, sizeof(ReplaceResult));
-	result->before_null = true;
-	result->after_null = true;
-
-	/* truncate and swap (partition.c); false means: use delete */
-	if (PartitionReplaceRange(target, time_column, lo, hi, sq, name, measure,
-							  result))
-		return;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-
-	if (strcmp(name, "auto") == 0 || strcmp(name, "delete") == 0)
-		ReplaceByDelete(target, time_column, lo, hi, sq, measure, outer,
-						result);
-	else
-		elog(ERROR, "strategy \"%s\" has no implementation", name);
-
+	result->strategy = STRATEGY_DELETE;
 	if (SPI_finish() != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed");
 }
@@ -218,6 +200,7 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	ReplaceResult result;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
+	ReplaceStrategy strategy;
 
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "time column", NULL);
@@ -227,11 +210,11 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 					 PG_ARGISNULL(3));
 	RequireArg(fcinfo, 4, "source query", NULL);
 	RequireArg(fcinfo, 5, "strategy", "Valid strategies are auto, delete, truncate and swap.");
+	strategy = ParseStrategy(text_to_cstring(PG_GETARG_TEXT_PP(5)));
 
 	ReplaceRange(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
 				 PG_GETARG_TIMESTAMPTZ(2), PG_GETARG_TIMESTAMPTZ(3),
-				 text_to_cstring(PG_GETARG_TEXT_PP(4)),
-				 text_to_cstring(PG_GETARG_TEXT_PP(5)),
+				 text_to_cstring(PG_GETARG_TEXT_PP(4)), strategy,
 				 NULL, &result);
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -132,7 +132,12 @@ LoadRun(int64 run_id)
 	run->ledger = SpiGetText(0, 16);
 	run->tolerance = SpiGetDatumCopy(0, 17, &isnull);
 	run->ledger_gate = SpiGetBool(0, 18, &isnull);
-	run->strategy = SpiGetText(0, 19);
+	{
+		char	   *strategy = SpiGetText(0, 19);
+
+		/* no definition row: the run cannot execute (ExecuteRun says so) */
+		run->strategy = strategy ? ParseStrategy(strategy) : STRATEGY_AUTO;
+	}
 	run->source = SpiGetText(0, 20);
 	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
 														 SPI_tuptable->tupdesc,
