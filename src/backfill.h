@@ -75,6 +75,14 @@ extern char *QualifiedRelName(Oid relid);
 
 /* ---- SPI helper layer (spi_util.c) ---- */
 
+/* SPI_connect (nonatomic) and SPI_finish; a failure is an internal error. */
+extern void SpiConnect(void);
+extern void SpiConnectNonatomic(void);
+extern void SpiFinish(void);
+
+/* SPI's ' '/'n' nulls string for bool nulls[] (NULL stays NULL). */
+extern char *SpiNulls(int nargs, const bool *nulls);
+
 /*
  * Run one statement with $n parameters and insist on the SPI result code
  * "expected"; any other result is an internal error naming the statement.
@@ -87,6 +95,7 @@ extern int	SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 extern bool SpiGetBool(int row, int col, bool *isnull);
 extern int64 SpiGetInt64(int row, int col, bool *isnull);
 extern int32 SpiGetInt32(int row, int col, bool *isnull);
+extern Oid	SpiGetOid(int row, int col, bool *isnull);
 extern char *SpiGetText(int row, int col);	/* palloc'd in caller's ctx, NULL
 											 * if null */
 extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);
@@ -101,6 +110,13 @@ extern Oid	BackfillExtensionOwner(void);
  */
 extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
+/* The same with bool nulls[] (NULL: no nulls). */
+extern int	CatalogExecNulls(const char *sql, int nargs, Oid *argtypes,
+							 Datum *values, const bool *nulls, int expected);
+
+/* Whether a catalog query returns a row (the result is freed). */
+extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,
+						  Datum *values);
 
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);

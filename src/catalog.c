@@ -170,6 +170,34 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 }
 
 /*
+ * CatalogExecNulls
+ *		CatalogExec with bool nulls[] (true: the argument is NULL).
+ */
+int
+CatalogExecNulls(const char *sql, int nargs, Oid *argtypes, Datum *values,
+				 const bool *nulls, int expected)
+{
+	return CatalogExec(sql, nargs, argtypes, values, SpiNulls(nargs, nulls),
+					   expected);
+}
+
+/*
+ * CatalogExists
+ *		Whether a catalog query (as CatalogExec) returns a row; the result
+ *		is freed.
+ */
+bool
+CatalogExists(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	bool		found;
+
+	CatalogExec(sql, nargs, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
  * CurrentUserName
  *		The name of the role whose privileges are in effect now.
  */

@@ -136,25 +136,18 @@ RemainingChunks(RunInfo *run)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
-	bool		found;
 
 	values[0] = Int64GetDatum(run->run_id);
-	CatalogExec("SELECT 1 FROM backfill.chunks"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
-				" LIMIT 1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	found = SPI_processed > 0;
-	SPI_freetuptable(SPI_tuptable);
-	if (!found && run->clear_no_source)
-	{
-		CatalogExec("SELECT 1 FROM backfill.chunks"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
-					" LIMIT 1",
-					1, argtypes, values, NULL, SPI_OK_SELECT);
-		found = SPI_processed > 0;
-		SPI_freetuptable(SPI_tuptable);
-	}
-	return found;
+	if (CatalogExists("SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+					  " LIMIT 1",
+					  1, argtypes, values))
+		return true;
+	return run->clear_no_source &&
+		CatalogExists("SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					  " LIMIT 1",
+					  1, argtypes, values);
 }
 
 /*
@@ -319,9 +312,8 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 		INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
 	TIMESTAMPTZOID, TEXTOID, TEXTOID};
 	Datum		vals[14];
-	char		nulls[14];
+	bool		nulls[14] = {0};
 
-	memset(nulls, ' ', sizeof(nulls));
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
 	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
@@ -329,30 +321,30 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	vals[4] = Int64GetDatum(rr->rows_deleted);
 	vals[5] = Int64GetDatum(rr->rows_inserted);
 	vals[6] = rr->before_value;
-	nulls[6] = (rr->have_values && !rr->before_null) ? ' ' : 'n';
+	nulls[6] = !rr->have_values || rr->before_null;
 	vals[7] = rr->after_value;
-	nulls[7] = (rr->have_values && !rr->after_null) ? ' ' : 'n';
+	nulls[7] = !rr->have_values || rr->after_null;
 	vals[8] = work->ledger_value;
-	nulls[8] = work->have_ledger ? ' ' : 'n';
+	nulls[8] = !work->have_ledger;
 	vals[9] = BoolGetDatum(work->ledger_ok);
-	nulls[9] = (run->ledger != NULL && !chunk->no_source) ? ' ' : 'n';
+	nulls[9] = run->ledger == NULL || chunk->no_source;
 	vals[10] = work->verdict ? CStringGetTextDatum(work->verdict) : (Datum) 0;
-	nulls[10] = work->verdict ? ' ' : 'n';
+	nulls[10] = work->verdict == NULL;
 	vals[11] = TimestampTzGetDatum(work->started);
 	vals[12] = CStringGetTextDatum(user);
 	vals[13] = CStringGetTextDatum(via);
-	CatalogExec("UPDATE backfill.chunks SET status = $3,"
-				" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
-				" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
-				" before_value = $7, after_value = $8, ledger_value = $9,"
-				" ledger_ok = $10, verdict = $11, started_at = $12,"
-				" finished_at = pg_catalog.clock_timestamp(),"
-				" executed_by = $13::pg_catalog.name, executed_via = $14,"
-				" error_sqlstate = NULL, error_message = NULL,"
-				" error_detail = NULL, error_hint = NULL"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) $2",
-				14, types, vals, nulls, SPI_OK_UPDATE);
+	CatalogExecNulls("UPDATE backfill.chunks SET status = $3,"
+					 " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+					 " strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+					 " before_value = $7, after_value = $8, ledger_value = $9,"
+					 " ledger_ok = $10, verdict = $11, started_at = $12,"
+					 " finished_at = pg_catalog.clock_timestamp(),"
+					 " executed_by = $13::pg_catalog.name, executed_via = $14,"
+					 " error_sqlstate = NULL, error_message = NULL,"
+					 " error_detail = NULL, error_hint = NULL"
+					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
+					 14, types, vals, nulls, SPI_OK_UPDATE);
 }
 
 /*
@@ -414,25 +406,24 @@ ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 {
 	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		vals[6];
-	char		nulls[6];
+	bool		nulls[6] = {0};
 
-	memset(nulls, ' ', sizeof(nulls));
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
 	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
 	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
 	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[4] = edata->detail ? ' ' : 'n';
+	nulls[4] = edata->detail == NULL;
 	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[5] = edata->hint ? ' ' : 'n';
-	CatalogExec("UPDATE backfill.chunks SET"
-				" attempts = attempts OPERATOR(pg_catalog.+) 1,"
-				" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
-				" error_sqlstate = $3, error_message = $4,"
-				" error_detail = $5, error_hint = $6"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) $2",
-				6, types, vals, nulls, SPI_OK_UPDATE);
+	nulls[5] = edata->hint == NULL;
+	CatalogExecNulls("UPDATE backfill.chunks SET"
+					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					 " deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+					 " error_sqlstate = $3, error_message = $4,"
+					 " error_detail = $5, error_hint = $6"
+					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
+					 6, types, vals, nulls, SPI_OK_UPDATE);
 }
 
 /*
@@ -451,43 +442,42 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 		TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	TEXTOID, TEXTOID};
 	Datum		vals[13];
-	char		nulls[13];
+	bool		nulls[13] = {0};
 	const char *verdict = chunk->no_source ? "no_source" :
 	(work->gate_failed ? "ledger_mismatch" : NULL);
 
-	memset(nulls, ' ', sizeof(nulls));
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
 	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
 	vals[3] = Int32GetDatum(deferrals);
 	vals[4] = work->ledger_value;
-	nulls[4] = (work->gate_failed && work->have_ledger) ? ' ' : 'n';
+	nulls[4] = !(work->gate_failed && work->have_ledger);
 	vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
-	nulls[5] = verdict ? ' ' : 'n';
+	nulls[5] = verdict == NULL;
 	vals[6] = TimestampTzGetDatum(work->started);
 	vals[7] = CStringGetTextDatum(user);
 	vals[8] = CStringGetTextDatum(via);
 	vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
 	vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
 	vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[11] = edata->detail ? ' ' : 'n';
+	nulls[11] = edata->detail == NULL;
 	vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[12] = edata->hint ? ' ' : 'n';
-	CatalogExec("UPDATE backfill.chunks SET status = $3,"
-				" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
-				" rows_deleted = NULL, rows_inserted = NULL,"
-				" before_value = NULL, after_value = NULL,"
-				" ledger_value = $5,"
-				" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
-				" verdict = $6, started_at = $7,"
-				" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
-				"  THEN pg_catalog.clock_timestamp() END,"
-				" executed_by = $8::pg_catalog.name, executed_via = $9,"
-				" error_sqlstate = $10, error_message = $11,"
-				" error_detail = $12, error_hint = $13"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) $2",
-				13, types, vals, nulls, SPI_OK_UPDATE);
+	nulls[12] = edata->hint == NULL;
+	CatalogExecNulls("UPDATE backfill.chunks SET status = $3,"
+					 " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+					 " rows_deleted = NULL, rows_inserted = NULL,"
+					 " before_value = NULL, after_value = NULL,"
+					 " ledger_value = $5,"
+					 " ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+					 " verdict = $6, started_at = $7,"
+					 " finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+					 "  THEN pg_catalog.clock_timestamp() END,"
+					 " executed_by = $8::pg_catalog.name, executed_via = $9,"
+					 " error_sqlstate = $10, error_message = $11,"
+					 " error_detail = $12, error_hint = $13"
+					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
+					 13, types, vals, nulls, SPI_OK_UPDATE);
 	SetRunStatus(run, "failed");
 }
 
@@ -721,15 +711,12 @@ RunHasDoneChunk(int64 run_id)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
-	bool		found;
 
 	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT 1 FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND status OPERATOR(pg_catalog.=) 'done' LIMIT 1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	found = SPI_processed > 0;
-	SPI_freetuptable(SPI_tuptable);
-	return found;
+	return CatalogExists("SELECT 1 FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+						 " AND status OPERATOR(pg_catalog.=) 'done' LIMIT 1",
+						 1, argtypes, values);
 }
 
 /*
@@ -830,8 +817,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	cxt = CurrentMemoryContext;
 	values[0] = ObjectIdGetDatum(target);
 	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger, d.source,"
@@ -854,9 +840,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 5,
-												&isnull));
+		author = SpiGetOid(0, 5, &isnull);
 		version = SpiGetInt32(0, 6, &isnull);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -911,6 +895,6 @@ backfill_preview(PG_FUNCTION_ARGS)
 	outnull[4] = ledger_null;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
 
-	SPI_finish();
+	SpiFinish();
 	return (Datum) 0;
 }

@@ -467,8 +467,7 @@ Published(List *rels)
 	arr = construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
 	values[0] = PointerGetDatum(arr);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "backfill: SPI_connect failed");
+	SpiConnect();
 	SpiExec("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
 			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
 			"            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
@@ -478,7 +477,7 @@ Published(List *rels)
 			"            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
 			1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	n = SpiGetBool(0, 1, &isnull);
-	SPI_finish();
+	SpiFinish();
 	return n != 0;
 }
 
@@ -710,8 +709,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	result->after_null = true;
 	result->strategy = chosen;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "backfill: SPI_connect failed");
+	SpiConnect();
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
 	MeasureRange(target, time_column, lo, hi, measure, outcxt, result);
 
@@ -751,7 +749,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 		result->after_null = after.before_null;
 	}
 
-	SPI_finish();
+	SpiFinish();
 }
 
 /*

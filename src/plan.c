@@ -139,8 +139,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 	horizon_sql = SpiGetText(0, 3);
 	version = SpiGetInt32(0, 4, &isnull);
-	author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 5, &isnull));
+	author = SpiGetOid(0, 5, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
 	/* the run will execute this version's text as its author */
@@ -297,14 +296,13 @@ backfill_plan(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 6, "backwards", NULL);
 	RequireArg(fcinfo, 7, "clear_no_source", NULL);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	run_id = PlanRun(PG_GETARG_OID(0),
 					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
 					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
 					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7));
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT64(run_id);
 }

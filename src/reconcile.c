@@ -356,9 +356,7 @@ ReadTarget(Oid relid, int32 version)
 	t->retention = isnull ? NULL : DatumGetIntervalP(d);
 	t->horizon = SpiGetText(0, 7);
 	t->version = SpiGetInt32(0, 8, &isnull);
-	t->author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 9,
-											   &isnull));
+	t->author = SpiGetOid(0, 9, &isnull);
 	return t;
 }
 
@@ -695,7 +693,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	run_id = PG_GETARG_INT64(0);
 	InitMaterializedSRF(fcinfo, 0);
 
-	SPI_connect();
+	SpiConnect();
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT r.target::pg_catalog.oid, r.chunk, r.timezone, r.search_path,"
@@ -708,15 +706,13 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("run %lld does not exist", (long long) run_id)));
-	relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
+	relid = SpiGetOid(0, 1, &isnull);
 	step = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
 	timezone = SpiGetText(0, 3);
 	search_path = SpiGetText(0, 4);
 	registered = SpiGetBool(0, 5, &isnull);
 	version = SpiGetInt32(0, 6, &isnull);
-	planner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											 SPI_tuptable->tupdesc, 7, &isnull));
+	planner = SpiGetOid(0, 7, &isnull);
 
 	CheckRunVisible(run_id, relid, planner);
 	CheckSelectPrivilege(relid);
@@ -762,7 +758,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 			c->verdict = SpiGetText(k, 10);
 		}
 		EmitChunks(fcinfo, chunks, n);
-		SPI_finish();
+		SpiFinish();
 		return (Datum) 0;
 	}
 
@@ -865,7 +861,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	}
 
 	EmitChunks(fcinfo, chunks, n);
-	SPI_finish();
+	SpiFinish();
 	return (Datum) 0;
 }
 
@@ -982,13 +978,13 @@ backfill_check(PG_FUNCTION_ARGS)
 
 	RequireArg(fcinfo, 0, "target", NULL);
 	InitMaterializedSRF(fcinfo, 0);
-	SPI_connect();
+	SpiConnect();
 	n = CheckRange(PG_GETARG_OID(0),
 				   PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 				   PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 				   &chunks);
 	EmitChunks(fcinfo, chunks, n);
-	SPI_finish();
+	SpiFinish();
 	return (Datum) 0;
 }
 
@@ -1034,7 +1030,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				 errmsg("lookback must be positive")));
 
 	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
-	SPI_connect();
+	SpiConnect();
 	CheckSelectPrivilege(relid);
 	{
 		RecTarget  *t = ReadTarget(relid, 0);
@@ -1071,7 +1067,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	CatalogExec("UPDATE backfill.checks SET job_id = $2"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				2, utypes, uvalues, NULL, SPI_OK_UPDATE);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }
 
@@ -1098,7 +1094,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
 
-	SPI_connect();
+	SpiConnect();
 	/* every tick sweeps the jobs of dropped roles (schedule.c) */
 	if (ScheduleCalledFromCron())
 		(void) ScheduleSweepOrphanJobs(NULL);
@@ -1113,8 +1109,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 				 errmsg("check %lld does not exist", (long long) check_id)));
 	job_id = SpiGetInt64(0, 1, &job_null);
 	owner = SpiGetText(0, 2);
-	owner_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 3, &isnull));
+	owner_oid = SpiGetOid(0, 3, &isnull);
 	if (!HasRunPermission(owner_oid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -1123,7 +1118,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 				 errdetail("The check was scheduled by role \"%s\".", owner)));
 	if (job_null)
 	{
-		SPI_finish();
+		SpiFinish();
 		PG_RETURN_BOOL(false);
 	}
 
@@ -1143,7 +1138,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_BOOL(removed);
 }
 
@@ -1200,7 +1195,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
 
-	SPI_connect();
+	SpiConnect();
 	/* every tick sweeps the jobs of dropped roles (schedule.c) */
 	if (ScheduleCalledFromCron())
 		(void) ScheduleSweepOrphanJobs(NULL);
@@ -1212,11 +1207,9 @@ backfill_run_check(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("check %lld does not exist", (long long) check_id)));
-	relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
+	relid = SpiGetOid(0, 1, &isnull);
 	lookback = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 3, &isnull));
+	owner = SpiGetOid(0, 3, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
 	CheckSelectPrivilege(relid);
@@ -1240,7 +1233,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 					"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
 					1, argtypes, values, NULL, SPI_OK_SELECT);
 		failing = SpiGetInt32(0, 1, &isnull);
-		SPI_finish();
+		SpiFinish();
 		PG_RETURN_INT32(failing);
 	}
 	t = ReadTarget(relid, 0);
@@ -1337,6 +1330,6 @@ backfill_run_check(PG_FUNCTION_ARGS)
 					11, itypes, ivalues, NULL, SPI_OK_INSERT);
 	}
 
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT32(failing);
 }

@@ -129,8 +129,7 @@ ReplaceByDelete(Oid target, const char *time_column,
 	MemoryContext outer = CurrentMemoryContext;
 	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted =
@@ -161,8 +160,7 @@ ReplaceByDelete(Oid target, const char *time_column,
 	}
 	result->have_values = (measure != NULL);
 	result->strategy = STRATEGY_DELETE;
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	SpiFinish();
 }
 
 /*
@@ -179,12 +177,10 @@ ClearRange(Oid target, const char *time_column,
 	CheckTargetPrivileges(target);
 	(void) TimeColumnType(target, time_column);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	deleted = RunCounted(ComposeRangeDelete(target, time_column, NULL),
 						 lo, hi, SPI_OK_DELETE);
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	SpiFinish();
 	return deleted;
 }
 

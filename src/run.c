@@ -112,9 +112,7 @@ LoadRun(int64 run_id)
 
 	run = palloc0(sizeof(RunInfo));
 	run->run_id = run_id;
-	run->target = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1,
-												 &isnull));
+	run->target = SpiGetOid(0, 1, &isnull);
 	run->target_name = SpiGetText(0, 2);
 	run->status = SpiGetText(0, 3);
 	run->probe = SpiGetBool(0, 4, &isnull);
@@ -139,12 +137,8 @@ LoadRun(int64 run_id)
 		run->strategy = strategy ? ParseStrategy(strategy) : STRATEGY_AUTO;
 	}
 	run->source = SpiGetText(0, 20);
-	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														 SPI_tuptable->tupdesc,
-														 21, &isnull));
-	run->author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 22,
-												 &isnull));
+	run->created_by_oid = SpiGetOid(0, 21, &isnull);
+	run->author = SpiGetOid(0, 22, &isnull);
 	run->job_id = run->scheduled ? SpiGetInt64(0, 23, &isnull) : 0;
 	SPI_freetuptable(SPI_tuptable);
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
@@ -248,8 +242,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 
 		/* an inner connection, so that SPI memory goes with the chunk */
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
+		SpiConnect();
 		found = NextChunk(run, &chunk, &run_status);
 
 		/*
@@ -262,7 +255,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (strcmp(run_status, "cancelled") == 0 ||
 			strcmp(run_status, "done") == 0)
 		{
-			SPI_finish();
+			SpiFinish();
 			ereport(NOTICE,
 					(errmsg("run %lld is %s", (long long) run->run_id,
 							run_status)));
@@ -273,12 +266,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			/* nothing left: the run is done (unless a cancel raced us) */
 			if (RemainingChunks(run))
 			{
-				SPI_finish();
+				SpiFinish();
 				SPI_commit();
 				continue;
 			}
 			final_status = SetRunStatus(run, "done");
-			SPI_finish();
+			SpiFinish();
 			SPI_commit();
 			ereport(NOTICE,
 					(errmsg("run %lld is %s", (long long) run->run_id,
@@ -289,7 +282,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
-		SPI_finish();
+		SpiFinish();
 		SPI_commit();
 		executed++;
 
@@ -453,7 +446,7 @@ NoteTickPrivileges(int64 run_id)
 		SPI_freetuptable(SPI_tuptable);
 		return;
 	}
-	target = DatumGetObjectId(SpiGetDatumCopy(0, 1, &isnull));
+	target = SpiGetOid(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
 		why = psprintf("pg_cron tick refused: the table of run %lld no longer exists",
@@ -492,8 +485,7 @@ backfill_run(PG_FUNCTION_ARGS)
 					 errhint("Leave it NULL to run every pending chunk.")));
 	}
 
-	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnectNonatomic();
 	if (ScheduleCalledFromCron())
 	{
 		/* every tick sweeps the jobs of dropped roles, and notes refusals */
@@ -502,7 +494,7 @@ backfill_run(PG_FUNCTION_ARGS)
 		SPI_commit();
 	}
 	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_VOID();
 }
 
@@ -519,8 +511,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
 	RequireArg(fcinfo, 0, "target", NULL);
 
-	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnectNonatomic();
 	run_id = PlanRun(PG_GETARG_OID(0),
 					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
@@ -531,7 +522,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 	ereport(NOTICE,
 			(errmsg("planned run %lld", (long long) run_id)));
 	ExecuteRun(run_id, -1);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_VOID();
 }
 
@@ -554,8 +545,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	run_id = PG_GETARG_INT64(0);
 	values[0] = Int64GetDatum(run_id);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "cancel", false);
 	if (strcmp(run->status, "done") == 0)
@@ -567,7 +557,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld is already cancelled", (long long) run_id)));
-		SPI_finish();
+		SpiFinish();
 		PG_RETURN_INT32(0);
 	}
 
@@ -590,6 +580,6 @@ backfill_cancel(PG_FUNCTION_ARGS)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	(void) ScheduleRemoveJob(run_id);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT32(n);
 }

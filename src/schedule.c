@@ -401,20 +401,20 @@ ScheduleRemoveJob(int64 run_id)
 	bool		removed = false;
 	CronJob		job;
 
-	SPI_connect();
+	SpiConnect();
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT job_id FROM backfill.runs"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 	{
-		SPI_finish();
+		SpiFinish();
 		return false;
 	}
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 	{
-		SPI_finish();
+		SpiFinish();
 		return false;
 	}
 
@@ -425,7 +425,7 @@ ScheduleRemoveJob(int64 run_id)
 		removed = true;
 	}
 	ClearJobId(run_id, job_id);
-	SPI_finish();
+	SpiFinish();
 	return removed;
 }
 
@@ -455,7 +455,7 @@ ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
 
 	if (!PgCronInstalled())
 		return 0;
-	SPI_connect();
+	SpiConnect();
 	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
 				" j.username::pg_catalog.text, r.run_id, true"
 				" FROM cron.job j JOIN backfill.runs r"
@@ -528,7 +528,7 @@ ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
 		}
 	}
-	SPI_finish();
+	SpiFinish();
 	return n;
 }
 
@@ -603,7 +603,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
-	SPI_connect();
+	SpiConnect();
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "schedule", false);
 	CheckTargetPrivileges(run->target);
@@ -692,7 +692,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 						run_id),
 				 errhint("Look at the run in backfill.runs.")));
 
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }
 
@@ -713,7 +713,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 
-	SPI_connect();
+	SpiConnect();
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "unschedule", false);
 	if (run->scheduled)
@@ -725,7 +725,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 		}
 		ClearJobId(run_id, run->job_id);
 	}
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_BOOL(removed);
 }
 

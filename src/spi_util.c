@@ -1,8 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * spi_util.c
- *	  A thin layer over SPI: every call states the result it expects, and
- *	  a different result is reported with the statement that produced it.
+ *	  A thin layer over SPI, in the style of pg_repack's pgut-spi: connect
+ *	  and finish wrappers that cannot be ignored, every statement states
+ *	  the result it expects (a different result is reported with the
+ *	  statement that produced it), bool nulls[] instead of SPI's ' '/'n'
+ *	  strings, and typed readers of one result row.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +17,61 @@
 #include "utils/lsyscache.h"
 
 #include "backfill.h"
+
+/*
+ * SpiConnect / SpiConnectNonatomic / SpiFinish
+ *		SPI_connect (nonatomic: for a procedure that commits) and
+ *		SPI_finish; a failure is an internal error, never ignored.
+ */
+void
+SpiConnect(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed: %s",
+			 SPI_result_code_string(rc));
+}
+
+void
+SpiConnectNonatomic(void)
+{
+	int			rc = SPI_connect_ext(SPI_OPT_NONATOMIC);
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "backfill: SPI_connect failed: %s",
+			 SPI_result_code_string(rc));
+}
+
+void
+SpiFinish(void)
+{
+	int			rc = SPI_finish();
+
+	if (rc != SPI_OK_FINISH)
+		elog(ERROR, "backfill: SPI_finish failed: %s",
+			 SPI_result_code_string(rc));
+}
+
+/*
+ * SpiNulls
+ *		SPI's nulls string (' ' or 'n' per argument) for bool nulls[]; NULL
+ *		when nulls is NULL (no nulls).  palloc'd in the current context.
+ */
+char *
+SpiNulls(int nargs, const bool *nulls)
+{
+	char	   *s;
+	int			i;
+
+	if (nulls == NULL)
+		return NULL;
+	s = palloc(nargs + 1);
+	for (i = 0; i < nargs; i++)
+		s[i] = nulls[i] ? 'n' : ' ';
+	s[nargs] = '\0';
+	return s;
+}
 
 /*
  * SpiExec
@@ -61,7 +119,7 @@ SpiGetDatumCopy(int row, int col, bool *isnull)
 }
 
 /*
- * SpiGetBool / SpiGetInt64 / SpiGetInt32
+ * SpiGetBool / SpiGetInt64 / SpiGetInt32 / SpiGetOid
  *		Typed readers; the column must already have that type.
  */
 bool
@@ -89,6 +147,15 @@ SpiGetInt32(int row, int col, bool *isnull)
 								  SPI_tuptable->tupdesc, col, isnull);
 
 	return *isnull ? 0 : DatumGetInt32(d);
+}
+
+Oid
+SpiGetOid(int row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, isnull);
+
+	return *isnull ? InvalidOid : DatumGetObjectId(d);
 }
 
 /*

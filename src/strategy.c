@@ -128,8 +128,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(StrategyName(strategy));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "backfill: SPI_connect failed");
+	SpiConnect();
 	CatalogExec("SELECT t.strategy, t.current_version, d.author"
 				" FROM backfill.targets t JOIN backfill.definitions d"
 				"  ON d.target OPERATOR(pg_catalog.=) t.target"
@@ -145,9 +144,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 		int32		version = SpiGetInt32(0, 2, &isnull);
-		Oid			author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc,
-															3, &isnull));
+		Oid			author = SpiGetOid(0, 3, &isnull);
 		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
 		Datum		vals[4];
 
@@ -189,6 +186,6 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 					2, argtypes, values, NULL, SPI_OK_UPDATE);
 	}
 	result = cstring_to_text(previous);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_TEXT_P(result);
 }

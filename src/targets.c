@@ -136,8 +136,7 @@ backfill_register(PG_FUNCTION_ARGS)
 				 errmsg("tolerance must not be negative"),
 				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 
 	sq = ValidateSourceQuery(source, target, time_column);
 	measure = ValidateMeasure(measure, target);
@@ -281,7 +280,7 @@ backfill_register(PG_FUNCTION_ARGS)
 					12, types, values, nulls, SPI_OK_INSERT);
 	}
 
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_INT32(version);
 }
 
@@ -313,8 +312,7 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	if (!dropped)
 		CheckTargetPrivileges(target);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	SpiConnect();
 	TakeTargetPlanLock(target);
 
 	CatalogExec("SELECT target_name, registered_by::pg_catalog.text"
@@ -363,6 +361,6 @@ backfill_unregister(PG_FUNCTION_ARGS)
 
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
-	SPI_finish();
+	SpiFinish();
 	PG_RETURN_VOID();
 }
