@@ -393,6 +393,34 @@ extern RunInfo *LoadRun(int64 run_id);
 extern void CheckRunIdentity(RunInfo *run, const char *action,
 							 bool check_target);
 
+/*
+ * One definition version of a target, as the engine reads it: its text
+ * runs only as its author (identity.c).
+ */
+typedef struct Definition
+{
+	Oid			target;
+	int32		version;
+	Oid			author;
+	char	   *source;
+	char	   *time_column;
+	Interval   *chunk;
+	Interval   *retention;		/* NULL when none */
+	char	   *horizon;		/* query text, NULL when none */
+	char	   *ledger;			/* NULL when none */
+	char	   *measure;
+	Datum		tolerance;		/* numeric */
+	bool		ledger_gate;
+	ReplaceStrategy strategy;
+} Definition;
+
+/*
+ * Definition "version" of a registered target (0: its current version),
+ * into the current memory context; 42704 when the target is not
+ * registered (targets.c).  Caller is connected to SPI.
+ */
+extern Definition *LoadDefinition(Oid target, int32 version);
+
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
 

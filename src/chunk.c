@@ -793,8 +793,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	Oid			target;
 	TimestampTz lo;
 	TimestampTz hi;
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
+	Definition *def;
 	char	   *time_column;
 	char	   *measure;
 	char	   *ledger;
@@ -819,31 +818,13 @@ backfill_preview(PG_FUNCTION_ARGS)
 
 	SpiConnect();
 	cxt = CurrentMemoryContext;
-	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger, d.source,"
-				" d.author, d.version"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Call backfill.register first, with its time column and source query.")));
-	time_column = SpiGetText(0, 1);
-	measure = SpiGetText(0, 2);
-	ledger = SpiGetText(0, 3);
-	source = SpiGetText(0, 4);
-	{
-		bool		isnull;
-
-		author = SpiGetOid(0, 5, &isnull);
-		version = SpiGetInt32(0, 6, &isnull);
-	}
-	SPI_freetuptable(SPI_tuptable);
+	def = LoadDefinition(target, 0);
+	time_column = def->time_column;
+	measure = def->measure;
+	ledger = def->ledger;
+	source = def->source;
+	author = def->author;
+	version = def->version;
 	CheckAuthor(author, target, version);
 
 	BeginInternalSubTransaction(NULL);

@@ -28,7 +28,7 @@
  * is ever locked exclusively and it keeps its identity.  Both give the
  * rows, figures and errors of the delete strategy (replace.c); the rules
  * that make them unsafe are in UnsafeReason and SwapObstacle, and
- * doc/part.md explains each.
+ * doc/partitions.md explains each.
  *
  *-------------------------------------------------------------------------
  */

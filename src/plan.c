@@ -99,10 +99,9 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 		TimestampTz end, bool end_null, Interval *chunk,
 		const char *note, bool probe, bool backwards, bool clear_no_source)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
+	Definition *def;
 	Interval   *step;
-	Interval   *retention = NULL;
+	Interval   *retention;
 	char	   *horizon_sql;
 	int32		version;
 	bool		isnull;
@@ -116,31 +115,12 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	CheckTargetPrivileges(target);
 	TakeTargetPlanLock(target);
 
-	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT d.chunk, d.source_retention, d.source_horizon, d.version,"
-				" d.author"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Call backfill.register first, with its time column and source query.")));
-	step = DatumGetIntervalP(SpiGetDatumCopy(0, 1, &isnull));
-	{
-		Datum		r = SpiGetDatumCopy(0, 2, &isnull);
-
-		if (!isnull)
-			retention = DatumGetIntervalP(r);
-	}
-	horizon_sql = SpiGetText(0, 3);
-	version = SpiGetInt32(0, 4, &isnull);
-	author = SpiGetOid(0, 5, &isnull);
-	SPI_freetuptable(SPI_tuptable);
+	def = LoadDefinition(target, 0);
+	step = def->chunk;
+	retention = def->retention;
+	horizon_sql = def->horizon;
+	version = def->version;
+	author = def->author;
 
 	/* the run will execute this version's text as its author */
 	CheckAuthor(author, target, version);

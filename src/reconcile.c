@@ -12,7 +12,7 @@
  * with width_bucket() over the array of chunk bounds (a binary search per
  * row, no join).  The ledger is an opaque query over ($1, $2) returning
  * one number, so it cannot be grouped: it is prepared once and executed
- * once per compared chunk (see doc/rec.md for what that costs).
+ * once per compared chunk (see doc/reconciliation.md for what that costs).
  *
  * Measures and ledgers run as the calling user; catalog rows are read and
  * written through CatalogExec as the extension owner.
@@ -58,24 +58,6 @@ PG_FUNCTION_INFO_V1(backfill_run_check);
 
 /* Columns of reconcile() and check(). */
 #define REC_NATTS 10
-
-/*
- * What the comparison needs to know about a target: one version of its
- * definition (backfill.definitions) and that version's author.
- */
-typedef struct RecTarget
-{
-	Oid			relid;
-	int32		version;
-	Oid			author;
-	char	   *time_column;
-	char	   *measure;
-	char	   *ledger;			/* NULL when the target has none */
-	Datum		tolerance;		/* numeric */
-	Interval   *chunk;
-	Interval   *retention;		/* NULL when none */
-	char	   *horizon;		/* query text, NULL when none */
-} RecTarget;
 
 /*
  * One compared chunk and its figures.  "compare" chunks are checked
@@ -311,56 +293,6 @@ CheckSelectPrivilege(Oid relid)
 }
 
 /*
- * ReadTarget
- *		Definition "version" of relid (0: its current version), or a 42704
- *		error when it is not registered.  The caller is connected to SPI;
- *		the strings live in the SPI procedure context.
- */
-static RecTarget *
-ReadTarget(Oid relid, int32 version)
-{
-	Oid			argtypes[2] = {REGCLASSOID, INT4OID};
-	Datum		values[2];
-	RecTarget  *t;
-	bool		isnull;
-	Datum		d;
-
-	values[0] = ObjectIdGetDatum(relid);
-	values[1] = Int32GetDatum(version);
-	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger,"
-				" d.tolerance, d.chunk, d.source_retention, d.source_horizon,"
-				" d.version, d.author"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) CASE WHEN $2 OPERATOR(pg_catalog.=) 0"
-				"   THEN t.current_version ELSE $2 END"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(relid)),
-				 errhint("Register it with backfill.register().")));
-	t = palloc0(sizeof(RecTarget));
-	t->relid = relid;
-	t->time_column = SpiGetText(0, 1);
-	t->measure = SpiGetText(0, 2);
-	t->ledger = SpiGetText(0, 3);
-	t->tolerance = SpiGetDatumCopy(0, 4, &isnull);
-	if (isnull)
-		t->tolerance = NumericGetDatum(int64_to_numeric(0));
-	d = SpiGetDatumCopy(0, 5, &isnull);
-	t->chunk = DatumGetIntervalP(d);
-	d = SpiGetDatumCopy(0, 6, &isnull);
-	t->retention = isnull ? NULL : DatumGetIntervalP(d);
-	t->horizon = SpiGetText(0, 7);
-	t->version = SpiGetInt32(0, 8, &isnull);
-	t->author = SpiGetOid(0, 9, &isnull);
-	return t;
-}
-
-/*
  * CompareChunks
  *		Fill in the figures and verdicts of the n chunks (contiguous, in
  *		time order) of target t, whose neighbours are chunks of "step" on
@@ -373,7 +305,7 @@ ReadTarget(Oid relid, int32 version)
  * prepared once and executed per compared chunk.
  */
 static void
-CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
+CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 {
 	int			nb = backfill_neighbor_chunks;
 	int			nbuckets = n + 2 * nb;
@@ -426,7 +358,7 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 		bound_datums[k] = TimestampTzGetDatum(bounds[k]);
 
 	/* the one grouped pass over the target */
-	relname = QualifiedRelName(t->relid);
+	relname = QualifiedRelName(t->target);
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
 	appendStringInfoString(&sql,
@@ -622,7 +554,7 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
  *		error the caller's user id is restored before the error goes on.
  */
 static bool
-HorizonAsAuthor(AuthorGate *gate, RecTarget *t, TimestampTz *horizon)
+HorizonAsAuthor(AuthorGate *gate, Definition *t, TimestampTz *horizon)
 {
 	bool		have = false;
 
@@ -640,7 +572,7 @@ HorizonAsAuthor(AuthorGate *gate, RecTarget *t, TimestampTz *horizon)
 }
 
 static void
-CompareAsAuthor(AuthorGate *gate, RecTarget *t, RecChunk *chunks, int n,
+CompareAsAuthor(AuthorGate *gate, Definition *t, RecChunk *chunks, int n,
 				Interval *step)
 {
 	PG_TRY();
@@ -680,7 +612,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	Interval   *step;
 	char	   *timezone;
 	char	   *search_path;
-	RecTarget  *t;
+	Definition *t;
 	RecChunk   *chunks;
 	int			n;
 	int			k;
@@ -723,7 +655,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 						QualifiedRelName(relid)),
 				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
 						   (long long) run_id)));
-	t = ReadTarget(relid, version);
+	t = LoadDefinition(relid, version);
 
 	/*
 	 * Only the planner (or a role with its privileges) recomputes and
@@ -881,7 +813,7 @@ static int
 CheckRange(Oid relid, TimestampTz start, bool start_null,
 		   TimestampTz end, bool end_null, RecChunk **out)
 {
-	RecTarget  *t;
+	Definition *t;
 	TimestampTz *bounds;
 	TimestampTz horizon = 0;
 	bool		have_horizon;
@@ -896,7 +828,7 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 	AuthorGate	gate;
 
 	CheckSelectPrivilege(relid);
-	t = ReadTarget(relid, 0);
+	t = LoadDefinition(relid, 0);
 	n = ComputeChunkBounds(start, start_null, end, end_null, t->chunk, false,
 						   &bounds);
 
@@ -1033,7 +965,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	SpiConnect();
 	CheckSelectPrivilege(relid);
 	{
-		RecTarget  *t = ReadTarget(relid, 0);
+		Definition *t = LoadDefinition(relid, 0);
 
 		/* its ticks will run the current version's text as its author */
 		CheckAuthor(t->author, relid, t->version);
@@ -1180,7 +1112,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Oid			relid;
 	Interval   *lookback;
-	RecTarget  *t;
+	Definition *t;
 	TimestampTz now;
 	TimestampTz end;
 	TimestampTz limit;
@@ -1236,7 +1168,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 		SpiFinish();
 		PG_RETURN_INT32(failing);
 	}
-	t = ReadTarget(relid, 0);
+	t = LoadDefinition(relid, 0);
 
 	now = GetCurrentTransactionStartTimestamp();
 	end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,

@@ -129,27 +129,14 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(StrategyName(strategy));
 	SpiConnect();
-	CatalogExec("SELECT t.strategy, t.current_version, d.author"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Registered tables are listed in backfill.targets.")));
 	{
-		bool		isnull;
-		int32		version = SpiGetInt32(0, 2, &isnull);
-		Oid			author = SpiGetOid(0, 3, &isnull);
+		Definition *def = LoadDefinition(target, 0);
+		int32		version = def->version;
+		Oid			author = def->author;
 		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
 		Datum		vals[4];
 
-		previous = SpiGetText(0, 1);
-		SPI_freetuptable(SPI_tuptable);
+		previous = pstrdup(StrategyName(def->strategy));
 
 		/*
 		 * The new version is authored by the caller, who adopts the current
