@@ -12,7 +12,7 @@
 # cluster at the end.  It is never part of the test command.  About 6-8
 # minutes on 2 cores.
 #
-# What it measures (see bench/RESULTS.md for a run and doc/part.md):
+# What it measures (see bench/RESULTS.md for a run and doc/partitions.md):
 #  1. heap row-level target, 30 daily chunks: backfill.run vs a hand-written
 #     PL/pgSQL procedure (DELETE + INSERT ... SELECT per day, COMMIT) vs one
 #     DELETE + one INSERT over the whole range; and, to show where the time
