@@ -19,6 +19,7 @@ OBJS = \
 	src/chunk.o \
 	src/run.o \
 	src/reconcile.o \
+	src/standing.o \
 	src/schedule.o
 
 # The install script is assembled from one fragment per concern.

@@ -467,6 +467,57 @@ extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 						  bool ledger_null, Datum tolerance);
 
+/* ---- the comparison shared by check and the standing checks (reconcile.c) ---- */
+
+/* Verdicts, as in the CHECK constraint of backfill.chunks. */
+#define VERDICT_OK				"ok"
+#define VERDICT_LEDGER_MISMATCH	"ledger_mismatch"
+#define VERDICT_OUTLIER			"outlier"
+#define VERDICT_NO_SOURCE		"no_source"
+#define VERDICT_NOT_RUN			"not_run"
+
+/*
+ * One compared chunk and its figures.  "compare" chunks are checked
+ * against the ledger and the neighbours; no_source and not_run chunks are
+ * reported but left out of every comparison.
+ */
+typedef struct RecChunk
+{
+	int32		chunk_no;
+	TimestampTz start;
+	TimestampTz end;
+	char	   *status;			/* chunk or lineage status, may be NULL */
+	bool		compare;
+	const char *verdict;
+	Datum		target_value;
+	bool		target_null;
+	Datum		ledger_value;
+	bool		ledger_null;
+	bool		ledger_ok;
+	bool		ledger_ok_null;
+	Datum		neighbor_median;
+	bool		median_null;
+	bool		neighbor_ok;
+	bool		neighbor_ok_null;
+} RecChunk;
+
+/*
+ * The comparison of check() for [start, end) of target relid, chunked by
+ * its chunk interval: the number of chunks, *out their figures and
+ * verdicts.  Caller is connected to SPI.
+ */
+extern int	CheckRange(Oid relid, TimestampTz start, bool start_null,
+					   TimestampTz end, bool end_null, RecChunk **out);
+
+/* 42P01 unless the target exists, 42501 unless the caller may read it. */
+extern void CheckSelectPrivilege(Oid relid);
+
+/* bound shifted by k steps (k may be negative), in the session TimeZone. */
+extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
+
+/* A one-dimensional array of n elements (nulls may be NULL). */
+extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
+
 /* ---- scheduling (schedule.c) ---- */
 
 /* Whether a tick of run's schedule may do work now (quiet hours). */

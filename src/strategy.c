@@ -11,7 +11,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"

@@ -1,0 +1,372 @@
+/*-------------------------------------------------------------------------
+ *
+ * standing.c
+ *	  Standing checks: schedule_check records a check of a target's recent
+ *	  chunks in backfill.checks and gives it a pg_cron job; each tick runs
+ *	  run_check, which compares the whole chunks of the lookback
+ *	  (CheckRange, reconcile.c) and appends to backfill.check_results;
+ *	  unschedule_check removes the job.
+ *
+ * Catalog rows are read and written through CatalogExec as the extension
+ * owner; the measure, ledger and horizon run only as their author
+ * (identity.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "backfill.h"
+
+PG_FUNCTION_INFO_V1(backfill_schedule_check);
+PG_FUNCTION_INFO_V1(backfill_unschedule_check);
+PG_FUNCTION_INFO_V1(backfill_run_check);
+
+/*
+ * backfill_schedule_check
+ *		schedule_check(target, cron, lookback) -> the pg_cron job id
+ *
+ * Records the standing check in backfill.checks (as the extension owner)
+ * and creates, as the calling user, a pg_cron job named
+ * backfill_check_<check_id> whose command is exactly
+ * SELECT backfill.run_check(<check_id>).
+ */
+Datum
+backfill_schedule_check(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	text	   *cron;
+	Interval   *lookback;
+	Interval	zero = {0, 0, 0};
+	int64		check_id;
+	int64		job_id;
+	bool		isnull;
+	Oid			itypes[5] = {REGCLASSOID, TEXTOID, INTERVALOID, NAMEOID, OIDOID};
+	Datum		ivalues[5];
+	Oid			stypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		svalues[3];
+	Oid			utypes[2] = {INT8OID, INT8OID};
+	Datum		uvalues[2];
+	char	   *jobname;
+	char	   *command;
+
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
+	RequireArg(fcinfo, 2, "lookback", NULL);
+	relid = PG_GETARG_OID(0);
+	cron = PG_GETARG_TEXT_PP(1);
+	lookback = PG_GETARG_INTERVAL_P(2);
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(lookback),
+										  IntervalPGetDatum(&zero))) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lookback must be positive")));
+
+	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
+	SpiConnect();
+	CheckSelectPrivilege(relid);
+	{
+		Definition *t = LoadDefinition(relid, 0);
+
+		/* its ticks will run the current version's text as its author */
+		CheckAuthor(t->author, relid, t->version);
+	}
+
+	ivalues[0] = ObjectIdGetDatum(relid);
+	ivalues[1] = PointerGetDatum(cron);
+	ivalues[2] = IntervalPGetDatum(lookback);
+	ivalues[3] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
+	ivalues[4] = ObjectIdGetDatum(GetUserId());
+	CatalogExec("INSERT INTO backfill.checks (target, cron, lookback, created_by,"
+				" created_by_oid)"
+				" VALUES ($1, $2, $3, $4, $5) RETURNING check_id",
+				5, itypes, ivalues, NULL, SPI_OK_INSERT_RETURNING);
+	check_id = SpiGetInt64(0, 1, &isnull);
+
+	/* the job belongs to the caller: schedule it as the caller */
+	jobname = psprintf("backfill_check_" INT64_FORMAT, check_id);
+	command = psprintf("SELECT backfill.run_check(" INT64_FORMAT ")", check_id);
+	svalues[0] = CStringGetTextDatum(jobname);
+	svalues[1] = PointerGetDatum(cron);
+	svalues[2] = CStringGetTextDatum(command);
+	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
+			false, 0, SPI_OK_SELECT);
+	job_id = SpiGetInt64(0, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "backfill: cron.schedule returned no job id");
+
+	uvalues[0] = Int64GetDatum(check_id);
+	uvalues[1] = Int64GetDatum(job_id);
+	CatalogExec("UPDATE backfill.checks SET job_id = $2"
+				" WHERE check_id OPERATOR(pg_catalog.=) $1",
+				2, utypes, uvalues, NULL, SPI_OK_UPDATE);
+	SpiFinish();
+	PG_RETURN_INT64(job_id);
+}
+
+/*
+ * backfill_unschedule_check
+ *		unschedule_check(check_id) -> whether a pg_cron job was removed
+ *
+ * Only the role that scheduled the check (or a role with its privileges)
+ * may remove it.  The check and its results stay; job_id is cleared.
+ */
+Datum
+backfill_unschedule_check(PG_FUNCTION_ARGS)
+{
+	int64		check_id;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	bool		job_null;
+	int64		job_id;
+	char	   *owner;
+	Oid			owner_oid;
+	bool		removed = false;
+
+	RequireArg(fcinfo, 0, "check_id", NULL);
+	check_id = PG_GETARG_INT64(0);
+
+	SpiConnect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
+	values[0] = Int64GetDatum(check_id);
+	CatalogExec("SELECT job_id, created_by::pg_catalog.text, created_by_oid"
+				" FROM backfill.checks"
+				" WHERE check_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("check %lld does not exist", (long long) check_id)));
+	job_id = SpiGetInt64(0, 1, &job_null);
+	owner = SpiGetText(0, 2);
+	owner_oid = SpiGetOid(0, 3, &isnull);
+	if (!HasRunPermission(owner_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to unschedule check %lld",
+						(long long) check_id),
+				 errdetail("The check was scheduled by role \"%s\".", owner)));
+	if (job_null)
+	{
+		SpiFinish();
+		PG_RETURN_BOOL(false);
+	}
+
+	if (OidIsValid(get_extension_oid("pg_cron", true)))
+	{
+		Oid			jtypes[1] = {INT8OID};
+		Datum		jvalues[1];
+
+		jvalues[0] = Int64GetDatum(job_id);
+		/* as the caller: cron.job shows and removes only its own jobs */
+		SpiExec("SELECT cron.unschedule(j.jobid) FROM cron.job j"
+				" WHERE j.jobid OPERATOR(pg_catalog.=) $1",
+				1, jtypes, jvalues, NULL, false, 0, SPI_OK_SELECT);
+		if (SPI_processed == 1)
+			removed = SpiGetBool(0, 1, &isnull) && !isnull;
+	}
+	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
+				" WHERE check_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	SpiFinish();
+	PG_RETURN_BOOL(removed);
+}
+
+/*
+ * AlignmentUnit
+ *		The date_trunc unit that whole chunks of "step" end on: month for
+ *		steps with months, day for steps of whole days, else hour, minute
+ *		or second.
+ */
+static const char *
+AlignmentUnit(Interval *step)
+{
+	if (step->month != 0)
+		return "month";
+	if (step->day != 0 || (step->time != 0 && step->time % USECS_PER_DAY == 0))
+		return "day";
+	if (step->time % USECS_PER_HOUR == 0)
+		return "hour";
+	if (step->time % USECS_PER_MINUTE == 0)
+		return "minute";
+	return "second";
+}
+
+/*
+ * backfill_run_check
+ *		run_check(check_id) -> the number of failing chunks
+ *
+ * Checks the whole chunks of the last lookback: the range ends at
+ * date_trunc(<unit of the chunk>, now()) in the session TimeZone and
+ * starts the largest whole number of chunks (at least one) back that stays
+ * within the lookback.  Appends one backfill.check_results row per chunk.
+ */
+Datum
+backfill_run_check(PG_FUNCTION_ARGS)
+{
+	int64		check_id;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	Oid			relid;
+	Interval   *lookback;
+	Definition *t;
+	TimestampTz now;
+	TimestampTz end;
+	TimestampTz limit;
+	TimestampTz start;
+	RecChunk   *chunks;
+	int			n;
+	int			k;
+	int			nchunks = 0;
+	int			failing = 0;
+	Oid			owner;
+
+	RequireArg(fcinfo, 0, "check_id", NULL);
+	check_id = PG_GETARG_INT64(0);
+
+	SpiConnect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
+	values[0] = Int64GetDatum(check_id);
+	CatalogExec("SELECT target::pg_catalog.oid, lookback, created_by_oid"
+				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("check %lld does not exist", (long long) check_id)));
+	relid = SpiGetOid(0, 1, &isnull);
+	lookback = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
+	owner = SpiGetOid(0, 3, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+
+	CheckSelectPrivilege(relid);
+
+	/*
+	 * Only the role that scheduled the check (or a role with its
+	 * privileges) appends results; anyone else gets the failing count of
+	 * the last stored tick, and no user text runs for them.
+	 */
+	if (!HasRunPermission(owner))
+	{
+		ereport(NOTICE,
+				(errmsg("results of check %lld were not recomputed", (long long) check_id),
+				 errdetail("Only the role that scheduled the check, or a role with its privileges, may run it; this is the number of failing chunks of its last stored tick.")));
+		CatalogExec("SELECT pg_catalog.count(*) FILTER (WHERE verdict OPERATOR(pg_catalog.=)"
+					"  ANY ('{ledger_mismatch,outlier}'::pg_catalog.text[]))::pg_catalog.int4"
+					" FROM backfill.check_results"
+					" WHERE check_id OPERATOR(pg_catalog.=) $1"
+					" AND checked_at OPERATOR(pg_catalog.=) (SELECT pg_catalog.max(checked_at)"
+					"  FROM backfill.check_results"
+					"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		failing = SpiGetInt32(0, 1, &isnull);
+		SpiFinish();
+		PG_RETURN_INT32(failing);
+	}
+	t = LoadDefinition(relid, 0);
+
+	now = GetCurrentTransactionStartTimestamp();
+	end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												  CStringGetTextDatum(AlignmentUnit(t->chunk)),
+												  TimestampTzGetDatum(now)));
+	limit = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													TimestampTzGetDatum(end),
+													IntervalPGetDatum(lookback)));
+	while (nchunks < backfill_max_chunks &&
+		   ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
+	{
+		CHECK_FOR_INTERRUPTS();
+		nchunks++;
+	}
+	if (nchunks == backfill_max_chunks &&
+		ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lookback of check %lld would be split into more than %d chunks",
+						(long long) check_id, backfill_max_chunks),
+				 errhint("Schedule the check with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
+						 BACKFILL_MAX_CHUNKS_CEILING)));
+	if (nchunks == 0)
+		nchunks = 1;
+	start = ShiftBound(end, t->chunk, -nchunks);
+
+	n = CheckRange(relid, start, false, end, false, &chunks);
+
+	{
+		Datum	   *los = palloc(sizeof(Datum) * n);
+		Datum	   *his = palloc(sizeof(Datum) * n);
+		Datum	   *tv = palloc(sizeof(Datum) * n);
+		bool	   *tvn = palloc(sizeof(bool) * n);
+		Datum	   *lv = palloc(sizeof(Datum) * n);
+		bool	   *lvn = palloc(sizeof(bool) * n);
+		Datum	   *lok = palloc(sizeof(Datum) * n);
+		bool	   *lokn = palloc(sizeof(bool) * n);
+		Datum	   *nm = palloc(sizeof(Datum) * n);
+		bool	   *nmn = palloc(sizeof(bool) * n);
+		Datum	   *nok = palloc(sizeof(Datum) * n);
+		bool	   *nokn = palloc(sizeof(bool) * n);
+		Datum	   *vd = palloc(sizeof(Datum) * n);
+		Oid			itypes[11] = {INT8OID, REGCLASSOID, NAMEOID,
+			TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID, NUMERICARRAYOID,
+			NUMERICARRAYOID, BOOLARRAYOID, NUMERICARRAYOID, BOOLARRAYOID,
+		TEXTARRAYOID};
+		Datum		ivalues[11];
+
+		for (k = 0; k < n; k++)
+		{
+			RecChunk   *c = &chunks[k];
+
+			los[k] = TimestampTzGetDatum(c->start);
+			his[k] = TimestampTzGetDatum(c->end);
+			tv[k] = c->target_value;
+			tvn[k] = c->target_null;
+			lv[k] = c->ledger_value;
+			lvn[k] = c->ledger_null;
+			lok[k] = BoolGetDatum(c->ledger_ok);
+			lokn[k] = c->ledger_ok_null;
+			nm[k] = c->neighbor_median;
+			nmn[k] = c->median_null;
+			nok[k] = BoolGetDatum(c->neighbor_ok);
+			nokn[k] = c->neighbor_ok_null;
+			vd[k] = CStringGetTextDatum(c->verdict);
+			if (strcmp(c->verdict, VERDICT_LEDGER_MISMATCH) == 0 ||
+				strcmp(c->verdict, VERDICT_OUTLIER) == 0)
+				failing++;
+		}
+		ivalues[0] = Int64GetDatum(check_id);
+		ivalues[1] = ObjectIdGetDatum(relid);
+		ivalues[2] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
+		ivalues[3] = MakeArray(los, NULL, n, TIMESTAMPTZOID);
+		ivalues[4] = MakeArray(his, NULL, n, TIMESTAMPTZOID);
+		ivalues[5] = MakeArray(tv, tvn, n, NUMERICOID);
+		ivalues[6] = MakeArray(lv, lvn, n, NUMERICOID);
+		ivalues[7] = MakeArray(lok, lokn, n, BOOLOID);
+		ivalues[8] = MakeArray(nm, nmn, n, NUMERICOID);
+		ivalues[9] = MakeArray(nok, nokn, n, BOOLOID);
+		ivalues[10] = MakeArray(vd, NULL, n, TEXTOID);
+		CatalogExec("INSERT INTO backfill.check_results (check_id, target,"
+					" chunk_start, chunk_end, target_value, ledger_value,"
+					" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
+					" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
+					" u.verdict, $3"
+					" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
+					" pg_catalog.unnest($6), pg_catalog.unnest($7),"
+					" pg_catalog.unnest($8), pg_catalog.unnest($9),"
+					" pg_catalog.unnest($10), pg_catalog.unnest($11))"
+					" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
+					11, itypes, ivalues, NULL, SPI_OK_INSERT);
+	}
+
+	SpiFinish();
+	PG_RETURN_INT32(failing);
+}
