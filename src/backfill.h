@@ -200,23 +200,21 @@ extern Oid	TimeColumnType(Oid target, const char *time_column);
 extern void CheckTargetPrivileges(Oid target);
 
 /*
- * The statements that run user text, composed and proven safe (the user
- * part parses to exactly the text's own parse tree).  Parameters are
- * $1 = lo, $2 = hi (timestamptz).  ComposeSourceInsert: the INSERT of
- * the source's rows.  ComposeRangeDelete: the DELETE of the range; with a
- * measure, a SELECT of (count, measure) over the deleted rows, which
- * MeasureRange composes to prove the measure text stays inside its
- * parentheses before it reads the range with it.
+ * The statements that run on a target's range, each proven by the
+ * function that returns its text (the user part parses to exactly the
+ * text's own parse tree).  Parameters are $1 = lo, $2 = hi (timestamptz).
+ * ComposeSourceInsert: the INSERT of the source's rows.
+ * ComposeRangeDelete: the DELETE of the range (no user text).
  */
 extern char *ComposeSourceInsert(Oid target, const char *time_column,
 								 const SourceQuery *source);
-extern char *ComposeRangeDelete(Oid target, const char *time_column,
-								const char *measure);
+extern char *ComposeRangeDelete(Oid target, const char *time_column);
 
 /*
  * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
  * numeric) FROM <from> AS backfill_rows [tail]" (from NULL: FROM the
- * backfill_rows CTE), the measure on lines of its own.
+ * backfill_rows CTE), the measure on lines of its own; the text returned
+ * is proven (42601 when the measure would escape its parentheses).
  */
 extern char *ComposeMeasureSelect(const char *lead, const char *measure,
 								  const char *from, const char *tail);

@@ -85,12 +85,7 @@ MeasureRange(Oid target, const char *time_column,
 	const char *col = quote_identifier(time_column);
 	bool		isnull;
 
-	/*
-	 * The measure goes into the same wrapper as in ComposeRangeDelete,
-	 * which proves by parsing that the text stays inside it.
-	 */
-	if (measure != NULL)
-		(void) ComposeRangeDelete(target, time_column, measure);
+	/* ComposeMeasureSelect proves the text it returns */
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
 	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
@@ -133,7 +128,7 @@ ReplaceByDelete(Oid target, const char *time_column,
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted =
-		RunCounted(ComposeRangeDelete(target, time_column, NULL), lo, hi,
+		RunCounted(ComposeRangeDelete(target, time_column), lo, hi,
 				   SPI_OK_DELETE);
 	result->rows_inserted =
 		RunCounted(ComposeSourceInsert(target, time_column, source),
@@ -178,7 +173,7 @@ ClearRange(Oid target, const char *time_column,
 	(void) TimeColumnType(target, time_column);
 
 	SpiConnect();
-	deleted = RunCounted(ComposeRangeDelete(target, time_column, NULL),
+	deleted = RunCounted(ComposeRangeDelete(target, time_column),
 						 lo, hi, SPI_OK_DELETE);
 	SpiFinish();
 	return deleted;

@@ -439,18 +439,48 @@ ParseMeasure(const char *measure)
  *		is the output column before the measure; from is the relation
  *		read, NULL for the MEASURE_ROWS_ALIAS CTE itself; tail (may be
  *		NULL) follows the FROM clause.  The measure must parse on its own
- *		as one expression in the same wrapper (ParseMeasure).
+ *		as one expression in the same wrapper (ParseMeasure), and the text
+ *		returned is proven here: parsed again, it is one SELECT whose last
+ *		output is CAST of exactly the measure's own parse tree, so the
+ *		measure cannot escape its parentheses.
  */
 char *
 ComposeMeasureSelect(const char *lead, const char *measure, const char *from,
 					 const char *tail)
 {
-	(void) ParseMeasure(measure);
-	return psprintf("SELECT %s%sCAST((\n%s\n) AS pg_catalog.numeric) FROM %s%s%s%s",
-					lead ? lead : "", lead ? ", " : "", measure,
-					from ? from : MEASURE_ROWS_ALIAS,
-					from ? " AS " MEASURE_ROWS_ALIAS : "",
-					tail ? " " : "", tail ? tail : "");
+	Node	   *alone = ParseMeasure(measure);
+	char	   *sql;
+	List	   *parsetree;
+	SelectStmt *stmt;
+	ResTarget  *rt;
+
+	sql = psprintf("SELECT %s%sCAST((\n%s\n) AS pg_catalog.numeric) FROM %s%s%s%s",
+				   lead ? lead : "", lead ? ", " : "", measure,
+				   from ? from : MEASURE_ROWS_ALIAS,
+				   from ? " AS " MEASURE_ROWS_ALIAS : "",
+				   tail ? " " : "", tail ? tail : "");
+
+	/* nothing may have escaped: reparse and compare with the measure alone */
+	parsetree = raw_parser(sql, RAW_PARSE_DEFAULT);
+	if (list_length(parsetree) != 1 ||
+		!IsA(linitial_node(RawStmt, parsetree)->stmt, SelectStmt))
+		goto broken;
+	stmt = (SelectStmt *) linitial_node(RawStmt, parsetree)->stmt;
+	if (stmt->op != SETOP_NONE || stmt->withClause != NULL ||
+		list_length(stmt->targetList) != (lead ? 2 : 1) ||
+		list_length(stmt->fromClause) != 1)
+		goto broken;
+	rt = llast_node(ResTarget, stmt->targetList);
+	if (!IsA(rt->val, TypeCast) || !equal(((TypeCast *) rt->val)->arg, alone))
+		goto broken;
+	return sql;
+
+broken:
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 errmsg("measure does not fit into the statement that computes it"),
+			 errhint("Give one aggregate expression, for example sum(amount).")));
+	return NULL;				/* keep compiler quiet */
 }
 
 /*
@@ -749,53 +779,6 @@ RangeCondition(Oid target, const char *time_column)
 }
 
 /*
- * VerifyMeasureQuery
- *		Check a composed "WITH x AS (<dml> RETURNING *) SELECT count(*),
- *		CAST((<measure>) AS numeric) FROM x" statement: one SelectStmt
- *		whose second output is the measure's own parse tree.  Returns the
- *		DML inside the CTE.
- */
-static Node *
-VerifyMeasureQuery(List *parsetree, const char *measure)
-{
-	SelectStmt *stmt;
-	CommonTableExpr *cte;
-	ResTarget  *rt;
-	TypeCast   *cast;
-
-	if (list_length(parsetree) != 1 ||
-		!IsA(linitial_node(RawStmt, parsetree)->stmt, SelectStmt))
-		goto broken;
-	stmt = (SelectStmt *) linitial_node(RawStmt, parsetree)->stmt;
-	if (stmt->op != SETOP_NONE || stmt->withClause == NULL ||
-		list_length(stmt->withClause->ctes) != 1 ||
-		list_length(stmt->targetList) != 2 ||
-		list_length(stmt->fromClause) != 1 ||
-		!IsA(linitial(stmt->fromClause), RangeVar) ||
-		stmt->whereClause != NULL || stmt->groupClause != NIL ||
-		stmt->havingClause != NULL || stmt->windowClause != NIL ||
-		stmt->sortClause != NIL || stmt->limitCount != NULL ||
-		stmt->limitOffset != NULL || stmt->lockingClause != NIL ||
-		stmt->intoClause != NULL || stmt->distinctClause != NIL)
-		goto broken;
-	rt = lsecond_node(ResTarget, stmt->targetList);
-	if (!IsA(rt->val, TypeCast))
-		goto broken;
-	cast = (TypeCast *) rt->val;
-	if (!equal(cast->arg, ParseMeasure(measure)))
-		goto broken;
-	cte = linitial_node(CommonTableExpr, stmt->withClause->ctes);
-	return cte->ctequery;
-
-broken:
-	ereport(ERROR,
-			(errcode(ERRCODE_SYNTAX_ERROR),
-			 errmsg("measure does not fit into the statement that computes it"),
-			 errhint("Give one aggregate expression, for example sum(amount).")));
-	return NULL;				/* keep compiler quiet */
-}
-
-/*
  * ComposeSourceInsert
  *		The statement that inserts what source yields for [$1, $2) into
  *		target, columns matched by name, every row's time checked by
@@ -894,36 +877,11 @@ broken:
 
 /*
  * ComposeRangeDelete
- *		The DELETE of target's rows in [$1, $2).  With a measure, a
- *		SELECT returning the number of rows deleted and the measure over
- *		them (the measure's text checked as in ComposeSourceInsert).
+ *		The DELETE of target's rows in [$1, $2); no user text in it.
  */
 char *
-ComposeRangeDelete(Oid target, const char *time_column, const char *measure)
+ComposeRangeDelete(Oid target, const char *time_column)
 {
-	char	   *del;
-	char	   *sql;
-	Node	   *node;
-	DeleteStmt *plain;
-
-	del = psprintf("DELETE FROM %s WHERE %s", QualifiedRelName(target),
-				   RangeCondition(target, time_column));
-	if (measure == NULL)
-		return del;
-	sql = psprintf("WITH " MEASURE_ROWS_ALIAS " AS (%s RETURNING *) %s",
-				   del, ComposeMeasureSelect("pg_catalog.count(*)", measure,
-											 NULL, NULL));
-	node = VerifyMeasureQuery(raw_parser(sql, RAW_PARSE_DEFAULT), measure);
-	plain = (DeleteStmt *) linitial_node(RawStmt,
-										 raw_parser(del, RAW_PARSE_DEFAULT))->stmt;
-	if (!IsA(node, DeleteStmt) ||
-		list_length(((DeleteStmt *) node)->returningList) != 1 ||
-		!equal(((DeleteStmt *) node)->whereClause, plain->whereClause) ||
-		((DeleteStmt *) node)->usingClause != NIL ||
-		((DeleteStmt *) node)->withClause != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("measure does not fit into the statement that computes it"),
-				 errhint("Give one aggregate expression, for example sum(amount).")));
-	return sql;
+	return psprintf("DELETE FROM %s WHERE %s", QualifiedRelName(target),
+					RangeCondition(target, time_column));
 }
