@@ -21,7 +21,7 @@
  *
  * Catalog tables are read and written only through CatalogExec, as the
  * extension owner; user text (sources, measures, ledgers, horizons) runs
- * as the calling user.
+ * only as the author of the run's pinned definition version (identity.c).
  *
  *-------------------------------------------------------------------------
  */
