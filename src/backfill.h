@@ -126,7 +126,8 @@ extern void CheckTargetPrivileges(Oid target);
 /*
  * The statements that run user text, composed and proven safe (the user
  * part parses to exactly the text's own parse tree).  Parameters are
- * $1 = lo, $2 = hi (timestamptz).  ComposeSourceInsert: the INSERT of
+ * $1 = lo, $2 = hi: timestamptz for ComposeSourceInsert, the time
+ * column's type (RangeParams) for ComposeRangeDelete.  ComposeSourceInsert: the INSERT of
  * the source's rows.  ComposeRangeDelete: the DELETE of the range; with a
  * measure, a SELECT of (count, measure) over the deleted rows, which
  * MeasureRange composes to prove the measure text stays inside its
@@ -136,6 +137,14 @@ extern char *ComposeSourceInsert(Oid target, const char *time_column,
 								 const SourceQuery *source);
 extern char *ComposeRangeDelete(Oid target, const char *time_column,
 								const char *measure);
+
+/*
+ * The parameters $1, $2 of a statement from ComposeRangeDelete (and of
+ * MeasureRange): [lo, hi) as values of the time column's base type
+ * (timestamptz, timestamp or date), computed in the session's TimeZone.
+ */
+extern void RangeParams(Oid target, const char *time_column, TimestampTz lo,
+						TimestampTz hi, Oid *argtypes, Datum *values);
 
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
@@ -250,5 +259,19 @@ extern bool ScheduleRemoveJob(int64 run_id);
 
 /* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
 extern bool ScheduleCalledFromCron(void);
+
+/* ---- Citus (citus.c); no-ops without the citus extension ---- */
+
+/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
+extern void CitusRequireCoordinator(void);
+
+/* "distributed", "reference" or "local" for a Citus table, else NULL. */
+extern const char *CitusTableKind(Oid relid);
+
+/* Raise 0A000 for strategy "swap" on a Citus table. */
+extern void CitusCheckStrategy(Oid target, const char *strategy);
+
+/* Whether strategy "auto" must not pick swap for target (a Citus table). */
+extern bool CitusForbidsSwap(Oid target);
 
 #endif							/* BACKFILL_H */

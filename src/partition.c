@@ -659,6 +659,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown strategy \"%s\"", requested),
 				 errhint("The strategies are auto, delete, truncate and swap.")));
+	CitusCheckStrategy(target, requested);	/* Citus: no swap */
 
 	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
 	reason = UnsafeReason(&plan, target, is_auto);
@@ -668,6 +669,8 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 		if (reason != NULL)
 			return "delete";
+		if (CitusForbidsSwap(target))	/* Citus: auto never swaps */
+			return "truncate";
 		foreach(lc, plan.leaves)
 		{
 			if (SwapObstacle(lfirst(lc), target) != NULL)
@@ -767,8 +770,7 @@ MeasureRange(Oid target, const char *time_column,
 	 */
 	if (measure != NULL)
 		(void) ComposeRangeDelete(target, time_column, measure);
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
+	RangeParams(target, time_column, lo, hi, argtypes, values);
 	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
 				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
 				   "AND %s OPERATOR(pg_catalog.<) $2",
@@ -1007,6 +1009,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", target)));
 	CheckTargetPrivileges(target);
+	CitusCheckStrategy(target, strategy);	/* Citus: no swap */
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(strategy);

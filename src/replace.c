@@ -75,16 +75,20 @@ CheckStrategyName(const char *strategy)
 /*
  * RunCounted
  *		Run a composed DML statement with $1 = lo, $2 = hi and return the
- *		number of rows it touched.
+ *		number of rows it touched: timestamptz parameters for the source's
+ *		INSERT, the time column's own type (RangeParams) for the DELETE.
  */
 static int64
-RunCounted(const char *sql, TimestampTz lo, TimestampTz hi, int dml_result)
+RunCounted(const char *sql, Oid target, const char *time_column,
+		   TimestampTz lo, TimestampTz hi, int dml_result)
 {
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
+	if (dml_result == SPI_OK_DELETE)
+		RangeParams(target, time_column, lo, hi, argtypes, values);
 	SpiExec(sql, 2, argtypes, values, NULL, false, 0, dml_result);
 	return (int64) SPI_processed;
 }
@@ -119,11 +123,11 @@ ReplaceByDelete(Oid target, const char *time_column,
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted =
-		RunCounted(ComposeRangeDelete(target, time_column, NULL), lo, hi,
-				   SPI_OK_DELETE);
+		RunCounted(ComposeRangeDelete(target, time_column, NULL),
+				   target, time_column, lo, hi, SPI_OK_DELETE);
 	result->rows_inserted =
 		RunCounted(ComposeSourceInsert(target, time_column, source),
-				   lo, hi, SPI_OK_INSERT);
+				   target, time_column, lo, hi, SPI_OK_INSERT);
 	if (scan)
 	{
 		ReplaceResult after;
@@ -211,7 +215,7 @@ ClearRange(Oid target, const char *time_column,
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	deleted = RunCounted(ComposeRangeDelete(target, time_column, NULL),
-						 lo, hi, SPI_OK_DELETE);
+						 target, time_column, lo, hi, SPI_OK_DELETE);
 	if (SPI_finish() != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed");
 	return deleted;

@@ -32,6 +32,7 @@
 #include "parser/scansup.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "tcop/utility.h"
@@ -730,7 +731,9 @@ QuotedColumn(Oid target, const char *name)
 /*
  * RangeCondition
  *		"<tc> >= $1 AND <tc> < $2" for target's time column, operators
- *		schema-qualified.
+ *		schema-qualified.  $1 and $2 are of the column's own (base) type,
+ *		from RangeParams: no TimeZone-dependent cast in the statement, so
+ *		Citus can run it on the workers and an index on the column applies.
  */
 static char *
 RangeCondition(Oid target, const char *time_column)
@@ -739,6 +742,51 @@ RangeCondition(Oid target, const char *time_column)
 
 	return psprintf("%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
 					tc, tc);
+}
+
+/*
+ * BoundInColumnType
+ *		A chunk bound as a value of the time column's base type, computed
+ *		in the session's TimeZone (the run's, during a chunk), such that
+ *		"column >= result" holds exactly for the column values at or after
+ *		the bound: for a date, the first day whose midnight is not before
+ *		it; for a timestamp, its local time.
+ */
+static Datum
+BoundInColumnType(Oid base, TimestampTz bound)
+{
+	DateADT		day;
+
+	switch (base)
+	{
+		case TIMESTAMPOID:
+			return DirectFunctionCall1(timestamptz_timestamp,
+									   TimestampTzGetDatum(bound));
+		case DATEOID:
+			day = DatumGetDateADT(DirectFunctionCall1(timestamptz_date,
+													  TimestampTzGetDatum(bound)));
+			if (DatumGetTimestampTz(DirectFunctionCall1(date_timestamptz,
+														DateADTGetDatum(day))) < bound)
+				day++;
+			return DateADTGetDatum(day);
+		default:
+			return TimestampTzGetDatum(bound);
+	}
+}
+
+/*
+ * RangeParams
+ *		See backfill.h.
+ */
+void
+RangeParams(Oid target, const char *time_column, TimestampTz lo,
+			TimestampTz hi, Oid *argtypes, Datum *values)
+{
+	Oid			base = getBaseType(TimeColumnType(target, time_column));
+
+	argtypes[0] = argtypes[1] = base;
+	values[0] = BoundInColumnType(base, lo);
+	values[1] = BoundInColumnType(base, hi);
 }
 
 /*
@@ -887,7 +935,8 @@ broken:
 
 /*
  * ComposeRangeDelete
- *		The DELETE of target's rows in [$1, $2).  With a measure, a
+ *		The DELETE of target's rows in [$1, $2), parameters from
+ *		RangeParams.  With a measure, a
  *		SELECT returning the number of rows deleted and the measure over
  *		them (the measure's text checked as in ComposeSourceInsert).
  */
