@@ -126,8 +126,9 @@ extern void CheckTargetPrivileges(Oid target);
 /*
  * The statements that run user text, composed and proven safe (the user
  * part parses to exactly the text's own parse tree).  Parameters are
- * $1 = lo, $2 = hi: timestamptz for ComposeSourceInsert, the time
- * column's type (RangeParams) for ComposeRangeDelete.  ComposeSourceInsert: the INSERT of
+ * $1 = lo, $2 = hi: timestamptz for ComposeSourceInsert (plus $3, $4 in
+ * the column's type, SourceInsertParams), the time column's type
+ * (RangeParams) for ComposeRangeDelete.  ComposeSourceInsert: the INSERT of
  * the source's rows.  ComposeRangeDelete: the DELETE of the range; with a
  * measure, a SELECT of (count, measure) over the deleted rows, which
  * MeasureRange composes to prove the measure text stays inside its
@@ -145,6 +146,15 @@ extern char *ComposeRangeDelete(Oid target, const char *time_column,
  */
 extern void RangeParams(Oid target, const char *time_column, TimestampTz lo,
 						TimestampTz hi, Oid *argtypes, Datum *values);
+
+/*
+ * The parameters of a statement from ComposeSourceInsert: $1, $2 = lo, hi
+ * as timestamptz (the source's), $3, $4 as RangeParams gives them (the row
+ * check's).  argtypes and values have room for 4.
+ */
+extern void SourceInsertParams(Oid target, const char *time_column,
+							   TimestampTz lo, TimestampTz hi,
+							   Oid *argtypes, Datum *values);
 
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult

@@ -92,8 +92,9 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-					  ReplaceResult *result);
+static void RunInsert(Oid into, const char *time_column,
+					  const SourceQuery *source, TimestampTz lo,
+					  TimestampTz hi, ReplaceResult *result);
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
@@ -726,19 +727,20 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 /*
  * RunInsert
- *		Run a statement from ComposeSourceInsert for [lo, hi) and add the
- *		rows inserted to result.  Caller is connected to SPI.
+ *		Run the statement from ComposeSourceInsert that inserts source's
+ *		rows for [lo, hi) into "into" and add the rows inserted to result.
+ *		Caller is connected to SPI.
  */
 static void
-RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-		  ReplaceResult *result)
+RunInsert(Oid into, const char *time_column, const SourceQuery *source,
+		  TimestampTz lo, TimestampTz hi, ReplaceResult *result)
 {
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[2];
+	Oid			argtypes[4];
+	Datum		values[4];
 
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+	SourceInsertParams(into, time_column, lo, hi, argtypes, values);
+	SpiExec(ComposeSourceInsert(into, time_column, source), 4, argtypes,
+			values, NULL, false, 0, SPI_OK_INSERT);
 	result->rows_inserted += SPI_processed;
 }
 
@@ -846,8 +848,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
 			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(ComposeSourceInsert(into, time_column, source),
-				  lo, hi, result);
+		RunInsert(into, time_column, source, lo, hi, result);
 	}
 	else
 	{
@@ -965,8 +966,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
-	RunInsert(ComposeSourceInsert(freshoid, time_column, source),
-			  leaf->lo, leaf->hi, result);
+	RunInsert(freshoid, time_column, source, leaf->lo, leaf->hi, result);
 
 	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
 	LockRelationOid(leaf->relid, AccessExclusiveLock);

@@ -189,6 +189,12 @@ like($err, qr/Citus distributed table/, '... naming the kind of table');
   $$SELECT customer, hour, n, total FROM hourly_expected WHERE hour >= $1 AND hour < $2$$, 'swap')},
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/0A000/, 'swap through replace_range: feature_not_supported');
+# the row check runs on the workers too: a source row outside the range
+($ret, $out, $err) = $coord->psql(
+	$db, q{SELECT * FROM backfill.replace_range('daily', 'day', '2026-01-01', '2026-01-02',
+  $$SELECT day + 1 AS day, customer, n FROM daily_expected WHERE day >= $1 AND day < $2$$, 'auto')});
+like($err, qr/source row outside the range/, 'a source row outside the range is refused on Citus');
+is(diff_count('daily', 'daily_expected'), '0', '... and nothing is written');
 $coord->safe_psql($db, "SELECT backfill.set_strategy('pdaily', 'truncate')");
 $coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-03', '2026-01-05')");
 is(diff_count('pdaily', 'daily_expected'), '0', 'explicit truncate on distributed partitions');
