@@ -202,9 +202,10 @@ extern void CheckTargetPrivileges(Oid target);
 /*
  * The statements that run on a target's range, each proven by the
  * function that returns its text (the user part parses to exactly the
- * text's own parse tree).  Parameters are $1 = lo, $2 = hi (timestamptz).
- * ComposeSourceInsert: the INSERT of the source's rows.
- * ComposeRangeDelete: the DELETE of the range (no user text).
+ * text's own parse tree).  ComposeSourceInsert: the INSERT of the
+ * source's rows, $1 = lo, $2 = hi as timestamptz plus $3, $4 in the time
+ * column's type (SourceInsertParams).  ComposeRangeDelete: the DELETE of
+ * the range (no user text), $1, $2 in the time column's type (RangeParams).
  */
 extern char *ComposeSourceInsert(Oid target, const char *time_column,
 								 const SourceQuery *source);
@@ -218,6 +219,23 @@ extern char *ComposeRangeDelete(Oid target, const char *time_column);
  */
 extern char *ComposeMeasureSelect(const char *lead, const char *measure,
 								  const char *from, const char *tail);
+
+/*
+ * The parameters $1, $2 of a statement from ComposeRangeDelete (and of
+ * MeasureRange): [lo, hi) as values of the time column's base type
+ * (timestamptz, timestamp or date), computed in the session's TimeZone.
+ */
+extern void RangeParams(Oid target, const char *time_column, TimestampTz lo,
+						TimestampTz hi, Oid *argtypes, Datum *values);
+
+/*
+ * The parameters of a statement from ComposeSourceInsert: $1, $2 = lo, hi
+ * as timestamptz (the source's), $3, $4 as RangeParams gives them (the row
+ * check's).  argtypes and values have room for 4.
+ */
+extern void SourceInsertParams(Oid target, const char *time_column,
+							   TimestampTz lo, TimestampTz hi,
+							   Oid *argtypes, Datum *values);
 
 /* ---- replacement strategies (strategy.c) ---- */
 
@@ -439,6 +457,7 @@ extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 const char *run_status, const char *via,
 						 const char *user, ChunkReport *report);
+extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							  ErrorData *edata);
@@ -545,5 +564,19 @@ extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
  */
 extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
 						  TimestampTz *horizon);
+
+/* ---- Citus (citus.c); no-ops without the citus extension ---- */
+
+/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
+extern void CitusRequireCoordinator(void);
+
+/* "distributed", "reference" or "local" for a Citus table, else NULL. */
+extern const char *CitusTableKind(Oid relid);
+
+/* Raise 0A000 for strategy "swap" on a Citus table. */
+extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
+
+/* Whether strategy "auto" must not pick swap for target (a Citus table). */
+extern bool CitusForbidsSwap(Oid target);
 
 #endif							/* BACKFILL_H */

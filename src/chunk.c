@@ -616,6 +616,73 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 }
 
 /*
+ * CommitChunk
+ *		Commit the chunk's transaction (SPI_commit).  When the commit itself
+ *		fails, e.g. Citus refusing to commit over a connection to a worker
+ *		that died during the chunk, or a deferred constraint: SPI_commit has
+ *		rolled the transaction back and started a new one, where the chunk
+ *		is recorded as failed, with the chunk's own error when it had one
+ *		(the cause; the commit's error is its consequence), else the
+ *		commit's.  report is updated to match.
+ */
+void
+CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[6];
+	bool		nulls[6] = {0};
+
+	PG_TRY();
+	{
+		SPI_commit();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		ReThrowError(edata);
+	if (report->outcome == CHUNK_FAILED && report->error != NULL)
+		edata = report->error;
+
+	SpiConnect();
+	vals[0] = Int64GetDatum(run->run_id);
+	vals[1] = Int32GetDatum(chunk->chunk_no);
+	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	nulls[4] = edata->detail == NULL;
+	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+	nulls[5] = edata->hint == NULL;
+	CatalogExecNulls("UPDATE backfill.chunks SET status = 'failed',"
+					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					 " rows_deleted = NULL, rows_inserted = NULL,"
+					 " before_value = NULL, after_value = NULL,"
+					 " ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
+					 " finished_at = pg_catalog.clock_timestamp(),"
+					 " error_sqlstate = $3, error_message = $4,"
+					 " error_detail = $5, error_hint = $6"
+					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
+					 6, types, vals, nulls, SPI_OK_UPDATE);
+	SetRunStatus(run, "failed");
+	SpiFinish();
+	SPI_commit();
+	MemoryContextSwitchTo(cxt);
+	report->outcome = CHUNK_FAILED;
+	report->error = edata;
+	report->run_status = pstrdup("failed");
+}
+
+/*
  * FirstTodo
  *		The first (last, for a backwards run) chunk_no matching one of the
  *		"still to do" predicates, or 0.  Caller is connected to SPI.

@@ -92,8 +92,9 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-					  ReplaceResult *result);
+static void RunInsert(Oid into, const char *time_column,
+					  const SourceQuery *source, TimestampTz lo,
+					  TimestampTz hi, ReplaceResult *result);
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
@@ -598,6 +599,7 @@ ChooseStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
 
 	if (strategy == STRATEGY_DELETE)
 		return STRATEGY_DELETE;
+	CitusCheckStrategy(target, strategy);	/* Citus: no swap */
 
 	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
 	reason = UnsafeReason(&plan, target, is_auto);
@@ -607,6 +609,8 @@ ChooseStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
 
 		if (reason != NULL)
 			return STRATEGY_DELETE;
+		if (CitusForbidsSwap(target))	/* Citus: auto never swaps */
+			return STRATEGY_TRUNCATE;
 		foreach(lc, plan.leaves)
 		{
 			if (SwapObstacle(lfirst(lc), target) != NULL)
@@ -662,19 +666,20 @@ ChooseStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
 
 /*
  * RunInsert
- *		Run a statement from ComposeSourceInsert for [lo, hi) and add the
- *		rows inserted to result.  Caller is connected to SPI.
+ *		Run the statement from ComposeSourceInsert that inserts source's
+ *		rows for [lo, hi) into "into" and add the rows inserted to result.
+ *		Caller is connected to SPI.
  */
 static void
-RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-		  ReplaceResult *result)
+RunInsert(Oid into, const char *time_column, const SourceQuery *source,
+		  TimestampTz lo, TimestampTz hi, ReplaceResult *result)
 {
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[2];
+	Oid			argtypes[4];
+	Datum		values[4];
 
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+	SourceInsertParams(into, time_column, lo, hi, argtypes, values);
+	SpiExec(ComposeSourceInsert(into, time_column, source), 4, argtypes,
+			values, NULL, false, 0, SPI_OK_INSERT);
 	result->rows_inserted += SPI_processed;
 }
 
@@ -730,8 +735,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
 			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(ComposeSourceInsert(into, time_column, source),
-				  lo, hi, result);
+		RunInsert(into, time_column, source, lo, hi, result);
 	}
 	else
 	{
@@ -848,8 +852,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
-	RunInsert(ComposeSourceInsert(freshoid, time_column, source),
-			  leaf->lo, leaf->hi, result);
+	RunInsert(freshoid, time_column, source, leaf->lo, leaf->hi, result);
 
 	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
 	LockRelationOid(leaf->relid, AccessExclusiveLock);

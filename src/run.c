@@ -283,7 +283,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
 		SpiFinish();
-		SPI_commit();
+		CommitChunk(run, &chunk, &report);
 		executed++;
 
 		ReportChunk(run, &chunk, &report);

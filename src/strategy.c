@@ -124,6 +124,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", target)));
 	CheckTargetPrivileges(target);
+	CitusCheckStrategy(target, strategy);	/* Citus: no swap */
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(StrategyName(strategy));
