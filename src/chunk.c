@@ -397,6 +397,25 @@ ChunkErrorText(ErrorData *edata, bool timed_out, bool last_deferral,
 }
 
 /*
+ * ErrorParams
+ *		An error's SQLSTATE, message, detail and hint as four statement
+ *		parameters (text; detail and hint NULL when absent), for the
+ *		error_* columns of backfill.chunks.
+ */
+static void
+ErrorParams(ErrorData *edata, Datum *vals, bool *nulls)
+{
+	vals[0] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	nulls[0] = false;
+	vals[1] = CStringGetTextDatum(edata->message ? edata->message : "");
+	nulls[1] = false;
+	vals[2] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	nulls[2] = edata->detail == NULL;
+	vals[3] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+	nulls[3] = edata->hint == NULL;
+}
+
+/*
  * ChunkRecordDeferral
  *		Phase "record" of a chunk whose locks timed out: it stays pending,
  *		with one more attempt and deferral and the error that deferred it.
@@ -410,12 +429,7 @@ ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
-	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[4] = edata->detail == NULL;
-	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[5] = edata->hint == NULL;
+	ErrorParams(edata, vals + 2, nulls + 2);
 	CatalogExecNulls("UPDATE backfill.chunks SET"
 					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
 					 " deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
@@ -457,12 +471,7 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	vals[6] = TimestampTzGetDatum(work->started);
 	vals[7] = CStringGetTextDatum(user);
 	vals[8] = CStringGetTextDatum(via);
-	vals[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	vals[10] = CStringGetTextDatum(edata->message ? edata->message : "");
-	vals[11] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[11] = edata->detail == NULL;
-	vals[12] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[12] = edata->hint == NULL;
+	ErrorParams(edata, vals + 9, nulls + 9);
 	CatalogExecNulls("UPDATE backfill.chunks SET status = $3,"
 					 " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
 					 " rows_deleted = NULL, rows_inserted = NULL,"
@@ -656,12 +665,7 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 	SpiConnect();
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
-	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[4] = edata->detail == NULL;
-	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[5] = edata->hint == NULL;
+	ErrorParams(edata, vals + 2, nulls + 2);
 	CatalogExecNulls("UPDATE backfill.chunks SET status = 'failed',"
 					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
 					 " rows_deleted = NULL, rows_inserted = NULL,"
