@@ -14,7 +14,7 @@
  * The rest of backfill calls in at three places (marked "Citus" there):
  * RequireArg (backfill.c) for the coordinator check of every SQL-callable
  * function that touches the catalog or a user table, ChooseStrategy
- * (partition.c) and set_strategy for the strategy rules.
+ * (partition.c) and set_strategy (strategy.c) for the strategy rules.
  *
  *-------------------------------------------------------------------------
  */

@@ -131,7 +131,7 @@ LedgerAgrees(Datum measure, Datum ledger, Datum tolerance)
  * LedgerCompare
  *		See backfill.h: LedgerAgrees where a NULL on either side (an
  *		aggregate such as sum() over no rows) counts as 0, as in the gate
- *		(run.c): a chunk emptied by a bad source disagrees with a non-zero
+ *		(chunk.c): a chunk emptied by a bad source disagrees with a non-zero
  *		ledger, and a ledger with no entries disagrees with a chunk that
  *		has some.
  */

@@ -17,9 +17,9 @@
  * to it; every use goes through SPI at run time, after checking that the
  * extension is installed in this database.
  *
- * The run loop (run.c) uses three helpers from here: whether the current
- * backend is a pg_cron job, whether a tick may work now given the run's
- * quiet hours, and removing a run's job when the run is finished.
+ * The run loop (run.c, chunk.c) uses three helpers from here: whether the
+ * current backend is a pg_cron job, whether a tick may work now given the
+ * run's quiet hours, and removing a run's job when the run is finished.
  *
  * backfill.lock_target is the daily job's side of the target lock: a
  * transaction-level lock (BackfillLockTag, a key no SQL caller can take) in
