@@ -13,7 +13,8 @@ OBJS = \
 	src/partition.o \
 	src/run.o \
 	src/reconcile.o \
-	src/schedule.o
+	src/schedule.o \
+	src/pipeline.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
