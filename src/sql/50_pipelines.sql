@@ -117,7 +117,8 @@ COMMENT ON FUNCTION backfill.reconcile_group(pg_catalog.int8) IS
 
 -- One row per group: its runs and chunks, and where it stands.  status is
 -- failed when a run of the group failed (the group is stopped), cancelled
--- when one was cancelled, done when all are done, else the root run's.
+-- when one was cancelled, done when all are done, probed when the root
+-- run has had its probe chunk and nothing is done yet, else planned.
 CREATE VIEW backfill.group_progress WITH (security_invoker = true) AS
 SELECT r.group_id,
        pg_catalog.count(*) AS runs,
@@ -126,8 +127,9 @@ SELECT r.group_id,
        CASE WHEN pg_catalog.bool_or(r.status OPERATOR(pg_catalog.=) 'failed') THEN 'failed'
             WHEN pg_catalog.bool_or(r.status OPERATOR(pg_catalog.=) 'cancelled') THEN 'cancelled'
             WHEN pg_catalog.bool_and(r.status OPERATOR(pg_catalog.=) 'done') THEN 'done'
-            ELSE pg_catalog.min(r.status) FILTER (
-                     WHERE r.run_id OPERATOR(pg_catalog.=) r.group_id)
+            WHEN pg_catalog.bool_or(r.status OPERATOR(pg_catalog.=) 'probed')
+                 AND NOT pg_catalog.bool_or(r.status OPERATOR(pg_catalog.=) 'done') THEN 'probed'
+            ELSE 'planned'
        END AS status,
        pg_catalog.sum(s.chunks_total)::pg_catalog.int8 AS chunks_total,
        pg_catalog.sum(s.chunks_done)::pg_catalog.int8 AS chunks_done,
