@@ -75,6 +75,10 @@ SELECT target, count(*) AS chunks, min(chunk_start), max(chunk_end), sum(len)
 SELECT chunk_start, chunk_end FROM pp.plan_chunks
  WHERE group_id = :g4 AND target = 'pp.quarter'::regclass ORDER BY chunk_no;
 SELECT backfill.cancel_group(:g4) AS cancelled;
+-- backfill.max_chunks bounds every run of the cascade
+SET backfill.max_chunks = 20;
+SELECT backfill.plan('pp.daily', '2024-03-12', '2024-03-13', cascade => true);
+RESET backfill.max_chunks;
 SELECT backfill.undepend('pp.hourly', 'pp.daily'), backfill.undepend('pp.quarter', 'pp.daily');
 
 -- A range not aligned to the daily chunks: the week still widens to

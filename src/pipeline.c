@@ -560,11 +560,18 @@ Widen(const PlanChunks *up, Interval *step, List **cells)
 		GridCell(up->starts[k], step, &lo, &hi);
 		for (;;)
 		{
-			TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+			TimestampTz *last = *cells ? (TimestampTz *) llast(*cells) : NULL;
 
-			cell[0] = lo;
-			cell[1] = hi;
-			*cells = lappend(*cells, cell);
+			CHECK_FOR_INTERRUPTS();
+			/* consecutive upstream chunks often share a cell: keep one */
+			if (last == NULL || last[0] != lo)
+			{
+				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+
+				cell[0] = lo;
+				cell[1] = hi;
+				*cells = lappend(*cells, cell);
+			}
 			if (hi >= up->ends[k])
 				break;
 			GridCell(hi, step, &lo, &hi);
@@ -811,6 +818,12 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 				}
 			}
 			CellsToChunks(cells, &node->chunks);
+			if (node->chunks.n > backfill_max_chunks)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("the run of %s would have more than %d chunks",
+								node->name, backfill_max_chunks),
+						 errhint("Plan a shorter range, or raise backfill.max_chunks.")));
 			node->run_id = PlanRun(node->target, 0, false, 0, false, NULL,
 								   note, false, false, clear_no_source,
 								   &node->chunks);
