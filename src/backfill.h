@@ -271,7 +271,7 @@ extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 /* ---- pipelines (pipeline.c) ---- */
 
 /*
- * plan(..., only, cascade): plan the target's run over only the chunks
+ * plan(..., only_chunks, cascade): plan the target's run over the chunks
  * that need it and, with cascade, one run per downstream target, as a
  * group.  *planned is false (and a NOTICE says so) when nothing needs it.
  */

@@ -728,8 +728,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 /*
  * backfill_plan
  *		plan(target, range_start, range_end, chunk, note, probe, backwards,
- *		clear_no_source, only, cascade) -> run_id; only and cascade are
- *		planned by pipeline.c (NULL: nothing to do).
+ *		clear_no_source, only_chunks, cascade) -> run_id; only_chunks and
+ *		cascade are planned by pipeline.c (NULL: nothing to do).
  */
 Datum
 backfill_plan(PG_FUNCTION_ARGS)
