@@ -72,6 +72,14 @@ typedef struct Piece
 	char		latest;			/* 'd', 'n', 'f' failed, 'c' cancelled, 0 */
 } Piece;
 
+/* The dependencies among the targets of a cascading plan. */
+typedef struct Edges
+{
+	int			n;
+	Oid		   *down;
+	Oid		   *up;
+} Edges;
+
 /* One target of a cascading plan, in dependency order. */
 typedef struct PlanNode
 {
@@ -624,12 +632,11 @@ CellsToChunks(List *cells, PlanChunks *out)
  * DownstreamOrder
  *		The target and every target built from it, directly or not, in an
  *		order where each comes after all its upstream targets (ties by
- *		name).  *edges_down and *edges_up receive the dependencies among
- *		them.
- *		Caller is connected to SPI.
+ *		name).  *edges receives the dependencies among them.  Caller is
+ *		connected to SPI.
  */
 static List *
-DownstreamOrder(Oid root, List **edges_down, List **edges_up)
+DownstreamOrder(Oid root, Edges *edges)
 {
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
@@ -638,8 +645,6 @@ DownstreamOrder(Oid root, List **edges_down, List **edges_up)
 	int			i;
 	int			n;
 
-	*edges_down = NIL;
-	*edges_up = NIL;
 	values[0] = ObjectIdGetDatum(root);
 	CatalogExec("WITH RECURSIVE down(t) AS ("
 				"  SELECT $1::pg_catalog.regclass"
@@ -650,17 +655,18 @@ DownstreamOrder(Oid root, List **edges_down, List **edges_up)
 				" WHERE d.upstream OPERATOR(pg_catalog.=) ANY (SELECT t FROM down)",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	n = (int) SPI_processed;
+	edges->n = n;
+	edges->down = palloc(sizeof(Oid) * Max(n, 1));
+	edges->up = palloc(sizeof(Oid) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
-		Oid			d = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-													   SPI_tuptable->tupdesc, 1, &isnull));
-		Oid			u = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-													   SPI_tuptable->tupdesc, 2, &isnull));
 
-		*edges_down = lappend_oid(*edges_down, d);
-		*edges_up = lappend_oid(*edges_up, u);
-		nodes = list_append_unique_oid(nodes, d);
+		edges->down[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														SPI_tuptable->tupdesc, 1, &isnull));
+		edges->up[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc, 2, &isnull));
+		nodes = list_append_unique_oid(nodes, edges->down[i]);
 	}
 	SPI_freetuptable(SPI_tuptable);
 
@@ -674,16 +680,15 @@ DownstreamOrder(Oid root, List **edges_down, List **edges_up)
 		foreach(lc, nodes)
 		{
 			Oid			cand = lfirst_oid(lc);
-			ListCell   *ld;
-			ListCell   *lu;
 			bool		ready = true;
 			char	   *name;
+			int			e;
 
 			if (list_member_oid(order, cand))
 				continue;
-			forboth(ld, *edges_down, lu, *edges_up)
+			for (e = 0; e < edges->n; e++)
 			{
-				if (lfirst_oid(ld) == cand && !list_member_oid(order, lfirst_oid(lu)))
+				if (edges->down[e] == cand && !list_member_oid(order, edges->up[e]))
 				{
 					ready = false;
 					break;
@@ -729,8 +734,7 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 	PlanChunks	root;
 	int64		root_run;
 	List	   *order;
-	List	   *edges_down;
-	List	   *edges_up;
+	Edges		edges;
 	PlanNode   *nodes;
 	int			nn;
 	int			i;
@@ -776,7 +780,7 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 	if (!cascade)
 		return root_run;
 
-	order = DownstreamOrder(target, &edges_down, &edges_up);
+	order = DownstreamOrder(target, &edges);
 	nn = list_length(order);
 	nodes = palloc0(sizeof(PlanNode) * nn);
 	initStringInfo(&summary);
@@ -786,8 +790,7 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 		List	   *cells = NIL;
 		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
 		int			nups = 0;
-		ListCell   *ld;
-		ListCell   *lu;
+		int			e;
 		Oid			types[3] = {INT8OID, INT8OID, INT8ARRAYOID};
 		Datum		vals[3];
 
@@ -802,15 +805,15 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 		{
 			Interval   *dstep = RequireRegistered(node->target, NULL);
 
-			forboth(ld, edges_down, lu, edges_up)
+			for (e = 0; e < edges.n; e++)
 			{
 				int			j;
 
-				if (lfirst_oid(ld) != node->target)
+				if (edges.down[e] != node->target)
 					continue;
 				for (j = 0; j < i; j++)
 				{
-					if (nodes[j].target == lfirst_oid(lu))
+					if (nodes[j].target == edges.up[e])
 					{
 						Widen(&nodes[j].chunks, dstep, &cells);
 						ups[nups++] = Int64GetDatum(nodes[j].run_id);
