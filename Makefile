@@ -7,6 +7,7 @@ OBJS = \
 	src/backfill.o \
 	src/spi_util.o \
 	src/catalog.o \
+	src/identity.o \
 	src/range.o \
 	src/validate.o \
 	src/replace.o \

@@ -378,6 +378,14 @@ for rep in $(seq "$REPS"); do
     timed empty.1000_chunks "$rep" "CALL backfill.run($r)"
 done
 
+# ---- 4b. cancel of a freshly planned 50,000-chunk run (no ANALYZE) ----
+log "cancel: a freshly planned run of 50,000 chunks, no ANALYZE"
+for rep in $(seq "$REPS"); do
+    r=$(q -At -c "SELECT backfill.plan('bench.empty_t', '2031-0$rep-01', '2031-0$rep-01'::timestamptz + interval '50000 minutes', '1 minute', probe => false)")
+    q -c "CHECKPOINT"
+    timed cancel.50k_chunks "$rep" "SELECT backfill.cancel($r)"
+done
+
 # ---- 5. split_range of 1,000,000 chunks ----
 log "split_range: 1,000,000 chunks"
 for rep in $(seq "$REPS"); do
@@ -481,6 +489,10 @@ ratios (ord, what, value, goal, met) AS (
   SELECT 9, 'bookkeeping: ms per empty chunk (1,000 chunks)',
          (SELECT s FROM m WHERE test = 'empty.1000_chunks'),
          '<= 2', NULL
+  UNION ALL
+  SELECT 9.5, 'cancel: seconds for a fresh 50,000-chunk run (no ANALYZE)',
+         (SELECT s FROM m WHERE test = 'cancel.50k_chunks'),
+         '(info)', NULL
   UNION ALL
   SELECT 10, 'split_range: seconds for 1,000,000 chunks',
          (SELECT s FROM m WHERE test = 'split_range.1M'),

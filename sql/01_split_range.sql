@@ -89,6 +89,26 @@ SET backfill.max_chunks = 10;
 SELECT count(*) FROM backfill.split_range('2024-01-01', '2024-01-11', '1 day');
 SELECT * FROM backfill.split_range('2024-01-01', '2024-01-11 00:00:01', '1 day');
 RESET backfill.max_chunks;
+-- Only a superuser may change it (a plain user could otherwise make plans
+-- write any number of chunk rows they cannot delete), and never above the
+-- hard ceiling of 10000000.
+CREATE ROLE regress_split_user;
+SET ROLE regress_split_user;
+SET backfill.max_chunks = 1000000;
+\echo :LAST_ERROR_SQLSTATE
+SET backfill.max_chunks = 10;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SET backfill.max_chunks = 10000001;
+\echo :LAST_ERROR_SQLSTATE
+SET backfill.max_chunks = 10000000;
+RESET backfill.max_chunks;
+-- a superuser can set it for a role; that role then gets it at login
+ALTER ROLE regress_split_user SET backfill.max_chunks = 10;
+SELECT setconfig FROM pg_db_role_setting
+ WHERE setrole = 'regress_split_user'::regrole;
+ALTER ROLE regress_split_user RESET backfill.max_chunks;
+DROP ROLE regress_split_user;
 
 -- chunks cover the range exactly: contiguous, no gap, no overlap
 SELECT count(*) AS chunks,

@@ -87,6 +87,9 @@ SELECT backfill.register('fx.daily', 'day',
          FROM fx.raw WHERE ts >= $1 AND ts < $2 GROUP BY 1$q$,
     ledger => 'SELECT sum(n) FROM fx.ledger WHERE day >= $1 AND day < $2',
     measure => 'sum(n)', ledger_gate => false);
+-- A run keeps the definition it was planned with: cancel it and plan again.
+SELECT backfill.cancel(:g);
+SELECT backfill.plan('fx.daily', '2024-05-01', '2024-05-04', probe => false) AS g \gset
 CALL backfill.run(:g);
 SELECT chunk_no, status, attempts, after_value, ledger_value, ledger_ok, verdict,
        error_sqlstate

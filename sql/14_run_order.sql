@@ -96,5 +96,14 @@ SELECT backfill.unregister(:gone_oid);
 SELECT count(*) AS registered FROM backfill.targets WHERE target_name = 'ord.gone';
 SELECT count(*) AS history_kept FROM backfill.chunks WHERE run_id = :g;
 
+-- 7. cancel of a freshly planned run of many chunks (no ANALYZE): every
+--     pending chunk is cancelled once, and nothing else is touched.
+SELECT backfill.plan('ord.signups', '2030-01-01',
+                     '2030-01-01'::timestamptz + interval '20000 minutes',
+                     '1 minute', probe => false) AS big \gset
+SELECT backfill.cancel(:big) AS cancelled;
+SELECT status, count(*) FROM backfill.chunks WHERE run_id = :big GROUP BY status;
+SELECT backfill.cancel(:big) AS cancelled_again;
+
 SELECT backfill.unregister('ord.signups');
 DROP SCHEMA ord CASCADE;

@@ -69,17 +69,28 @@ SELECT backfill.cancel(:run_x) AS cancelled;
 SELECT count(*) AS in_progress FROM backfill.progress WHERE run_id = :run_x;
 SELECT chunk_no, status FROM backfill.history WHERE run_id = :run_x ORDER BY 1;
 
--- pid comes only from the run's lock: a session lock on another run's key,
--- or on this run's key in the wrong class, does not make it look busy.
+-- pid comes only from the run's lock, which no SQL call can take: an
+-- advisory lock on the run's key in the two-key form, in the one-key form,
+-- or in the wrong class, taken by a role with no rights at all, does not
+-- make it look busy (the key of a backfill lock has objsubid 16966).
 SELECT backfill.plan('r21.tgt', '2024-03-06', '2024-03-08') AS run_q \gset
+CREATE ROLE regress_r21_nobody;
+SET ROLE regress_r21_nobody;
 SELECT pg_advisory_lock(1111883778, :run_q::int);
-SELECT pg_advisory_lock(1111883777, :run_q::int + 1000);
-SELECT pid FROM backfill.progress WHERE run_id = :run_q;
--- The run's own key: that backend is executing it.
 SELECT pg_advisory_lock(1111883777, :run_q::int);
-SELECT pid = pg_backend_pid() AS mine FROM backfill.progress WHERE run_id = :run_q;
-SELECT pg_advisory_unlock_all();
+SELECT pg_advisory_lock((1111883777::bigint << 32) | :run_q);
+RESET ROLE;
 SELECT pid FROM backfill.progress WHERE run_id = :run_q;
+SELECT count(*) AS advisory_locks_held, min(objsubid) AS objsubid_min, max(objsubid) AS objsubid_max
+  FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+-- and the run is executed as if they were not there
+SELECT current_setting('client_min_messages') AS r21_cmm \gset
+SET client_min_messages = warning;
+CALL backfill.run(:run_q, max_chunks => 1);
+SET client_min_messages = :r21_cmm;
+SELECT status, chunks_done FROM backfill.progress WHERE run_id = :run_q;
+SELECT pg_advisory_unlock_all();
+DROP ROLE regress_r21_nobody;
 SELECT backfill.cancel(:run_q) AS cancelled;
 
 -- no_source chunks need no work unless the run must clear them: they

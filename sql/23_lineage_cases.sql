@@ -10,15 +10,18 @@ CREATE TABLE r23.src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO r23.src SELECT '2024-07-01'::timestamptz + i * interval '2 hours', 1 FROM generate_series(0, 59) i;
 CREATE TABLE r23.broken (day timestamptz PRIMARY KEY);
 CREATE TABLE r23.t (ts timestamptz NOT NULL, v int NOT NULL);
-SELECT backfill.register('r23.t', 'ts',
-    'SELECT s.ts, s.v / CASE WHEN EXISTS (SELECT FROM r23.broken b WHERE b.day = $1) THEN 0 ELSE 1 END AS v
-       FROM r23.src s WHERE s.ts >= $1 AND s.ts < $2') AS version;
 CREATE ROLE regress_r23_a;
 CREATE ROLE regress_r23_b;
 GRANT regress_r23_a TO regress_r23_b;
 GRANT USAGE ON SCHEMA r23 TO regress_r23_a;
 GRANT SELECT ON r23.src, r23.broken TO regress_r23_a;
 GRANT SELECT, INSERT, DELETE ON r23.t TO regress_r23_a;
+-- Role a registers the target: its text runs as role a.
+SET ROLE regress_r23_a;
+SELECT backfill.register('r23.t', 'ts',
+    'SELECT s.ts, s.v / CASE WHEN EXISTS (SELECT FROM r23.broken b WHERE b.day = $1) THEN 0 ELSE 1 END AS v
+       FROM r23.src s WHERE s.ts >= $1 AND s.ts < $2') AS version;
+RESET ROLE;
 
 -- Role a plans a backwards run over Jul 1-6; Jul 4 is broken, so Jul 5
 -- is done and Jul 4 fails.

@@ -128,8 +128,9 @@ CREATE ROLE regress_rec_outsider;
 SET ROLE regress_rec_outsider;
 SELECT pg_temp.try('SELECT * FROM backfill.reconcile(' || :visits_run || ')');
 RESET ROLE;
--- SELECT on the target is enough for reconcile (it writes the catalog as
--- the extension owner); the ledger still runs as the caller
+-- A reader with SELECT on the target gets the verdicts stored by the
+-- planner's last reconcile (a NOTICE says so): no ledger runs for a
+-- reader and nothing is written (see 67_author_identity)
 CREATE ROLE regress_rec_reader;
 GRANT USAGE ON SCHEMA rec TO regress_rec_reader;
 GRANT SELECT ON rec.visits, rec.daily TO regress_rec_reader;

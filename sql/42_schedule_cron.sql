@@ -140,6 +140,10 @@ SELECT backfill.schedule(:run2, '0 4 * * *');
 
 -- A role without USAGE on schema cron is told how to get it.
 SET ROLE regress_sched_nocron;
+-- (its own registration: it plans only text it may run)
+SELECT backfill.register('sched_daily', 'day',
+    (SELECT source FROM backfill.definitions
+      WHERE target = 'sched_daily'::regclass ORDER BY version DESC LIMIT 1)) IS NOT NULL AS registered;
 SELECT backfill.plan('sched_daily', '2026-01-01', '2026-01-02', probe => false) AS run3 \gset
 SELECT backfill.schedule(:run3, '0 4 * * *');
 \echo :LAST_ERROR_SQLSTATE

@@ -44,7 +44,8 @@ SHOW TimeZone;
 SHOW search_path;
 RESET search_path;
 SELECT DISTINCT ON (chunk_start) chunk_start, tz,
-       path = (SELECT search_path FROM backfill.runs WHERE run_id = :run) AS run_path
+       -- the run's search_path, with pg_temp forced last
+       path = (SELECT search_path || ', pg_temp' FROM backfill.runs WHERE run_id = :run) AS run_path
   FROM regress_hard_seen ORDER BY chunk_start, id;
 SELECT chunk_no, chunk_start, chunk_end, status, rows_deleted, rows_inserted
   FROM backfill.chunks WHERE run_id = :run ORDER BY chunk_no;

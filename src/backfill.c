@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "backfill.h"
@@ -60,10 +61,10 @@ _PG_init(void)
 
 	DefineCustomIntVariable("backfill.max_chunks",
 							"Largest number of chunks one range may be split into.",
-							NULL,
+							"Only superusers may change it (chunk rows cannot be deleted by their planner); never above the hard ceiling of 10000000.",
 							&backfill_max_chunks,
-							100000, 1, INT_MAX - 1,
-							PGC_USERSET, 0,
+							100000, 1, BACKFILL_MAX_CHUNKS_CEILING,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("backfill.neighbor_chunks",
@@ -99,4 +100,20 @@ RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", name),
 				 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * BackfillLockTag
+ *		Fill tag with the lock key (lockclass, key) of this database.  It is
+ *		an advisory lock tag whose fourth field is BACKFILL_LOCK_SUBID, a
+ *		value the SQL advisory lock functions never use, so only the
+ *		extension's C code can take these locks; they show in pg_locks as
+ *		locktype 'advisory', classid = lockclass, objid = key,
+ *		objsubid = 16966.
+ */
+void
+BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, lockclass, key,
+						 BACKFILL_LOCK_SUBID);
 }

@@ -18,30 +18,44 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "nodes/pg_list.h"
+#include "storage/lock.h"
 #include "utils/timestamp.h"
 
 /* ---- settings (backfill.c) ---- */
 extern int	backfill_lock_timeout;	/* ms */
 extern int	backfill_chunk_timeout; /* ms, 0 = none */
 extern int	backfill_max_attempts;
-extern int	backfill_max_chunks;
+extern int	backfill_max_chunks;	/* PGC_SUSET */
 extern int	backfill_neighbor_chunks;
 extern double backfill_neighbor_tolerance;
 
 /*
- * Advisory lock classes (first key of the two-key form, objsubid = 2).
- * A run being executed holds a session-level lock (RUN, run_id); a chunk
- * and the daily job meet on a transaction-level lock (TARGET, relid).
+ * Hard ceiling of backfill.max_chunks: even a superuser cannot make one
+ * plan, check or split_range produce more chunks than this.
+ */
+#define BACKFILL_MAX_CHUNKS_CEILING 10000000
+
+/*
+ * Lock classes of the extension's own locks (BackfillLockTag).  A run being
+ * executed holds a session-level lock (RUN, run_id); a chunk and the daily
+ * job meet on a transaction-level lock (TARGET, relid); register, unregister
+ * and plan of one target serialize on a transaction-level lock (PLAN, relid).
  */
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
+#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
 
 /*
- * Transaction-level lock (PLAN, relid) that serializes register,
- * unregister and plan of one target (run.c).
+ * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
+ * advisory lock functions only ever use 1 (one bigint key) and 2 (two int4
+ * keys), so no SQL caller can take, wait for or hold a backfill lock.
  */
-#define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+#define BACKFILL_LOCK_SUBID			0x4246	/* 16966 */
+
+/* The lock tag of (lockclass, key) in this database (backfill.c). */
+extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
 /* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
@@ -78,6 +92,39 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
+
+/* ---- identity of user text and of run actions (identity.c) ---- */
+
+/* The state of one passage through the author gate. */
+typedef struct AuthorGate
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nest;
+	bool		active;
+} AuthorGate;
+
+/* 42501 unless the current user has the privileges of author. */
+extern void CheckAuthor(Oid author, Oid target, int32 version);
+
+/*
+ * Run user text as its author: CheckAuthor, then the author's user id in a
+ * security-restricted operation, search_path (pg_temp last) and TimeZone
+ * pinned, until AuthorGateLeave (settings popped as on abort).
+ */
+extern void AuthorGateEnter(AuthorGate *gate, Oid author, Oid target,
+							int32 version, const char *search_path,
+							const char *timezone);
+extern void AuthorGateLeave(AuthorGate *gate);
+extern void AuthorGateAbort(AuthorGate *gate);
+
+/* The permission rule of every action on a run (planner by OID). */
+extern void CheckRunPermission(int64 run_id, Oid planner,
+							   const char *planner_name, const char *action);
+extern bool HasRunPermission(Oid planner);
+
+/* 42704 "run N does not exist" for a run the caller cannot see. */
+extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
 
 /* ---- range splitting (range.c) ---- */
 
@@ -137,6 +184,14 @@ extern char *ComposeSourceInsert(Oid target, const char *time_column,
 extern char *ComposeRangeDelete(Oid target, const char *time_column,
 								const char *measure);
 
+/*
+ * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
+ * numeric) FROM <from> AS backfill_rows [tail]" (from NULL: FROM the
+ * backfill_rows CTE), the measure on lines of its own.
+ */
+extern char *ComposeMeasureSelect(const char *lead, const char *measure,
+								  const char *from, const char *tail);
+
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
 {
@@ -176,15 +231,6 @@ extern int64 ClearRange(Oid target, const char *time_column,
 extern const char *CheckStrategyName(const char *strategy);
 
 /* ---- partitioned targets (partition.c) ---- */
-
-/*
- * The leaf partitions of target (recursively) that can hold rows of
- * [lo, hi), as OIDs; *aligned: they all lie entirely inside the range;
- * *default_affected: a default partition may hold rows of it.
- */
-extern List *AffectedLeaves(Oid target, const char *time_column,
-							TimestampTz lo, TimestampTz hi,
-							bool *aligned, bool *default_affected);
 
 /*
  * The strategy for [lo, hi): "delete", "truncate" or "swap".  "auto" (or
@@ -306,5 +352,23 @@ extern bool ScheduleRemoveJob(int64 run_id);
 
 /* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
 extern bool ScheduleCalledFromCron(void);
+extern bool ScheduleInCronWorker(void);
+extern void RequirePgCron(const char *detail);
+
+/*
+ * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
+ * it in the run's or check's last_error; rows added to rsinfo when given
+ * (schedule.c).  Every backfill tick calls it.
+ */
+extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
+
+/*
+ * The earliest time from which a target's source is complete: now() -
+ * retention, or the value of horizon_sql (run as the calling user);
+ * false when there is neither, or the query gives no row or NULL
+ * (run.c; used by plan and check).
+ */
+extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
+						  TimestampTz *horizon);
 
 #endif							/* BACKFILL_H */

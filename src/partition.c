@@ -361,33 +361,6 @@ PlanChunk(Oid target, const char *time_column,
 }
 
 /*
- * AffectedLeaves
- *		The leaf partitions of target (recursively) that can hold rows of
- *		[lo, hi), as a list of OIDs; *aligned tells whether they all lie
- *		entirely inside the range, *default_affected whether a default
- *		partition may hold rows of it.  A table that is not partitioned has
- *		no leaves and is not aligned.
- */
-List *
-AffectedLeaves(Oid target, const char *time_column,
-			   TimestampTz lo, TimestampTz hi,
-			   bool *aligned, bool *default_affected)
-{
-	PartPlan	plan;
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
-	foreach(lc, plan.leaves)
-		result = lappend_oid(result, ((LeafPart *) lfirst(lc))->relid);
-	if (aligned)
-		*aligned = plan.aligned;
-	if (default_affected)
-		*default_affected = plan.default_affected;
-	return result;
-}
-
-/*
  * LockAffectedPartitions
  *		The chunk lock of a partitioned target: the target and the
  *		partitioned tables between it and the affected leaves in
@@ -758,6 +731,7 @@ MeasureRange(Oid target, const char *time_column,
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
 	char	   *sql;
+	char	   *where;
 	const char *col = quote_identifier(time_column);
 	bool		isnull;
 
@@ -769,12 +743,14 @@ MeasureRange(Oid target, const char *time_column,
 		(void) ComposeRangeDelete(target, time_column, measure);
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	sql = psprintf("SELECT pg_catalog.count(*)%s%s%s FROM %s AS backfill_rows "
-				   "WHERE %s OPERATOR(pg_catalog.>=) $1 "
-				   "AND %s OPERATOR(pg_catalog.<) $2",
-				   measure ? ", CAST((\n" : "", measure ? measure : "",
-				   measure ? "\n) AS pg_catalog.numeric)" : "",
-				   RelName(target), col, col);
+	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
+					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
+	if (measure != NULL)
+		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
+								   RelName(target), where);
+	else
+		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
+					   RelName(target), where);
 	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)
@@ -1012,19 +988,64 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(strategy);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "backfill: SPI_connect failed");
-	CatalogExec("UPDATE backfill.targets t SET strategy = $2"
-				" FROM backfill.targets o"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1"
-				" AND o.target OPERATOR(pg_catalog.=) t.target"
-				" RETURNING o.strategy",
-				2, argtypes, values, NULL, SPI_OK_UPDATE_RETURNING);
+	CatalogExec("SELECT t.strategy, t.current_version, d.author"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not registered for backfill",
 						RelName(target)),
 				 errhint("Registered tables are listed in backfill.targets.")));
-	previous = SpiGetText(0, 1);
+	{
+		bool		isnull;
+		int32		version = SpiGetInt32(0, 2, &isnull);
+		Oid			author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+															SPI_tuptable->tupdesc,
+															3, &isnull));
+		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
+		Datum		vals[4];
+
+		previous = SpiGetText(0, 1);
+		SPI_freetuptable(SPI_tuptable);
+
+		/*
+		 * The new version is authored by the caller, who adopts the current
+		 * version's text: only a role with its author's privileges may.
+		 */
+		CheckAuthor(author, target, version);
+		vals[0] = ObjectIdGetDatum(target);
+		vals[1] = CStringGetTextDatum(strategy);
+		vals[2] = Int32GetDatum(version);
+		vals[3] = ObjectIdGetDatum(GetUserId());
+		CatalogExec("INSERT INTO backfill.definitions (target, version, label,"
+					" source, source_hash, created_by, author, time_column, chunk,"
+					" source_retention, source_horizon, ledger, measure, tolerance,"
+					" ledger_gate, strategy)"
+					" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
+					" d.source, d.source_hash,"
+					" (SELECT rolname FROM pg_catalog.pg_roles"
+					"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+					" $4, d.time_column, d.chunk, d.source_retention,"
+					" d.source_horizon, d.ledger, d.measure, d.tolerance,"
+					" d.ledger_gate, $2"
+					" FROM backfill.definitions d,"
+					" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
+					"  WHERE target OPERATOR(pg_catalog.=) $1) m"
+					" WHERE d.target OPERATOR(pg_catalog.=) $1"
+					" AND d.version OPERATOR(pg_catalog.=) $3"
+					" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
+					4, types, vals, NULL, SPI_OK_INSERT);
+		CatalogExec("UPDATE backfill.targets SET strategy = $2,"
+					" current_version = (SELECT pg_catalog.max(version)"
+					"  FROM backfill.definitions"
+					"  WHERE target OPERATOR(pg_catalog.=) $1)"
+					" WHERE target OPERATOR(pg_catalog.=) $1",
+					2, argtypes, values, NULL, SPI_OK_UPDATE);
+	}
 	result = cstring_to_text(previous);
 	SPI_finish();
 	PG_RETURN_TEXT_P(result);

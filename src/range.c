@@ -132,7 +132,8 @@ ComputeChunkBounds(TimestampTz start, bool start_null,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("range would be split into more than %d chunks",
 							backfill_max_chunks),
-					 errhint("Use a larger chunk interval, or raise backfill.max_chunks.")));
+					 errhint("Use a larger chunk interval, or ask a superuser to raise backfill.max_chunks (at most %d).",
+							 BACKFILL_MAX_CHUNKS_CEILING)));
 
 		if (pure_time)
 		{

@@ -60,11 +60,14 @@ PG_FUNCTION_INFO_V1(backfill_run_check);
 #define REC_NATTS 10
 
 /*
- * What the comparison needs to know about a target (from backfill.targets).
+ * What the comparison needs to know about a target: one version of its
+ * definition (backfill.definitions) and that version's author.
  */
 typedef struct RecTarget
 {
 	Oid			relid;
+	int32		version;
+	Oid			author;
 	char	   *time_column;
 	char	   *measure;
 	char	   *ledger;			/* NULL when the target has none */
@@ -320,24 +323,30 @@ CheckSelectPrivilege(Oid relid)
 
 /*
  * ReadTarget
- *		The registration of relid, or a 42704 error when it has none.  The
- *		caller is connected to SPI; the strings live in the SPI procedure
- *		context.
+ *		Definition "version" of relid (0: its current version), or a 42704
+ *		error when it is not registered.  The caller is connected to SPI;
+ *		the strings live in the SPI procedure context.
  */
 static RecTarget *
-ReadTarget(Oid relid)
+ReadTarget(Oid relid, int32 version)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
+	Oid			argtypes[2] = {REGCLASSOID, INT4OID};
+	Datum		values[2];
 	RecTarget  *t;
 	bool		isnull;
 	Datum		d;
 
 	values[0] = ObjectIdGetDatum(relid);
-	CatalogExec("SELECT time_column::pg_catalog.text, measure, ledger, tolerance,"
-				" chunk, source_retention, source_horizon"
-				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
+	values[1] = Int32GetDatum(version);
+	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger,"
+				" d.tolerance, d.chunk, d.source_retention, d.source_horizon,"
+				" d.version, d.author"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) CASE WHEN $2 OPERATOR(pg_catalog.=) 0"
+				"   THEN t.current_version ELSE $2 END"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -357,67 +366,11 @@ ReadTarget(Oid relid)
 	d = SpiGetDatumCopy(0, 6, &isnull);
 	t->retention = isnull ? NULL : DatumGetIntervalP(d);
 	t->horizon = SpiGetText(0, 7);
+	t->version = SpiGetInt32(0, 8, &isnull);
+	t->author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 9,
+											   &isnull));
 	return t;
-}
-
-/*
- * SourceHorizon
- *		The earliest time from which the target's source is complete, or
- *		false when it has no retention and no horizon query.  With both,
- *		the later of now() - source_retention and the query's answer.
- *		The horizon query runs as the calling user.
- */
-static bool
-SourceHorizon(RecTarget *t, TimestampTz *horizon)
-{
-	bool		have = false;
-
-	if (t->retention != NULL)
-	{
-		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														   IntervalPGetDatum(t->retention)));
-		have = true;
-	}
-	if (t->horizon != NULL)
-	{
-		Datum		d;
-		bool		isnull;
-		Oid			typid;
-		TimestampTz h;
-
-		SpiExec(t->horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-		if (SPI_processed > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("horizon query returned more than one row"),
-					 errhint("Return one value, the earliest time from which the source is complete.")));
-		/* no row or NULL: no horizon, as at plan time (run.c) */
-		isnull = true;
-		d = (Datum) 0;
-		if (SPI_processed == 1)
-			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-							  &isnull);
-		if (!isnull)
-		{
-			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-			if (typid == TIMESTAMPOID)
-				d = DirectFunctionCall1(timestamp_timestamptz, d);
-			else if (typid == DATEOID)
-				d = DirectFunctionCall1(date_timestamptz, d);
-			else if (typid != TIMESTAMPTZOID)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("horizon query must return a timestamptz, not type %s",
-								format_type_be(typid))));
-			h = DatumGetTimestampTz(d);
-			if (!have || h > *horizon)
-				*horizon = h;
-			have = true;
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	return have;
 }
 
 /*
@@ -490,13 +443,13 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 										 get_rel_name(t->relid));
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "SELECT pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3),"
-					 " CAST((%s) AS pg_catalog.numeric)"
-					 " FROM %s"
-					 " WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
-					 " GROUP BY 1",
-					 tc, t->measure, relname, tc, tc);
+	appendStringInfoString(&sql,
+						   ComposeMeasureSelect(psprintf("pg_catalog.width_bucket(CAST(%s AS pg_catalog.timestamptz), $3)",
+														 tc),
+												t->measure, relname,
+												psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1"
+														 " AND %s OPERATOR(pg_catalog.<) $2"
+														 " GROUP BY 1", tc, tc)));
 	values[0] = bound_datums[0];
 	values[1] = bound_datums[nbuckets];
 	values[2] = MakeArray(bound_datums, NULL, nbuckets + 1, TIMESTAMPTZOID);
@@ -582,9 +535,9 @@ CompareChunks(RecTarget *t, RecChunk *chunks, int n, Interval *step)
 			if (!have_empty)
 			{
 				resetStringInfo(&sql);
-				appendStringInfo(&sql,
-								 "SELECT CAST((%s) AS pg_catalog.numeric) FROM %s WHERE false",
-								 t->measure, relname);
+				appendStringInfoString(&sql,
+									   ComposeMeasureSelect(NULL, t->measure,
+															relname, "WHERE false"));
 				SpiExec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
 				if (SPI_processed == 1)
 					empty_value = SpiGetDatumCopy(0, 1, &empty_null);
@@ -669,26 +622,51 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		nulls[7] = c->median_null;
 		values[8] = BoolGetDatum(c->neighbor_ok);
 		nulls[8] = c->neighbor_ok_null;
-		values[9] = CStringGetTextDatum(c->verdict);
+		if (c->verdict != NULL)
+			values[9] = CStringGetTextDatum(c->verdict);
+		else
+			nulls[9] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
 
 /*
- * ApplyRunSettings
- *		Use the run's recorded TimeZone and search_path until the returned
- *		GUC nest level is popped, as each chunk of the run did.
+ * HorizonAsAuthor / CompareAsAuthor
+ *		SourceHorizon and CompareChunks inside an entered author gate; on
+ *		error the caller's user id is restored before the error goes on.
  */
-static int
-ApplyRunSettings(const char *timezone, const char *search_path)
+static bool
+HorizonAsAuthor(AuthorGate *gate, RecTarget *t, TimestampTz *horizon)
 {
-	int			nestlevel = NewGUCNestLevel();
+	bool		have = false;
 
-	(void) set_config_option("TimeZone", timezone, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("search_path", search_path, PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	return nestlevel;
+	PG_TRY();
+	{
+		have = SourceHorizon(t->retention, t->horizon, horizon);
+	}
+	PG_CATCH();
+	{
+		AuthorGateAbort(gate);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return have;
+}
+
+static void
+CompareAsAuthor(AuthorGate *gate, RecTarget *t, RecChunk *chunks, int n,
+				Interval *step)
+{
+	PG_TRY();
+	{
+		CompareChunks(t, chunks, n, step);
+	}
+	PG_CATCH();
+	{
+		AuthorGateAbort(gate);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -721,7 +699,9 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int			n;
 	int			k;
 	int			nstore = 0;
-	int			nestlevel;
+	int32		version;
+	Oid			planner;
+	AuthorGate	gate;
 
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
@@ -731,7 +711,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT r.target::pg_catalog.oid, r.chunk, r.timezone, r.search_path,"
-				" t.target IS NOT NULL"
+				" t.target IS NOT NULL, r.definition_version, r.created_by_oid"
 				" FROM backfill.runs r LEFT JOIN backfill.targets t"
 				" ON t.target OPERATOR(pg_catalog.=) r.target"
 				" WHERE r.run_id OPERATOR(pg_catalog.=) $1",
@@ -746,7 +726,11 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	timezone = SpiGetText(0, 3);
 	search_path = SpiGetText(0, 4);
 	registered = SpiGetBool(0, 5, &isnull);
+	version = SpiGetInt32(0, 6, &isnull);
+	planner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 7, &isnull));
 
+	CheckRunVisible(run_id, relid, planner);
 	CheckSelectPrivilege(relid);
 	if (!registered)
 		ereport(ERROR,
@@ -755,7 +739,44 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 						RelDisplayName(relid)),
 				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
 						   (long long) run_id)));
-	t = ReadTarget(relid);
+	t = ReadTarget(relid, version);
+
+	/*
+	 * Only the planner (or a role with its privileges) recomputes and
+	 * stores verdicts; anyone else who can see the run reads the stored
+	 * ones, and no user text runs for them.
+	 */
+	if (!HasRunPermission(planner))
+	{
+		ereport(NOTICE,
+				(errmsg("verdicts of run %lld were not recomputed", (long long) run_id),
+				 errdetail("Only the role that planned the run, or a role with its privileges, may reconcile it; these are the verdicts stored by its last reconcile.")));
+		CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status, after_value,"
+					" ledger_value, ledger_ok, neighbor_median, neighbor_ok, verdict"
+					" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" ORDER BY chunk_no",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		n = (int) SPI_processed;
+		chunks = palloc0(sizeof(RecChunk) * n);
+		for (k = 0; k < n; k++)
+		{
+			RecChunk   *c = &chunks[k];
+
+			c->chunk_no = SpiGetInt32(k, 1, &isnull);
+			c->start = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+			c->end = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
+			c->status = SpiGetText(k, 4);
+			c->target_value = SpiGetDatumCopy(k, 5, &c->target_null);
+			c->ledger_value = SpiGetDatumCopy(k, 6, &c->ledger_null);
+			c->ledger_ok = SpiGetBool(k, 7, &c->ledger_ok_null);
+			c->neighbor_median = SpiGetDatumCopy(k, 8, &c->median_null);
+			c->neighbor_ok = SpiGetBool(k, 9, &c->neighbor_ok_null);
+			c->verdict = SpiGetText(k, 10);
+		}
+		EmitChunks(fcinfo, chunks, n);
+		SPI_finish();
+		return (Datum) 0;
+	}
 
 	CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
@@ -789,9 +810,10 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	}
 	SPI_freetuptable(SPI_tuptable);
 
-	nestlevel = ApplyRunSettings(timezone, search_path);
-	CompareChunks(t, chunks, n, step);
-	AtEOXact_GUC(true, nestlevel);
+	/* the run's pinned text, as its author, under the run's settings */
+	AuthorGateEnter(&gate, t->author, relid, t->version, search_path, timezone);
+	CompareAsAuthor(&gate, t, chunks, n, step);
+	AuthorGateLeave(&gate);
 
 	/* store the figures of the done and no_source chunks in one UPDATE */
 	for (k = 0; k < n; k++)
@@ -887,12 +909,18 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 	Datum	   *his;
 	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID};
 	Datum		values[3];
+	AuthorGate	gate;
 
 	CheckSelectPrivilege(relid);
-	t = ReadTarget(relid);
+	t = ReadTarget(relid, 0);
 	n = ComputeChunkBounds(start, start_null, end, end_null, t->chunk, false,
 						   &bounds);
-	have_horizon = SourceHorizon(t, &horizon);
+
+	/* the current version's text, as its author, under the session's settings */
+	AuthorGateEnter(&gate, t->author, relid, t->version,
+					GetConfigOption("search_path", false, false),
+					GetConfigOption("TimeZone", false, false));
+	have_horizon = HorizonAsAuthor(&gate, t, &horizon);
 
 	chunks = palloc0(sizeof(RecChunk) * n);
 	los = palloc(sizeof(Datum) * n);
@@ -945,7 +973,8 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 		}
 	}
 
-	CompareChunks(t, chunks, n, t->chunk);
+	CompareAsAuthor(&gate, t, chunks, n, t->chunk);
+	AuthorGateLeave(&gate);
 	*out = chunks;
 	return n;
 }
@@ -976,24 +1005,6 @@ backfill_check(PG_FUNCTION_ARGS)
 }
 
 /*
- * RequirePgCron
- *		55000 with a hint on enabling it when pg_cron is not installed in
- *		this database.
- */
-static void
-RequirePgCron(void)
-{
-	if (!OidIsValid(get_extension_oid("pg_cron", true)))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_cron is not installed in database \"%s\"",
-						get_database_name(MyDatabaseId)),
-				 errdetail("Standing checks are pg_cron jobs."),
-				 errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = '%s' in postgresql.conf, restart the server, and run CREATE EXTENSION pg_cron in this database.",
-						 get_database_name(MyDatabaseId))));
-}
-
-/*
  * backfill_schedule_check
  *		schedule_check(target, cron, lookback) -> the pg_cron job id
  *
@@ -1012,8 +1023,8 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	int64		check_id;
 	int64		job_id;
 	bool		isnull;
-	Oid			itypes[4] = {REGCLASSOID, TEXTOID, INTERVALOID, NAMEOID};
-	Datum		ivalues[4];
+	Oid			itypes[5] = {REGCLASSOID, TEXTOID, INTERVALOID, NAMEOID, OIDOID};
+	Datum		ivalues[5];
 	Oid			stypes[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		svalues[3];
 	Oid			utypes[2] = {INT8OID, INT8OID};
@@ -1034,18 +1045,25 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lookback must be positive")));
 
-	RequirePgCron();
+	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
 	SPI_connect();
 	CheckSelectPrivilege(relid);
-	(void) ReadTarget(relid);
+	{
+		RecTarget  *t = ReadTarget(relid, 0);
+
+		/* its ticks will run the current version's text as its author */
+		CheckAuthor(t->author, relid, t->version);
+	}
 
 	ivalues[0] = ObjectIdGetDatum(relid);
 	ivalues[1] = PointerGetDatum(cron);
 	ivalues[2] = IntervalPGetDatum(lookback);
 	ivalues[3] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
-	CatalogExec("INSERT INTO backfill.checks (target, cron, lookback, created_by)"
-				" VALUES ($1, $2, $3, $4) RETURNING check_id",
-				4, itypes, ivalues, NULL, SPI_OK_INSERT_RETURNING);
+	ivalues[4] = ObjectIdGetDatum(GetUserId());
+	CatalogExec("INSERT INTO backfill.checks (target, cron, lookback, created_by,"
+				" created_by_oid)"
+				" VALUES ($1, $2, $3, $4, $5) RETURNING check_id",
+				5, itypes, ivalues, NULL, SPI_OK_INSERT_RETURNING);
 	check_id = SpiGetInt64(0, 1, &isnull);
 
 	/* the job belongs to the caller: schedule it as the caller */
@@ -1093,8 +1111,12 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
-	CatalogExec("SELECT job_id, created_by::pg_catalog.text FROM backfill.checks"
+	CatalogExec("SELECT job_id, created_by::pg_catalog.text, created_by_oid"
+				" FROM backfill.checks"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -1103,8 +1125,9 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 				 errmsg("check %lld does not exist", (long long) check_id)));
 	job_id = SpiGetInt64(0, 1, &job_null);
 	owner = SpiGetText(0, 2);
-	owner_oid = get_role_oid(owner, true);
-	if (!OidIsValid(owner_oid) || !has_privs_of_role(GetUserId(), owner_oid))
+	owner_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 3, &isnull));
+	if (!HasRunPermission(owner_oid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to unschedule check %lld",
@@ -1184,14 +1207,18 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	int			k;
 	int			nchunks = 0;
 	int			failing = 0;
+	Oid			owner;
 
 	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
 
 	SPI_connect();
+	/* every tick sweeps the jobs of dropped roles (schedule.c) */
+	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
-	CatalogExec("SELECT target::pg_catalog.oid, lookback FROM backfill.checks"
-				" WHERE check_id OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT target::pg_catalog.oid, lookback, created_by_oid"
+				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		ereport(ERROR,
@@ -1200,10 +1227,35 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 1, &isnull));
 	lookback = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 3, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 
 	CheckSelectPrivilege(relid);
-	t = ReadTarget(relid);
+
+	/*
+	 * Only the role that scheduled the check (or a role with its
+	 * privileges) appends results; anyone else gets the failing count of
+	 * the last stored tick, and no user text runs for them.
+	 */
+	if (!HasRunPermission(owner))
+	{
+		ereport(NOTICE,
+				(errmsg("results of check %lld were not recomputed", (long long) check_id),
+				 errdetail("Only the role that scheduled the check, or a role with its privileges, may run it; this is the number of failing chunks of its last stored tick.")));
+		CatalogExec("SELECT pg_catalog.count(*) FILTER (WHERE verdict OPERATOR(pg_catalog.=)"
+					"  ANY ('{ledger_mismatch,outlier}'::pg_catalog.text[]))::pg_catalog.int4"
+					" FROM backfill.check_results"
+					" WHERE check_id OPERATOR(pg_catalog.=) $1"
+					" AND checked_at OPERATOR(pg_catalog.=) (SELECT pg_catalog.max(checked_at)"
+					"  FROM backfill.check_results"
+					"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		failing = SpiGetInt32(0, 1, &isnull);
+		SPI_finish();
+		PG_RETURN_INT32(failing);
+	}
+	t = ReadTarget(relid, 0);
 
 	now = GetCurrentTransactionStartTimestamp();
 	end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
@@ -1224,7 +1276,8 @@ backfill_run_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("lookback of check %lld would be split into more than %d chunks",
 						(long long) check_id, backfill_max_chunks),
-				 errhint("Schedule the check with a shorter lookback, or raise backfill.max_chunks.")));
+				 errhint("Schedule the check with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
+						 BACKFILL_MAX_CHUNKS_CEILING)));
 	if (nchunks == 0)
 		nchunks = 1;
 	start = ShiftBound(end, t->chunk, -nchunks);

@@ -13,8 +13,9 @@
  * subtransaction is rolled back and the failure (with the error's
  * SQLSTATE, message, detail and hint) is recorded and committed instead.
  *
- * While a call executes a run it holds a session-level advisory lock
- * (BACKFILL_LOCK_CLASS_RUN, run_id): a second call on the same run sees
+ * While a call executes a run it holds a session-level lock
+ * (BACKFILL_LOCK_CLASS_RUN, run_id; BackfillLockTag, a key no SQL caller
+ * can take): a second call on the same run sees
  * the lock and returns at once, and a crash can never leave a run looking
  * busy, because the lock dies with its backend.
  *
@@ -33,6 +34,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -45,6 +47,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timeout.h"
@@ -77,10 +80,13 @@ typedef struct RunInfo
 	char	   *timezone;
 	char	   *search_path;
 	char	   *created_by;
+	Oid			created_by_oid;
 	bool		scheduled;
 	char	   *quiet_hours;
-	/* from backfill.targets and backfill.definitions */
+	/* whether backfill.targets still has the target */
 	bool		registered;
+	/* from the run's pinned version in backfill.definitions */
+	Oid			author;
 	char	   *time_column;
 	char	   *measure;
 	char	   *ledger;
@@ -191,7 +197,7 @@ RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
 
 /*
  * TakeTargetPlanLock
- *		Transaction-level advisory lock (BACKFILL_LOCK_CLASS_PLAN, relid)
+ *		Transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid)
  *		that serializes register, unregister and plan of one target, so two
  *		overlapping plans can never both succeed.
  */
@@ -200,8 +206,7 @@ TakeTargetPlanLock(Oid target)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_PLAN,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
@@ -231,9 +236,12 @@ IntervalIsPositive(Interval *iv)
  *		ledger_gate) -> current definition version
  *
  * Anyone who may rewrite the target (CheckTargetPrivileges) may register
- * it, and register it again; the registrant is recorded.  A new
- * definition version is created when the source text or the label differs
- * from the latest version's (versions continue after an unregister).
+ * it, and register it again, also while other roles' runs are unfinished:
+ * those runs keep their pinned version.  A new definition version, whose
+ * author is the caller (by OID), is created when any setting, the source,
+ * the label or the author differs from the latest version's (versions
+ * continue after an unregister).  Its text runs only as its author
+ * (identity.c).
  */
 Datum
 backfill_register(PG_FUNCTION_ARGS)
@@ -311,50 +319,87 @@ backfill_register(PG_FUNCTION_ARGS)
 
 	TakeTargetPlanLock(target);
 
-	/* the latest definition, if any (it stays after unregister) */
+	/*
+	 * The version these settings and this author make: the latest one
+	 * when every setting, the source, the label and the author are the
+	 * same, else a new one (versions continue after an unregister).  The
+	 * strategy is kept from the current registration (set_strategy).
+	 */
 	{
-		Oid			argtypes[1] = {REGCLASSOID};
-		Datum		values[1] = {ObjectIdGetDatum(target)};
+		Oid			types[12] = {REGCLASSOID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+			INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID,
+		BOOLOID};
+		Datum		vals[12];
+		char		nulls[12];
+		bool		isnull;
 
-		CatalogExec("SELECT version, source, label FROM backfill.definitions"
-					" WHERE target OPERATOR(pg_catalog.=) $1"
-					" ORDER BY version DESC LIMIT 1",
-					1, argtypes, values, NULL, SPI_OK_SELECT);
+		memset(nulls, ' ', sizeof(nulls));
+		vals[0] = ObjectIdGetDatum(target);
+		vals[1] = CStringGetTextDatum(sq->sql);
+		vals[2] = label ? CStringGetTextDatum(label) : (Datum) 0;
+		nulls[2] = label ? ' ' : 'n';
+		vals[3] = ObjectIdGetDatum(GetUserId());
+		vals[4] = CStringGetTextDatum(time_column);
+		vals[5] = IntervalPGetDatum(chunk);
+		vals[6] = retention ? IntervalPGetDatum(retention) : (Datum) 0;
+		nulls[6] = retention ? ' ' : 'n';
+		vals[7] = horizon ? CStringGetTextDatum(horizon) : (Datum) 0;
+		nulls[7] = horizon ? ' ' : 'n';
+		vals[8] = ledger ? CStringGetTextDatum(ledger) : (Datum) 0;
+		nulls[8] = ledger ? ' ' : 'n';
+		vals[9] = CStringGetTextDatum(measure);
+		vals[10] = tolerance;
+		vals[11] = BoolGetDatum(ledger_gate);
+		CatalogExec("SELECT d.version,"
+					" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
+					"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
+					"  d.measure, d.tolerance, d.ledger_gate)"
+					"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
+					"  $11, $12),"
+					" d.strategy IS NOT DISTINCT FROM"
+					"  coalesce(t.strategy, d.strategy)"
+					" FROM backfill.definitions d"
+					" LEFT JOIN backfill.targets t"
+					"  ON t.target OPERATOR(pg_catalog.=) d.target"
+					" WHERE d.target OPERATOR(pg_catalog.=) $1"
+					" ORDER BY d.version DESC LIMIT 1",
+					12, types, vals, nulls, SPI_OK_SELECT);
 		if (SPI_processed == 0)
 			new_version = true;
 		else
 		{
-			bool		isnull;
-			char	   *old_source = SpiGetText(0, 2);
-			char	   *old_label = SpiGetText(0, 3);
-
 			version = SpiGetInt32(0, 1, &isnull);
-			new_version = strcmp(old_source, sq->sql) != 0 ||
-				(old_label == NULL) != (label == NULL) ||
-				(label != NULL && strcmp(old_label, label) != 0);
+			new_version = !SpiGetBool(0, 2, &isnull) || !SpiGetBool(0, 3, &isnull);
 		}
 		SPI_freetuptable(SPI_tuptable);
-	}
 
-	if (new_version)
-	{
-		Oid			argtypes[5] = {REGCLASSOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-		Datum		values[5];
-		char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+		if (new_version)
+		{
+			Oid			itypes[13];
+			Datum		ivals[13];
+			char		inulls[13];
 
-		version++;
-		values[0] = ObjectIdGetDatum(target);
-		values[1] = Int32GetDatum(version);
-		values[2] = label ? CStringGetTextDatum(label) : (Datum) 0;
-		nulls[2] = label ? ' ' : 'n';
-		values[3] = CStringGetTextDatum(sq->sql);
-		values[4] = CStringGetTextDatum(user);
-		CatalogExec("INSERT INTO backfill.definitions"
-					" (target, version, label, source, source_hash, created_by)"
-					" VALUES ($1, $2, $3, $4,"
-					" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($4, 'UTF8')), 'hex'),"
-					" $5::pg_catalog.name)",
-					5, argtypes, values, nulls, SPI_OK_INSERT);
+			version++;
+			memcpy(itypes, types, sizeof(types));
+			memcpy(ivals, vals, sizeof(vals));
+			memcpy(inulls, nulls, sizeof(nulls));
+			itypes[12] = INT4OID;
+			ivals[12] = Int32GetDatum(version);
+			inulls[12] = ' ';
+			CatalogExec("INSERT INTO backfill.definitions"
+						" (target, version, label, source, source_hash, created_by,"
+						"  author, time_column, chunk, source_retention,"
+						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+						"  strategy)"
+						" SELECT $1, $13, $3, $2,"
+						" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
+						" (SELECT rolname FROM pg_catalog.pg_roles"
+						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+						" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
+						" coalesce((SELECT strategy FROM backfill.targets"
+						"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto')",
+						13, itypes, ivals, inulls, SPI_OK_INSERT);
+		}
 	}
 
 	{
@@ -380,12 +425,16 @@ backfill_register(PG_FUNCTION_ARGS)
 		values[9] = BoolGetDatum(ledger_gate);
 		values[10] = Int32GetDatum(version);
 		values[11] = CStringGetTextDatum(user);
+		/* a read-only copy of the current version (the engine never reads it) */
 		CatalogExec("INSERT INTO backfill.targets AS t"
 					" (target, target_name, time_column, chunk, source_retention,"
 					"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-					"  current_version, registered_by)"
-					" VALUES ($1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
-					"  $11, $12::pg_catalog.name)"
+					"  current_version, registered_by, strategy)"
+					" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
+					"  $11, $12::pg_catalog.name, d.strategy"
+					" FROM backfill.definitions d"
+					" WHERE d.target OPERATOR(pg_catalog.=) $1"
+					" AND d.version OPERATOR(pg_catalog.=) $11"
 					" ON CONFLICT (target) DO UPDATE SET"
 					"  target_name = excluded.target_name,"
 					"  time_column = excluded.time_column,"
@@ -396,6 +445,7 @@ backfill_register(PG_FUNCTION_ARGS)
 					"  measure = excluded.measure,"
 					"  tolerance = excluded.tolerance,"
 					"  ledger_gate = excluded.ledger_gate,"
+					"  strategy = excluded.strategy,"
 					"  current_version = excluded.current_version,"
 					"  registered_at = pg_catalog.now(),"
 					"  registered_by = excluded.registered_by",
@@ -500,31 +550,48 @@ backfill_unregister(PG_FUNCTION_ARGS)
 
 /*
  * SourceHorizon
- *		Run the (validated) horizon query as the calling user and return
- *		its value as timestamptz; *isnull when it yields no row or NULL.
+ *		See backfill.h.  The one horizon evaluator, for plan and check:
+ *		now() - retention, or the horizon query's value run as the calling
+ *		user and converted to timestamptz (a domain over timestamptz, a
+ *		timestamp or a date included: any type with an explicit cast).
  *		Caller is connected to SPI.
  */
-static TimestampTz
-SourceHorizon(const char *horizon, bool *isnull)
+bool
+SourceHorizon(Interval *retention, const char *horizon_sql,
+			  TimestampTz *horizon)
 {
 	Datum		d;
 	Oid			typid;
+	bool		isnull;
 
-	SpiExec(horizon, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
+	if (retention != NULL)
+	{
+		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+														   IntervalPGetDatum(retention)));
+		return true;
+	}
+	if (horizon_sql == NULL)
+		return false;
+
+	SpiExec(horizon_sql, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
 	if (SPI_processed > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_CARDINALITY_VIOLATION),
 				 errmsg("horizon query returned more than one row"),
 				 errhint("Return one value, the earliest time from which the source is complete.")));
-	if (SPI_processed == 0)
+	/* no row or NULL: no horizon */
+	isnull = true;
+	d = (Datum) 0;
+	if (SPI_processed == 1)
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						  &isnull);
+	if (isnull)
 	{
-		*isnull = true;
-		return 0;
+		SPI_freetuptable(SPI_tuptable);
+		return false;
 	}
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
 	typid = getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, 1));
-	if (*isnull)
-		return 0;
 	if (typid != TIMESTAMPTZOID)
 	{
 		Oid			castfunc;
@@ -537,7 +604,9 @@ SourceHorizon(const char *horizon, bool *isnull)
 							format_type_be(typid))));
 		d = OidFunctionCall1(castfunc, d);
 	}
-	return DatumGetTimestampTz(d);
+	*horizon = DatumGetTimestampTz(d);
+	SPI_freetuptable(SPI_tuptable);
+	return true;
 }
 
 /*
@@ -567,13 +636,18 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	TimestampTz horizon = 0;
 	bool		horizon_null = true;
 	int64		run_id;
+	Oid			author;
 
 	CheckTargetPrivileges(target);
 	TakeTargetPlanLock(target);
 
 	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT chunk, source_retention, source_horizon, current_version"
-				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT d.chunk, d.source_retention, d.source_horizon, d.version,"
+				" d.author"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -590,7 +664,12 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 	horizon_sql = SpiGetText(0, 3);
 	version = SpiGetInt32(0, 4, &isnull);
+	author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 5, &isnull));
 	SPI_freetuptable(SPI_tuptable);
+
+	/* the run will execute this version's text as its author */
+	CheckAuthor(author, target, version);
 	if (chunk != NULL)
 		step = chunk;
 
@@ -639,26 +718,36 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 
 	/* the source horizon: chunks starting before it are no_source */
-	if (retention != NULL)
+	if (horizon_sql == NULL || retention != NULL)
+		horizon_null = !SourceHorizon(retention, NULL, &horizon);
+	else
 	{
-		horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														  TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														  IntervalPGetDatum(retention)));
-		horizon_null = false;
-	}
-	else if (horizon_sql != NULL)
-	{
-		horizon = SourceHorizon(horizon_sql, &horizon_null);
-		SPI_freetuptable(SPI_tuptable);
+		/* the horizon query is user text: it runs as its author */
+		AuthorGate	gate;
+
+		AuthorGateEnter(&gate, author, target, version,
+						GetConfigOption("search_path", false, false),
+						GetConfigOption("TimeZone", false, false));
+		PG_TRY();
+		{
+			horizon_null = !SourceHorizon(NULL, horizon_sql, &horizon);
+		}
+		PG_CATCH();
+		{
+			AuthorGateAbort(&gate);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		AuthorGateLeave(&gate);
 	}
 
 	/* the run */
 	{
-		Oid			types[13] = {REGCLASSOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
+		Oid			types[14] = {REGCLASSOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
 			INTERVALOID, TEXTOID, BOOLOID, BOOLOID, BOOLOID, INT4OID, TEXTOID,
-		TEXTOID, TEXTOID};
-		Datum		vals[13];
-		char		nulls[13];
+		TEXTOID, TEXTOID, OIDOID};
+		Datum		vals[14];
+		char		nulls[14];
 
 		memset(nulls, ' ', sizeof(nulls));
 		vals[0] = ObjectIdGetDatum(target);
@@ -675,12 +764,14 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 		vals[10] = CStringGetTextDatum(GetConfigOption("TimeZone", false, false));
 		vals[11] = CStringGetTextDatum(GetConfigOption("search_path", false, false));
 		vals[12] = CStringGetTextDatum(CurrentUserName());
+		vals[13] = ObjectIdGetDatum(GetUserId());
 		CatalogExec("INSERT INTO backfill.runs (target, target_name, range_start,"
 					" range_end, chunk, note, probe, backwards, clear_no_source,"
-					" definition_version, timezone, search_path, created_by)"
+					" definition_version, timezone, search_path, created_by,"
+					" created_by_oid)"
 					" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-					" $13::pg_catalog.name) RETURNING run_id",
-					13, types, vals, nulls, SPI_OK_INSERT_RETURNING);
+					" $13::pg_catalog.name, $14) RETURNING run_id",
+					14, types, vals, nulls, SPI_OK_INSERT_RETURNING);
 		run_id = SpiGetInt64(0, 1, &isnull);
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -782,9 +873,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 
 /*
  * LoadRun
- *		Read a run, its target's registration and its definition's source
- *		into the current memory context.  Unknown run: 42704.  Caller is
- *		connected to SPI.
+ *		Read a run and everything of its pinned definition version (text,
+ *		settings, author) into the current memory context; whether the
+ *		target is still registered.  Unknown or invisible run
+ *		(CheckRunVisible): 42704.  Caller is connected to SPI.
  */
 static RunInfo *
 LoadRun(int64 run_id)
@@ -799,8 +891,9 @@ LoadRun(int64 run_id)
 				" r.probe, r.backwards, r.clear_no_source, r.definition_version,"
 				" r.timezone, r.search_path, r.created_by::pg_catalog.text,"
 				" r.job_id IS NOT NULL, r.quiet_hours,"
-				" t.target IS NOT NULL, t.time_column::pg_catalog.text, t.measure,"
-				" t.ledger, t.tolerance, t.ledger_gate, t.strategy, d.source"
+				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
+				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
+				" r.created_by_oid, d.author"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -839,32 +932,29 @@ LoadRun(int64 run_id)
 	run->ledger_gate = SpiGetBool(0, 18, &isnull);
 	run->strategy = SpiGetText(0, 19);
 	run->source = SpiGetText(0, 20);
+	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc,
+														 21, &isnull));
+	run->author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+												 SPI_tuptable->tupdesc, 22,
+												 &isnull));
 	SPI_freetuptable(SPI_tuptable);
+	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;
 }
 
 /*
  * CheckRunIdentity
- *		The caller must be the role that planned the run or have its
- *		privileges (42501 otherwise).  With check_target, the caller must
+ *		The caller must pass CheckRunPermission (the planner by OID, or a
+ *		role with its privileges; superusers for a dropped planner).  With check_target, the caller must
  *		also be allowed to rewrite the target, which must still exist; a
  *		cancel does not touch the target and skips that part.
  */
 static void
 CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 {
-	Oid			creator = get_role_oid(run->created_by, true);
-	bool		allowed;
-
-	/* a dropped planner: only superusers may still act on the run */
-	allowed = OidIsValid(creator) ? has_privs_of_role(GetUserId(), creator) :
-		superuser();
-	if (!allowed)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for run %lld", (long long) run->run_id),
-				 errdetail("Run %lld was planned by role \"%s\"; only that role, or a role with its privileges, may %s it.",
-						   (long long) run->run_id, run->created_by, action)));
+	CheckRunPermission(run->run_id, run->created_by_oid, run->created_by,
+					   action);
 	if (!check_target)
 		return;
 	if (get_rel_name(run->target) == NULL)
@@ -886,22 +976,23 @@ CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 static int
 RunHolderPid(int64 run_id)
 {
-	Oid			argtypes[3] = {OIDOID, OIDOID, OIDOID};
-	Datum		values[3];
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, INT2OID};
+	Datum		values[4];
 	bool		isnull;
 	int			pid = 0;
 
 	values[0] = ObjectIdGetDatum(MyDatabaseId);
 	values[1] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_RUN);
 	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
+	values[3] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID);
 	SpiExec("SELECT pid FROM pg_catalog.pg_locks"
 			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
 			" AND database OPERATOR(pg_catalog.=) $1"
 			" AND classid OPERATOR(pg_catalog.=) $2"
 			" AND objid OPERATOR(pg_catalog.=) $3"
-			" AND objsubid OPERATOR(pg_catalog.=) 2 AND granted"
+			" AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
 			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-			3, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+			4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		pid = SpiGetInt32(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
@@ -911,7 +1002,7 @@ RunHolderPid(int64 run_id)
 /*
  * ChunkLockTarget
  *		Take the locks a chunk holds on its target until it commits: the
- *		transaction-level advisory lock (TARGET, relid) in ExclusiveLock
+ *		transaction-level lock (TARGET, relid) in ExclusiveLock
  *		(backfill.lock_target takes it in ShareLock, so the daily job and a
  *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
  *		or, for a partitioned table, on the leaves that can hold rows of
@@ -928,8 +1019,7 @@ ChunkLockTarget(Oid target, const char *time_column,
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
-						 (uint32) target, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	LockAffectedPartitions(target, time_column, lo, hi, strategy,
 						   ShareRowExclusiveLock);
@@ -1050,12 +1140,15 @@ RemainingChunks(RunInfo *run)
  * SetRunStatus
  *		Set the run's status (finished_at with done) unless it has been
  *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		Returns the status the run has now: status, or "cancelled" when a
+ *		cancel came first.
  */
-static void
+static const char *
 SetRunStatus(RunInfo *run, const char *status)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
+	bool		updated;
 
 	values[0] = Int64GetDatum(run->run_id);
 	values[1] = CStringGetTextDatum(status);
@@ -1065,9 +1158,13 @@ SetRunStatus(RunInfo *run, const char *status)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	updated = SPI_processed > 0;
+	if (!updated)
+		return "cancelled";
 	/* a job may have been added since the run was loaded: always look */
 	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
 		(void) ScheduleRemoveJob(run->run_id);
+	return status;
 }
 
 /*
@@ -1115,9 +1212,27 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		bool		remaining;
 		bool		after_probe;
 
-		/* the run's settings, for this chunk only */
-		SetChunkOption("TimeZone", run->timezone);
-		SetChunkOption("search_path", run->search_path);
+		AuthorGate gate;
+
+		/*
+		 * Deferred constraints of the target are checked at the end of each
+		 * statement of the chunk, not at the commit where a violation could
+		 * no longer be recorded as the chunk's failure (and a deferred
+		 * trigger cannot be queued in the security-restricted operation
+		 * below).
+		 */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+
+		/*
+		 * The whole chunk runs as the author of the run's definition, with
+		 * the run's settings (popped at its end); the author's rights on
+		 * the table are the ones that count.  An error rolls the
+		 * subtransaction back, which restores the caller's user id.
+		 */
+		AuthorGateEnter(&gate, run->author, run->target,
+						run->definition_version, run->search_path,
+						run->timezone);
 
 		/* the locks, waiting at most backfill.lock_timeout */
 		user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
@@ -1130,6 +1245,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					 errmsg("the table of run %lld no longer exists",
 							(long long) run->run_id),
 					 errdetail("The run was planned for table %s.", run->target_name)));
+		CheckTargetPrivileges(run->target);
 		ChunkLockTarget(run->target, run->time_column, chunk->start,
 						chunk->end, chunk->no_source ? "delete" : run->strategy);
 		phase = PHASE_WORK;
@@ -1183,13 +1299,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 			}
 		}
 
-		/*
-		 * Deferred constraints of the target are checked now, inside the
-		 * chunk, not at the commit where a violation could no longer be
-		 * recorded as the chunk's failure.
-		 */
-		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+		/* the user text is done: back to the caller */
+		AuthorGateLeave(&gate);
 
 		/* the chunk's figures, in the same transaction as its data */
 		{
@@ -1243,7 +1354,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		else
 			status = "planned";
 		if (strcmp(status, run_status) != 0)
-			SetRunStatus(run, status);
+			status = SetRunStatus(run, status);
 
 		report->outcome = CHUNK_DONE;
 		report->rows_deleted = rr.rows_deleted;
@@ -1569,7 +1680,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	MemoryContextSwitchTo(cxt);
 	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
 									 ALLOCSET_DEFAULT_SIZES);
-	via = ScheduleCalledFromCron() ? "pg_cron" : "session";
+	via = ScheduleInCronWorker() ? "pg_cron" : "session";
 	user = CurrentUserName();
 	probe_pending = run->probe && !RunHasDoneChunk(run->run_id);
 
@@ -1578,6 +1689,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		ChunkInfo	chunk;
 		ChunkReport report;
 		char	   *run_status;
+		const char *final_status;
 		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1618,11 +1730,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 				SPI_commit();
 				continue;
 			}
-			SetRunStatus(run, "done");
+			final_status = SetRunStatus(run, "done");
 			SPI_finish();
 			SPI_commit();
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							final_status)));
 			break;
 		}
 
@@ -1646,10 +1759,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			RaiseChunkFailure(run, &chunk, report.error);
 		if (report.outcome == CHUNK_DEFERRED)
 			break;
-		if (strcmp(report.run_status, "done") == 0)
+		if (strcmp(report.run_status, "done") == 0 ||
+			strcmp(report.run_status, "cancelled") == 0)
 		{
 			ereport(NOTICE,
-					(errmsg("run %lld is done", (long long) run->run_id)));
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							report.run_status)));
 			break;
 		}
 		if (probe_pending && !chunk.no_source)
@@ -1731,8 +1846,7 @@ ExecuteRun(int64 run_id, int max_chunks)
 		return;
 	}
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_RUN,
-						 (uint32) run_id, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RUN, (uint32) run_id);
 	res = LockAcquire(&tag, ExclusiveLock, true, true);
 	if (res == LOCKACQUIRE_NOT_AVAIL)
 	{
@@ -1767,6 +1881,57 @@ ExecuteRun(int64 run_id, int max_chunks)
 }
 
 /*
+ * NoteTickPrivileges
+ *		In a tick of the run's own pg_cron job, as the job's role (no one
+ *		else can write the note): record in runs.last_error when that role
+ *		can no longer write the run's target (the tick is then refused by
+ *		the usual check, and pg_cron alone would keep the reason), or clear
+ *		a previous note when it can again, so that backfill.progress shows
+ *		why a scheduled run does not move.  Caller is connected to SPI and
+ *		commits.
+ */
+static void
+NoteTickPrivileges(int64 run_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		isnull;
+	Oid			target;
+	char	   *why = NULL;
+
+	/* only the tick of the run's own job, as the job's role, notes */
+	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+		return;
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(CurrentUserName());
+	CatalogExec("SELECT r.target::pg_catalog.oid FROM backfill.runs r"
+				" JOIN cron.job j ON j.jobid OPERATOR(pg_catalog.=) r.job_id"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+				" AND j.username::pg_catalog.text OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	target = DatumGetObjectId(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		why = psprintf("pg_cron tick refused: the table of run %lld no longer exists",
+					   (long long) run_id);
+	else if (pg_class_aclmask(target, GetUserId(), ACL_INSERT | ACL_DELETE,
+							  ACLMASK_ALL) != (ACL_INSERT | ACL_DELETE))
+		why = psprintf("pg_cron tick refused: role \"%s\" lacks INSERT or DELETE privilege on table %s",
+					   CurrentUserName(), get_rel_name(target));
+
+	values[1] = why ? CStringGetTextDatum(why) : (Datum) 0;
+	CatalogExec("UPDATE backfill.runs SET last_error = $2"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND last_error IS DISTINCT FROM $2",
+				2, argtypes, values, why ? NULL : " n", SPI_OK_UPDATE);
+}
+
+/*
  * backfill_run
  *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
  *		transaction each.  Only as a top-level CALL.
@@ -1790,6 +1955,13 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (ScheduleCalledFromCron())
+	{
+		/* every tick sweeps the jobs of dropped roles, and notes refusals */
+		(void) ScheduleSweepOrphanJobs(NULL);
+		NoteTickPrivileges(PG_GETARG_INT64(0));
+		SPI_commit();
+	}
 	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -1860,13 +2032,18 @@ backfill_cancel(PG_FUNCTION_ARGS)
 		PG_RETURN_INT32(0);
 	}
 
+	/*
+	 * One set-based statement, linear whatever the statistics say: the
+	 * chunks to cancel are locked (skipping the one a run is executing)
+	 * and each is updated through its own tuple id, one TID fetch per
+	 * chunk, never a search of the run's chunks per chunk.
+	 */
 	CatalogExec("UPDATE backfill.chunks c SET status = 'cancelled'"
-				" FROM (SELECT chunk_no FROM backfill.chunks"
+				" FROM (SELECT ctid AS tid FROM backfill.chunks"
 				"  WHERE run_id OPERATOR(pg_catalog.=) $1"
 				"  AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
 				"  FOR UPDATE SKIP LOCKED) s"
-				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-				" AND c.chunk_no OPERATOR(pg_catalog.=) s.chunk_no",
+				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
 	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"
@@ -1900,6 +2077,8 @@ backfill_preview(PG_FUNCTION_ARGS)
 	char	   *measure;
 	char	   *ledger;
 	char	   *source;
+	Oid			author;
+	int32		version;
 	ReplaceResult rr;
 	volatile Datum ledger_value = (Datum) 0;
 	volatile bool ledger_null = true;
@@ -1920,7 +2099,8 @@ backfill_preview(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	cxt = CurrentMemoryContext;
 	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT t.time_column::pg_catalog.text, t.measure, t.ledger, d.source"
+	CatalogExec("SELECT d.time_column::pg_catalog.text, d.measure, d.ledger, d.source,"
+				" d.author, d.version"
 				" FROM backfill.targets t JOIN backfill.definitions d"
 				"  ON d.target OPERATOR(pg_catalog.=) t.target"
 				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
@@ -1936,12 +2116,30 @@ backfill_preview(PG_FUNCTION_ARGS)
 	measure = SpiGetText(0, 2);
 	ledger = SpiGetText(0, 3);
 	source = SpiGetText(0, 4);
+	{
+		bool		isnull;
+
+		author = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 5,
+												&isnull));
+		version = SpiGetInt32(0, 6, &isnull);
+	}
 	SPI_freetuptable(SPI_tuptable);
+	CheckAuthor(author, target, version);
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
+		AuthorGate gate;
+
+		/* as the author; the rollback below restores the caller */
+		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+				false, 0, SPI_OK_UTILITY);
+		AuthorGateEnter(&gate, author, target, version,
+						GetConfigOption("search_path", false, false),
+						GetConfigOption("TimeZone", false, false));
+		CheckTargetPrivileges(target);
 		ReplaceRange(target, time_column, lo, hi, source, "delete", measure,
 					 &rr);
 		if (ledger != NULL)
@@ -1952,6 +2150,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 			ledger_value = lv;
 			ledger_null = isnull;
 		}
+		AuthorGateLeave(&gate);
 	}
 	PG_CATCH();
 	{

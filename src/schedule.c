@@ -22,8 +22,8 @@
  * quiet hours, and removing a run's job when the run is finished.
  *
  * backfill.lock_target is the daily job's side of the target lock: a
- * transaction-level advisory lock in ShareLock on the key the chunks take
- * in ExclusiveLock, so daily jobs never block each other, a chunk waits for
+ * transaction-level lock (BackfillLockTag, a key no SQL caller can take) in
+ * ShareLock on the key the chunks take in ExclusiveLock, so daily jobs never block each other, a chunk waits for
  * them (at most backfill.lock_timeout, then it is deferred), and they wait
  * for at most one chunk.
  *
@@ -40,6 +40,7 @@
 #include "commands/variable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "postmaster/bgworker.h"
@@ -61,6 +62,7 @@ typedef struct ScheduleRun
 	char	   *status;
 	bool		probe;
 	char	   *created_by;
+	Oid			created_by_oid;
 	bool		has_job;
 	int64		job_id;
 	char	   *timezone;
@@ -97,10 +99,12 @@ PgCronInstalled(void)
 /*
  * RequirePgCron
  *		Raise the "how to enable pg_cron" error unless pg_cron is installed
- *		in this database and runs its jobs here.
+ *		in this database and runs its jobs here (cron.database_name).
+ *		detail says what needs pg_cron.  Used by schedule and
+ *		schedule_check.
  */
-static void
-RequirePgCron(void)
+void
+RequirePgCron(const char *detail)
 {
 	const char *dbname = get_database_name(MyDatabaseId);
 	const char *crondb;
@@ -109,7 +113,7 @@ RequirePgCron(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pg_cron is not installed in database \"%s\"", dbname),
-				 errdetail("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron."),
+				 errdetail("%s", detail),
 				 errhint("Add pg_cron to shared_preload_libraries, set cron.database_name to '%s', restart the server, and run CREATE EXTENSION pg_cron in this database.",
 						 dbname)));
 
@@ -125,8 +129,9 @@ RequirePgCron(void)
 
 /*
  * LoadRun
- *		Read what scheduling needs of a run (as the extension owner, so that
- *		row-level security cannot hide it); 42704 when there is no such run.
+ *		Read what scheduling needs of a run (as the extension owner); 42704
+ *		when there is no such run or the caller cannot see it
+ *		(CheckRunVisible).
  *
  * The caller must be connected to SPI; the strings live in the current
  * memory context.
@@ -140,7 +145,7 @@ LoadRun(int64 run_id, ScheduleRun *run)
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT target::pg_catalog.oid, status, probe, created_by::pg_catalog.text,"
-				" job_id, timezone"
+				" job_id, timezone, created_by_oid"
 				" FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -158,26 +163,22 @@ LoadRun(int64 run_id, ScheduleRun *run)
 	run->job_id = SpiGetInt64(0, 5, &isnull);
 	run->has_job = !isnull;
 	run->timezone = SpiGetText(0, 6);
+	run->created_by_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc,
+														 7, &isnull));
+	CheckRunVisible(run_id, run->target, run->created_by_oid);
 }
 
 /*
  * CheckRunAccess
- *		The caller must be the role that planned the run or have its
- *		privileges; "action" names what is refused.
+ *		The one run permission rule (CheckRunPermission); "action" names
+ *		what is refused.
  */
 static void
 CheckRunAccess(ScheduleRun *run, const char *action)
 {
-	Oid			creator = get_role_oid(run->created_by, true);
-
-	if (OidIsValid(creator) && has_privs_of_role(GetUserId(), creator))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to %s run " INT64_FORMAT,
-					action, run->run_id),
-			 errdetail("Run " INT64_FORMAT " was planned by role \"%s\"; only that role or a role with its privileges may %s it.",
-					   run->run_id, run->created_by, action)));
+	CheckRunPermission(run->run_id, run->created_by_oid, run->created_by,
+					   action);
 }
 
 /*
@@ -425,10 +426,28 @@ ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 bool
 ScheduleCalledFromCron(void)
 {
+	if (ScheduleInCronWorker())
+		return true;
+	return application_name != NULL && strcmp(application_name, "pg_cron") == 0;
+}
+
+/*
+ * ScheduleInCronWorker
+ *		Whether the current backend is a pg_cron background worker: the
+ *		only evidence of a pg_cron tick that no user can fake (any session
+ *		can SET application_name = 'pg_cron', which is all that pg_cron's
+ *		libpq mode sets).  It decides chunks.executed_via ('pg_cron' or
+ *		'session'); the softer ScheduleCalledFromCron decides only things
+ *		that a user faking it can do to their own call (quiet hours, the
+ *		stale-job stop).
+ */
+bool
+ScheduleInCronWorker(void)
+{
 	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
 		return strcmp(MyBgworkerEntry->bgw_library_name, "pg_cron") == 0 ||
 			strcmp(MyBgworkerEntry->bgw_type, "pg_cron") == 0;
-	return application_name != NULL && strcmp(application_name, "pg_cron") == 0;
+	return false;
 }
 
 /*
@@ -479,6 +498,132 @@ ScheduleRemoveJob(int64 run_id)
 }
 
 /*
+ * ScheduleSweepOrphanJobs
+ *		See backfill.h.  Only jobs backfill made are touched: a run's job
+ *		recorded in runs.job_id and named backfill_run_<run_id>, a check's
+ *		recorded in checks.job_id and named backfill_check_<check_id>, whose
+ *		cron.job.username is no longer a role.  pg_cron cannot start such a
+ *		job (every tick ends in "FATAL: role ... does not exist"), and no
+ *		role but a superuser could remove it.  Read and removed as the
+ *		extension owner (a superuser); the run or check keeps the reason in
+ *		last_error.  When rsinfo is not NULL, one row (job_id, job_name,
+ *		username) per removed job is added to it.  Returns how many jobs
+ *		were removed.
+ */
+int
+ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
+{
+	int			n;
+	int			i;
+	int64	   *job_ids;
+	char	  **job_names;
+	char	  **usernames;
+	int64	   *run_ids;
+	bool	   *is_run;
+
+	if (!PgCronInstalled())
+		return 0;
+	SPI_connect();
+	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
+				" j.username::pg_catalog.text, r.run_id, true"
+				" FROM cron.job j JOIN backfill.runs r"
+				"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid"
+				" WHERE j.jobname OPERATOR(pg_catalog.=)"
+				"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)"
+				" AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles o"
+				"  WHERE o.rolname OPERATOR(pg_catalog.=) j.username::pg_catalog.name)"
+				" UNION ALL"
+				" SELECT j.jobid, j.jobname::pg_catalog.text,"
+				" j.username::pg_catalog.text, c.check_id, false"
+				" FROM cron.job j JOIN backfill.checks c"
+				"  ON c.job_id OPERATOR(pg_catalog.=) j.jobid"
+				" WHERE j.jobname OPERATOR(pg_catalog.=)"
+				"  ('backfill_check_' OPERATOR(pg_catalog.||) c.check_id::pg_catalog.text)"
+				" AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles o"
+				"  WHERE o.rolname OPERATOR(pg_catalog.=) j.username::pg_catalog.name)"
+				" ORDER BY 1",
+				0, NULL, NULL, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	job_ids = palloc(sizeof(int64) * (n + 1));
+	job_names = palloc(sizeof(char *) * (n + 1));
+	usernames = palloc(sizeof(char *) * (n + 1));
+	run_ids = palloc(sizeof(int64) * (n + 1));
+	is_run = palloc(sizeof(bool) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		job_ids[i] = SpiGetInt64(i, 1, &isnull);
+		job_names[i] = SpiGetText(i, 2);
+		usernames[i] = SpiGetText(i, 3);
+		run_ids[i] = SpiGetInt64(i, 4, &isnull);
+		is_run[i] = SpiGetBool(i, 5, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	for (i = 0; i < n; i++)
+	{
+		Oid			argtypes[2] = {INT8OID, TEXTOID};
+		Datum		values[2];
+		char	   *why;
+
+		why = psprintf("scheduling role \"%s\" was dropped: its pg_cron job "
+					   INT64_FORMAT " (%s) was removed",
+					   usernames[i], job_ids[i], job_names[i]);
+		values[0] = Int64GetDatum(job_ids[i]);
+		CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					SPI_OK_SELECT);
+		values[0] = Int64GetDatum(run_ids[i]);
+		values[1] = CStringGetTextDatum(why);
+		if (is_run[i])
+			CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1",
+						2, argtypes, values, NULL, SPI_OK_UPDATE);
+		else
+			CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
+						" WHERE check_id OPERATOR(pg_catalog.=) $1",
+						2, argtypes, values, NULL, SPI_OK_UPDATE);
+		ereport(LOG,
+				(errmsg("backfill: %s", why)));
+		if (rsinfo != NULL)
+		{
+			Datum		row[3];
+			bool		nulls[3] = {false, false, false};
+
+			row[0] = Int64GetDatum(job_ids[i]);
+			row[1] = CStringGetTextDatum(job_names[i]);
+			row[2] = CStringGetTextDatum(usernames[i]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+		}
+	}
+	SPI_finish();
+	return n;
+}
+
+/*
+ * backfill_cleanup_jobs
+ *		backfill.cleanup_jobs() -> (job_id, job_name, username): remove now
+ *		the pg_cron jobs of runs and checks whose scheduling role was
+ *		dropped (what every backfill tick does anyway).  Superusers only.
+ */
+PG_FUNCTION_INFO_V1(backfill_cleanup_jobs);
+Datum
+backfill_cleanup_jobs(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function cleanup_jobs"),
+				 errdetail("It removes pg_cron jobs of other roles."),
+				 errhint("Run it as a superuser.")));
+	InitMaterializedSRF(fcinfo, 0);
+	(void) ScheduleSweepOrphanJobs(rsinfo);
+	return (Datum) 0;
+}
+
+/*
  * backfill_schedule
  *		backfill.schedule(run_id, cron, chunks_per_tick, quiet_hours):
  *		hand the rest of a run to a pg_cron job owned by the caller and
@@ -524,7 +669,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 		ParseQuietHours(quiet_hours, &qstart, &qend);
 	}
 
-	RequirePgCron();
+	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
 	SPI_connect();
 	LoadRun(run_id, &run);
@@ -688,8 +833,7 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 				 errmsg("permission denied for table %s", get_rel_name(relid)),
 				 errdetail("backfill.lock_target needs INSERT, UPDATE or DELETE privilege on the table.")));
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) BACKFILL_LOCK_CLASS_TARGET,
-						 (uint32) relid, 2);
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) relid);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	PG_RETURN_VOID();
 }

@@ -447,6 +447,30 @@ ParseMeasure(const char *measure)
 }
 
 /*
+ * ComposeMeasureSelect
+ *		See backfill.h.  The one composition of a measure into SQL, for
+ *		chunks, reconcile and check alike: the measure's text stands alone
+ *		on its lines inside its parentheses (so a trailing "--" comment
+ *		ends at the line break), and the rows it reads are always named
+ *		MEASURE_ROWS_ALIAS, as when it was validated.  lead (may be NULL)
+ *		is the output column before the measure; from is the relation
+ *		read, NULL for the MEASURE_ROWS_ALIAS CTE itself; tail (may be
+ *		NULL) follows the FROM clause.  The measure must parse on its own
+ *		as one expression in the same wrapper (ParseMeasure).
+ */
+char *
+ComposeMeasureSelect(const char *lead, const char *measure, const char *from,
+					 const char *tail)
+{
+	(void) ParseMeasure(measure);
+	return psprintf("SELECT %s%sCAST((\n%s\n) AS pg_catalog.numeric) FROM %s%s%s%s",
+					lead ? lead : "", lead ? ", " : "", measure,
+					from ? from : MEASURE_ROWS_ALIAS,
+					from ? " AS " MEASURE_ROWS_ALIAS : "",
+					tail ? " " : "", tail ? tail : "");
+}
+
+/*
  * ValidateMeasure
  *		See backfill.h.  The measure is one aggregate expression over the
  *		target's columns (unqualified), of a type assignable to numeric,
@@ -903,10 +927,9 @@ ComposeRangeDelete(Oid target, const char *time_column, const char *measure)
 				   RangeCondition(target, time_column));
 	if (measure == NULL)
 		return del;
-	sql = psprintf("WITH " MEASURE_ROWS_ALIAS " AS (%s RETURNING *)"
-				   " SELECT pg_catalog.count(*),"
-				   " CAST((\n%s\n) AS pg_catalog.numeric) FROM " MEASURE_ROWS_ALIAS,
-				   del, measure);
+	sql = psprintf("WITH " MEASURE_ROWS_ALIAS " AS (%s RETURNING *) %s",
+				   del, ComposeMeasureSelect("pg_catalog.count(*)", measure,
+											 NULL, NULL));
 	node = VerifyMeasureQuery(raw_parser(sql, RAW_PARSE_DEFAULT), measure);
 	plain = (DeleteStmt *) linitial_node(RawStmt,
 										 raw_parser(del, RAW_PARSE_DEFAULT))->stmt;

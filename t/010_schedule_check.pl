@@ -47,10 +47,18 @@ CREATE TABLE planted AS
 SELECT date_trunc('day', now()) - interval '3 days' + interval '13 hours' AS ts;
 DELETE FROM payments WHERE ts = (SELECT ts FROM planted);
 GRANT SELECT ON payments, ledger TO analyst;
+-- the definition's text runs as its author (etl); the role that schedules
+-- the check must have the author's privileges
+CREATE ROLE etl;
+GRANT SELECT, INSERT, DELETE ON payments TO etl;
+GRANT SELECT ON ledger TO etl;
+GRANT etl TO analyst;
+SET ROLE etl;
 SELECT backfill.register('payments', 'ts',
          'SELECT ts, amount FROM ledger WHERE ts >= $1 AND ts < $2',
          ledger => 'SELECT sum(amount) FROM ledger WHERE ts >= $1 AND ts < $2',
          measure => 'sum(amount)');
+RESET ROLE;
 });
 
 my $job_id = $node->safe_psql('postgres', q{

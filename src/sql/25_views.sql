@@ -57,8 +57,10 @@ COMMENT ON VIEW backfill.history IS
     'One row per finished chunk (done, failed, no_source): range, run, definition, figures, who, when, and the run''s note.';
 
 -- One row per unfinished run (planned, probed, failed).  pid is the
--- backend that holds the run's session-level advisory lock right now
--- (two-key form: BACKFILL_LOCK_CLASS_RUN = 0x42460001, the run id), so a
+-- backend that holds the run's session-level lock right now
+-- (BackfillLockTag: classid BACKFILL_LOCK_CLASS_RUN = 0x42460001, objid the
+-- run id, objsubid BACKFILL_LOCK_SUBID = 16966, a key the SQL advisory lock
+-- functions cannot take, so no user can make a run look busy), so a
 -- crashed or killed backend can never leave a run looking busy.
 CREATE VIEW backfill.progress WITH (security_invoker = true) AS
 SELECT r.run_id,
@@ -90,7 +92,8 @@ SELECT r.run_id,
        s.chunks_via_cron,
        s.last_executed_via,
        s.last_finished AS last_finished_at,
-       r.job_id
+       r.job_id,
+       r.last_error
   FROM backfill.runs r
  CROSS JOIN LATERAL (
        SELECT pg_catalog.count(*) AS chunks_total,
@@ -133,7 +136,7 @@ SELECT r.run_id,
               (SELECT db.oid FROM pg_catalog.pg_database db
                 WHERE db.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
           AND l.classid OPERATOR(pg_catalog.=) 1111883777::pg_catalog.oid
-          AND l.objsubid OPERATOR(pg_catalog.=) 2
+          AND l.objsubid OPERATOR(pg_catalog.=) 16966
           AND l.granted
         GROUP BY l.objid) lk
     ON lk.objid OPERATOR(pg_catalog.=)

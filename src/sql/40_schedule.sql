@@ -20,6 +20,14 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.unschedule(pg_catalog.int8) IS
     'Remove a run''s pg_cron job; true if there was one.';
 
+CREATE FUNCTION backfill.cleanup_jobs()
+RETURNS TABLE (job_id pg_catalog.int8, job_name pg_catalog.text,
+               username pg_catalog.text)
+AS 'MODULE_PATHNAME', 'backfill_cleanup_jobs'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION backfill.cleanup_jobs() IS
+    'Superusers: remove the pg_cron jobs of runs and checks whose scheduling role was dropped.';
+
 CREATE FUNCTION backfill.lock_target(target pg_catalog.regclass)
 RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'backfill_lock_target'

@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * identity.c
+ *	  Who user text runs as, and who may act on a run.
+ *
+ * The text a role registers (source, measure, ledger, source_horizon) is
+ * versioned in backfill.definitions with its author's OID.  It only ever
+ * runs as that author, and only for a caller that already has the
+ * author's privileges: AuthorGateEnter checks that, switches the user id
+ * to the author in a security-restricted operation (as PostgreSQL does
+ * for index expressions and REFRESH MATERIALIZED VIEW), and pins
+ * search_path (pg_temp last) and TimeZone in a GUC nest level that
+ * AuthorGateLeave pops as on abort, so a set_config() inside the text
+ * never outlives it.
+ *
+ * Run actions (run, schedule, unschedule, cancel, reconcile with write)
+ * all go through CheckRunPermission: the planner, identified by OID, or
+ * a role with its privileges; for a dropped planner, superusers only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "backfill.h"
+
+/*
+ * RoleNameOrNull
+ *		The name of role "roleid", NULL when it no longer exists.
+ */
+static char *
+RoleNameOrNull(Oid roleid)
+{
+	return GetUserNameFromId(roleid, true);
+}
+
+/*
+ * CheckAuthor
+ *		42501 unless the current user has the privileges of "author", the
+ *		role that registered definition "version" of "target".  Text of a
+ *		dropped author can run for nobody.
+ */
+void
+CheckAuthor(Oid author, Oid target, int32 version)
+{
+	char	   *name = RoleNameOrNull(author);
+	char	   *relname = get_rel_name(target);
+
+	if (relname == NULL)
+		relname = psprintf("%u", target);
+	else
+		relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(target)),
+											 relname);
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("definition version %d of table %s was registered by a role that no longer exists",
+						version, relname),
+				 errdetail("Its source, measure, ledger and horizon run only as their author, role OID %u.",
+						   author),
+				 errhint("Read it in backfill.definitions; to adopt it, call backfill.register again as yourself.")));
+	if (!has_privs_of_role(GetUserId(), author))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("definition version %d of table %s was registered by role \"%s\"",
+						version, relname, name),
+				 errdetail("Its source, measure, ledger and horizon run only as role \"%s\", for a role with its privileges.",
+						   name),
+				 errhint("Read it in backfill.definitions; to adopt it, call backfill.register again as yourself.")));
+}
+
+/*
+ * AuthorGateEnter
+ *		Check the caller against "author" (CheckAuthor), then run as the
+ *		author in a security-restricted operation with search_path
+ *		(pg_temp forced last) and TimeZone pinned, until AuthorGateLeave.
+ *		On error, the (sub)transaction abort restores both; callers that
+ *		catch errors without aborting call AuthorGateAbort.
+ */
+void
+AuthorGateEnter(AuthorGate *gate, Oid author, Oid target, int32 version,
+				const char *search_path, const char *timezone)
+{
+	char	   *path;
+
+	CheckAuthor(author, target, version);
+	GetUserIdAndSecContext(&gate->save_userid, &gate->save_sec_context);
+	gate->nest = NewGUCNestLevel();
+	if (search_path == NULL || search_path[0] == '\0')
+		path = pstrdup("pg_temp");
+	else
+		path = psprintf("%s, pg_temp", search_path);
+	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (timezone != NULL)
+		(void) set_config_option("TimeZone", timezone, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+								 false);
+	SetUserIdAndSecContext(author,
+						   gate->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	gate->active = true;
+}
+
+/*
+ * AuthorGateLeave
+ *		Back to the caller: settings popped as on abort (a plain SET done by
+ *		the user text does not survive), user id restored.
+ */
+void
+AuthorGateLeave(AuthorGate *gate)
+{
+	if (!gate->active)
+		return;
+	SetUserIdAndSecContext(gate->save_userid, gate->save_sec_context);
+	AtEOXact_GUC(false, gate->nest);
+	gate->active = false;
+}
+
+/*
+ * AuthorGateAbort
+ *		Restore the user id after an error caught inside the gate; the
+ *		settings are popped by the abort of the (sub)transaction.
+ */
+void
+AuthorGateAbort(AuthorGate *gate)
+{
+	if (!gate->active)
+		return;
+	SetUserIdAndSecContext(gate->save_userid, gate->save_sec_context);
+	gate->active = false;
+}
+
+/*
+ * CheckRunPermission
+ *		The one permission rule of every action on a run: the caller must
+ *		have the privileges of the planner (by OID; a re-created role of the
+ *		same name is another role); when the planner was dropped, only a
+ *		superuser may act.  42501 otherwise.
+ */
+void
+CheckRunPermission(int64 run_id, Oid planner, const char *planner_name,
+				   const char *action)
+{
+	bool		exists = OidIsValid(planner) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(planner));
+	bool		allowed = exists ? has_privs_of_role(GetUserId(), planner) :
+		superuser();
+
+	if (!allowed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for run %lld", (long long) run_id),
+				 exists ?
+				 errdetail("Run %lld was planned by role \"%s\"; only that role, or a role with its privileges, may %s it.",
+						   (long long) run_id, planner_name, action) :
+				 errdetail("Run %lld was planned by role \"%s\", which no longer exists; only a superuser may %s it.",
+						   (long long) run_id, planner_name, action)));
+}
+
+/*
+ * HasRunPermission
+ *		CheckRunPermission as a test, for callers that fall back to a
+ *		read-only answer.
+ */
+bool
+HasRunPermission(Oid planner)
+{
+	if (OidIsValid(planner) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(planner)))
+		return has_privs_of_role(GetUserId(), planner);
+	return superuser();
+}
+
+/*
+ * CheckRunVisible
+ *		A run the caller cannot see (no SELECT on its target, as row-level
+ *		security hides it from backfill.runs) does not exist for them:
+ *		42704 exactly as for an unknown run, the planner never revealed.
+ *		A run of a dropped table is visible to whoever passes
+ *		CheckRunPermission.
+ */
+void
+CheckRunVisible(int64 run_id, Oid target, Oid planner)
+{
+	bool		visible;
+
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		visible = pg_class_aclcheck(target, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	else
+		visible = HasRunPermission(planner);
+	if (!visible)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("run %lld does not exist", (long long) run_id),
+				 errhint("Runs are listed in backfill.runs.")));
+}
