@@ -103,6 +103,13 @@ GRANT USAGE ON SCHEMA pp TO regress_pp_etl;
 GRANT SELECT, INSERT, DELETE ON pp.daily, pp.weekly TO regress_pp_etl;
 GRANT SELECT ON pp.raw, pp.monthly TO regress_pp_etl;
 SET ROLE regress_pp_etl;
+-- the ETL role adopts the daily and weekly definitions (their text runs as
+-- their author), not the monthly one, whose table it may only read
+SELECT backfill.register('pp.daily', 'day',
+    'SELECT date_trunc(''day'', ts) AS day, count(*)::int AS n FROM pp.raw WHERE ts >= $1 AND ts < $2 GROUP BY 1');
+SELECT backfill.register('pp.weekly', 'week',
+    'SELECT date_trunc(''week'', day) AS week, sum(n)::int AS n FROM pp.daily WHERE day >= $1 AND day < $2 GROUP BY 1',
+    chunk => '1 week');
 SELECT backfill.plan('pp.daily', '2024-09-01', '2024-09-02');
 SELECT backfill.plan('pp.daily', '2024-09-02', '2024-09-03', cascade => true);
 RESET ROLE;

@@ -104,8 +104,9 @@ LockDependencies(void)
 
 /*
  * RequireRegistered
- *		42704 unless target is registered; returns its chunk interval and
- *		current definition version.  Caller is connected to SPI.
+ *		42704 unless target is registered; returns the chunk interval of
+ *		its current definition and that version.  Caller is connected to
+ *		SPI.
  */
 static Interval *
 RequireRegistered(Oid target, int32 *version)
@@ -116,8 +117,11 @@ RequireRegistered(Oid target, int32 *version)
 	Interval   *chunk;
 
 	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT chunk, current_version FROM backfill.targets"
-				" WHERE target OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT d.chunk, t.current_version"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -774,8 +778,9 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 		return 0;
 	}
 
-	root_run = PlanRun(target, start, false, end, false, step, note, probe,
-					   backwards, clear_no_source, &root);
+	root_run = PlanRun(target, root.starts[0], false, root.ends[root.n - 1],
+					   false, step, note, probe, backwards, clear_no_source,
+					   &root);
 	*planned = true;
 	if (!cascade)
 		return root_run;
@@ -827,8 +832,9 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 						 errmsg("the run of %s would have more than %d chunks",
 								node->name, backfill_max_chunks),
 						 errhint("Plan a shorter range, or raise backfill.max_chunks.")));
-			node->run_id = PlanRun(node->target, 0, false, 0, false, NULL,
-								   note, false, false, clear_no_source,
+			node->run_id = PlanRun(node->target, node->chunks.starts[0], false,
+								   node->chunks.ends[node->chunks.n - 1], false,
+								   NULL, note, false, false, clear_no_source,
 								   &node->chunks);
 		}
 

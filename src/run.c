@@ -615,8 +615,8 @@ SourceHorizon(Interval *retention, const char *horizon_sql,
  *		nothing.  chunk NULL means the target's chunk.  given, when not
  *		NULL, lists the chunks to create instead (pipeline.c: only-plans
  *		and the runs of a cascading plan; sorted, non-overlapping, at least
- *		one) and the run covers [first start, last end).  Caller is
- *		connected to SPI.  Returns the run id.
+ *		one; start and end are then its first start and last end).  Caller
+ *		is connected to SPI.  Returns the run id.
  */
 int64
 PlanRun(Oid target, TimestampTz start, bool start_null,
@@ -677,8 +677,6 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	if (given != NULL)
 	{
 		n = given->n;
-		start = given->starts[0];
-		end = given->ends[n - 1];
 		bounds = NULL;
 	}
 	else
