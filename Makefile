@@ -15,6 +15,7 @@ OBJS = \
 	src/run.o \
 	src/reconcile.o \
 	src/schedule.o \
+	src/citus.o \
 	src/pipeline.o
 
 # The install script is assembled from one fragment per concern.

@@ -5,6 +5,8 @@
 #
 #   BACKFILL_TESTS="10_runs 11_x"  run only these pg_regress tests
 #   BACKFILL_SKIP_TAP=1            skip the TAP tests
+#   BACKFILL_CITUS_TARBALL=path    Citus source to build (default
+#                                  ../shared/vendor/citus-13.2.2.tar.gz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
@@ -13,6 +15,14 @@ else
     export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 fi
 scripts/setup.sh
+
+# Citus for t/050_citus.pl (which skips itself without it): built from the
+# vendored source when it is beside the project; nothing is rebuilt when
+# that version is installed already.
+citus_tarball=${BACKFILL_CITUS_TARBALL:-../shared/vendor/citus-13.2.2.tar.gz}
+if [ -f "$citus_tarball" ]; then
+    bash scripts/citus.sh "$citus_tarball"
+fi
 
 # PostgreSQL refuses to run as root: as root, test a copy owned by postgres.
 if [ "$(id -u)" -eq 0 ]; then

@@ -173,7 +173,9 @@ extern void CheckTargetPrivileges(Oid target);
 /*
  * The statements that run user text, composed and proven safe (the user
  * part parses to exactly the text's own parse tree).  Parameters are
- * $1 = lo, $2 = hi (timestamptz).  ComposeSourceInsert: the INSERT of
+ * $1 = lo, $2 = hi: timestamptz for ComposeSourceInsert (plus $3, $4 in
+ * the column's type, SourceInsertParams), the time column's type
+ * (RangeParams) for ComposeRangeDelete.  ComposeSourceInsert: the INSERT of
  * the source's rows.  ComposeRangeDelete: the DELETE of the range; with a
  * measure, a SELECT of (count, measure) over the deleted rows, which
  * MeasureRange composes to prove the measure text stays inside its
@@ -191,6 +193,23 @@ extern char *ComposeRangeDelete(Oid target, const char *time_column,
  */
 extern char *ComposeMeasureSelect(const char *lead, const char *measure,
 								  const char *from, const char *tail);
+
+/*
+ * The parameters $1, $2 of a statement from ComposeRangeDelete (and of
+ * MeasureRange): [lo, hi) as values of the time column's base type
+ * (timestamptz, timestamp or date), computed in the session's TimeZone.
+ */
+extern void RangeParams(Oid target, const char *time_column, TimestampTz lo,
+						TimestampTz hi, Oid *argtypes, Datum *values);
+
+/*
+ * The parameters of a statement from ComposeSourceInsert: $1, $2 = lo, hi
+ * as timestamptz (the source's), $3, $4 as RangeParams gives them (the row
+ * check's).  argtypes and values have room for 4.
+ */
+extern void SourceInsertParams(Oid target, const char *time_column,
+							   TimestampTz lo, TimestampTz hi,
+							   Oid *argtypes, Datum *values);
 
 /* ---- range replacement (replace.c, partition.c) ---- */
 typedef struct ReplaceResult
@@ -370,5 +389,19 @@ extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
  */
 extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
 						  TimestampTz *horizon);
+
+/* ---- Citus (citus.c); no-ops without the citus extension ---- */
+
+/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
+extern void CitusRequireCoordinator(void);
+
+/* "distributed", "reference" or "local" for a Citus table, else NULL. */
+extern const char *CitusTableKind(Oid relid);
+
+/* Raise 0A000 for strategy "swap" on a Citus table. */
+extern void CitusCheckStrategy(Oid target, const char *strategy);
+
+/* Whether strategy "auto" must not pick swap for target (a Citus table). */
+extern bool CitusForbidsSwap(Oid target);
 
 #endif							/* BACKFILL_H */

@@ -92,8 +92,9 @@ static void PlanChunk(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi, LOCKMODE parentlock,
 					  PartPlan *plan);
 static char *UnsafeReason(PartPlan *plan, Oid target, bool check_truncate);
-static void RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-					  ReplaceResult *result);
+static void RunInsert(Oid into, const char *time_column,
+					  const SourceQuery *source, TimestampTz lo,
+					  TimestampTz hi, ReplaceResult *result);
 static void SwapLeaf(LeafPart *leaf, const char *time_column,
 					 const SourceQuery *source,
 					 MemoryContext outcxt, ReplaceResult *result);
@@ -632,6 +633,7 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown strategy \"%s\"", requested),
 				 errhint("The strategies are auto, delete, truncate and swap.")));
+	CitusCheckStrategy(target, requested);	/* Citus: no swap */
 
 	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
 	reason = UnsafeReason(&plan, target, is_auto);
@@ -641,6 +643,8 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 		if (reason != NULL)
 			return "delete";
+		if (CitusForbidsSwap(target))	/* Citus: auto never swaps */
+			return "truncate";
 		foreach(lc, plan.leaves)
 		{
 			if (SwapObstacle(lfirst(lc), target) != NULL)
@@ -696,19 +700,20 @@ ChooseStrategy(Oid target, const char *time_column, const char *requested,
 
 /*
  * RunInsert
- *		Run a statement from ComposeSourceInsert for [lo, hi) and add the
- *		rows inserted to result.  Caller is connected to SPI.
+ *		Run the statement from ComposeSourceInsert that inserts source's
+ *		rows for [lo, hi) into "into" and add the rows inserted to result.
+ *		Caller is connected to SPI.
  */
 static void
-RunInsert(const char *sql, TimestampTz lo, TimestampTz hi,
-		  ReplaceResult *result)
+RunInsert(Oid into, const char *time_column, const SourceQuery *source,
+		  TimestampTz lo, TimestampTz hi, ReplaceResult *result)
 {
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[2];
+	Oid			argtypes[4];
+	Datum		values[4];
 
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_INSERT);
+	SourceInsertParams(into, time_column, lo, hi, argtypes, values);
+	SpiExec(ComposeSourceInsert(into, time_column, source), 4, argtypes,
+			values, NULL, false, 0, SPI_OK_INSERT);
 	result->rows_inserted += SPI_processed;
 }
 
@@ -741,8 +746,7 @@ MeasureRange(Oid target, const char *time_column,
 	 */
 	if (measure != NULL)
 		(void) ComposeRangeDelete(target, time_column, measure);
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
+	RangeParams(target, time_column, lo, hi, argtypes, values);
 	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
 					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
 	if (measure != NULL)
@@ -820,8 +824,7 @@ PartitionReplaceRange(Oid target, const char *time_column,
 							  GetUserId(), ACL_INSERT) == ACLCHECK_OK &&
 			DefaultsLikeTarget(((LeafPart *) linitial(plan.leaves))->relid, target))
 			into = ((LeafPart *) linitial(plan.leaves))->relid;
-		RunInsert(ComposeSourceInsert(into, time_column, source),
-				  lo, hi, result);
+		RunInsert(into, time_column, source, lo, hi, result);
 	}
 	else
 	{
@@ -939,8 +942,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	table_close(freshrel, NoLock);
 
 	/* 2. the rows */
-	RunInsert(ComposeSourceInsert(freshoid, time_column, source),
-			  leaf->lo, leaf->hi, result);
+	RunInsert(freshoid, time_column, source, leaf->lo, leaf->hi, result);
 
 	/* 3. the exchange, under ACCESS EXCLUSIVE on the leaf only */
 	LockRelationOid(leaf->relid, AccessExclusiveLock);
@@ -983,6 +985,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", target)));
 	CheckTargetPrivileges(target);
+	CitusCheckStrategy(target, strategy);	/* Citus: no swap */
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(strategy);

@@ -26,6 +26,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -74,18 +76,27 @@ CheckStrategyName(const char *strategy)
 
 /*
  * RunCounted
- *		Run a composed DML statement with $1 = lo, $2 = hi and return the
- *		number of rows it touched.
+ *		Run a composed DML statement for [lo, hi) and return the number of
+ *		rows it touched: the DELETE with $1, $2 in the time column's own
+ *		type (RangeParams), the source's INSERT with SourceInsertParams.
  */
 static int64
-RunCounted(const char *sql, TimestampTz lo, TimestampTz hi, int dml_result)
+RunCounted(const char *sql, Oid target, const char *time_column,
+		   TimestampTz lo, TimestampTz hi, int dml_result)
 {
-	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[2];
+	Oid			argtypes[4];
+	Datum		values[4];
 
-	values[0] = TimestampTzGetDatum(lo);
-	values[1] = TimestampTzGetDatum(hi);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, dml_result);
+	if (dml_result == SPI_OK_DELETE)
+	{
+		RangeParams(target, time_column, lo, hi, argtypes, values);
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, dml_result);
+	}
+	else
+	{
+		SourceInsertParams(target, time_column, lo, hi, argtypes, values);
+		SpiExec(sql, 4, argtypes, values, NULL, false, 0, dml_result);
+	}
 	return (int64) SPI_processed;
 }
 
@@ -119,11 +130,11 @@ ReplaceByDelete(Oid target, const char *time_column,
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted =
-		RunCounted(ComposeRangeDelete(target, time_column, NULL), lo, hi,
-				   SPI_OK_DELETE);
+		RunCounted(ComposeRangeDelete(target, time_column, NULL),
+				   target, time_column, lo, hi, SPI_OK_DELETE);
 	result->rows_inserted =
 		RunCounted(ComposeSourceInsert(target, time_column, source),
-				   lo, hi, SPI_OK_INSERT);
+				   target, time_column, lo, hi, SPI_OK_INSERT);
 	if (scan)
 	{
 		ReplaceResult after;
@@ -211,7 +222,7 @@ ClearRange(Oid target, const char *time_column,
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	deleted = RunCounted(ComposeRangeDelete(target, time_column, NULL),
-						 lo, hi, SPI_OK_DELETE);
+						 target, time_column, lo, hi, SPI_OK_DELETE);
 	if (SPI_finish() != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed");
 	return deleted;
@@ -253,38 +264,67 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 }
 
 /*
+ * InRangeText
+ *		A value of _in_range's type as text: timestamptz as timestamptz_to_str
+ *		writes it, date and timestamp by their output functions.
+ */
+static char *
+InRangeText(Oid type, Datum value)
+{
+	Oid			outfunc;
+	bool		varlena;
+
+	if (type == TIMESTAMPTZOID)
+		return TimeText(DatumGetTimestampTz(value));
+	getTypeOutputInfo(type, &outfunc, &varlena);
+	return OidOutputFunctionCall(outfunc, value);
+}
+
+/*
  * backfill_in_range
- *		_in_range(t, lo, hi): true when lo <= t < hi; a source row outside
- *		the range is a check violation (23514), one with a NULL time a
- *		not-null violation (23502).  Not strict, so NULL reaches us.
+ *		_in_range(t, lo, hi) for timestamptz, timestamp and date: t when
+ *		lo <= t < hi; a source row outside the range is a check violation
+ *		(23514), one with a NULL time a not-null violation (23502).  Not
+ *		strict, so NULL reaches us.  ComposeSourceInsert puts it in the
+ *		select list of the INSERT, with the bounds in the column's type.
  */
 Datum
 backfill_in_range(PG_FUNCTION_ARGS)
 {
-	TimestampTz t;
-	TimestampTz lo;
-	TimestampTz hi;
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	Datum		t;
+	Datum		lo;
+	Datum		hi;
+	bool		outside;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("range bounds must not be null")));
-	lo = PG_GETARG_TIMESTAMPTZ(1);
-	hi = PG_GETARG_TIMESTAMPTZ(2);
+	lo = PG_GETARG_DATUM(1);
+	hi = PG_GETARG_DATUM(2);
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("source row has a null time"),
 				 errdetail("Every source row must fall inside the range [%s, %s).",
-						   TimeText(lo), TimeText(hi))));
-	t = PG_GETARG_TIMESTAMPTZ(0);
-	if (t < lo || t >= hi)
+						   InRangeText(type, lo), InRangeText(type, hi))));
+	t = PG_GETARG_DATUM(0);
+	if (type == DATEOID)
+		outside = (DatumGetDateADT(t) < DatumGetDateADT(lo) ||
+				   DatumGetDateADT(t) >= DatumGetDateADT(hi));
+	else if (type == TIMESTAMPOID || type == TIMESTAMPTZOID)
+		outside = (DatumGetTimestamp(t) < DatumGetTimestamp(lo) ||
+				   DatumGetTimestamp(t) >= DatumGetTimestamp(hi));
+	else
+		elog(ERROR, "backfill: _in_range called with type %u", type);
+	if (outside)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("source row outside the range"),
 				 errdetail("The row's time %s is not in [%s, %s).",
-						   TimeText(t), TimeText(lo),
-						   TimeText(hi)),
+						   InRangeText(type, t), InRangeText(type, lo),
+						   InRangeText(type, hi)),
 				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
-	PG_RETURN_BOOL(true);
+	PG_RETURN_DATUM(t);
 }

@@ -1659,6 +1659,75 @@ RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 }
 
 /*
+ * CommitChunk
+ *		Commit the chunk's transaction (SPI_commit).  When the commit itself
+ *		fails, e.g. Citus refusing to commit over a connection to a worker
+ *		that died during the chunk, or a deferred constraint: SPI_commit has
+ *		rolled the transaction back and started a new one, where the chunk
+ *		is recorded as failed, with the chunk's own error when it had one
+ *		(the cause; the commit's error is its consequence), else the
+ *		commit's.  report is updated to match.
+ */
+static void
+CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[6];
+	char		nulls[6];
+
+	PG_TRY();
+	{
+		SPI_commit();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		ReThrowError(edata);
+	if (report->outcome == CHUNK_FAILED && report->error != NULL)
+		edata = report->error;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	memset(nulls, ' ', sizeof(nulls));
+	vals[0] = Int64GetDatum(run->run_id);
+	vals[1] = Int32GetDatum(chunk->chunk_no);
+	vals[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	vals[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+	vals[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	nulls[4] = edata->detail ? ' ' : 'n';
+	vals[5] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
+	nulls[5] = edata->hint ? ' ' : 'n';
+	CatalogExec("UPDATE backfill.chunks SET status = 'failed',"
+				" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+				" rows_deleted = NULL, rows_inserted = NULL,"
+				" before_value = NULL, after_value = NULL,"
+				" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
+				" finished_at = pg_catalog.clock_timestamp(),"
+				" error_sqlstate = $3, error_message = $4,"
+				" error_detail = $5, error_hint = $6"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				6, types, vals, nulls, SPI_OK_UPDATE);
+	SetRunStatus(run, "failed");
+	SPI_finish();
+	SPI_commit();
+	MemoryContextSwitchTo(cxt);
+	report->outcome = CHUNK_FAILED;
+	report->error = edata;
+	report->run_status = pstrdup("failed");
+}
+
+/*
  * RunLoop
  *		Execute the run's chunks, one transaction each, until none is left,
  *		max_chunks (< 0: no limit) have been executed, the probe chunk has
@@ -1749,7 +1818,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
 		SPI_finish();
-		SPI_commit();
+		CommitChunk(run, &chunk, &report);
 		executed++;
 
 		ReportChunk(run, &chunk, &report);

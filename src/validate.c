@@ -32,6 +32,7 @@
 #include "parser/scansup.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "tcop/utility.h"
@@ -754,7 +755,9 @@ QuotedColumn(Oid target, const char *name)
 /*
  * RangeCondition
  *		"<tc> >= $1 AND <tc> < $2" for target's time column, operators
- *		schema-qualified.
+ *		schema-qualified.  $1 and $2 are of the column's own (base) type,
+ *		from RangeParams: no TimeZone-dependent cast in the statement, so
+ *		Citus can run it on the workers and an index on the column applies.
  */
 static char *
 RangeCondition(Oid target, const char *time_column)
@@ -763,6 +766,65 @@ RangeCondition(Oid target, const char *time_column)
 
 	return psprintf("%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
 					tc, tc);
+}
+
+/*
+ * BoundInColumnType
+ *		A chunk bound as a value of the time column's base type, computed
+ *		in the session's TimeZone (the run's, during a chunk), such that
+ *		"column >= result" holds exactly for the column values at or after
+ *		the bound: for a date, the first day whose midnight is not before
+ *		it; for a timestamp, its local time.
+ */
+static Datum
+BoundInColumnType(Oid base, TimestampTz bound)
+{
+	DateADT		day;
+
+	switch (base)
+	{
+		case TIMESTAMPOID:
+			return DirectFunctionCall1(timestamptz_timestamp,
+									   TimestampTzGetDatum(bound));
+		case DATEOID:
+			day = DatumGetDateADT(DirectFunctionCall1(timestamptz_date,
+													  TimestampTzGetDatum(bound)));
+			if (DatumGetTimestampTz(DirectFunctionCall1(date_timestamptz,
+														DateADTGetDatum(day))) < bound)
+				day++;
+			return DateADTGetDatum(day);
+		default:
+			return TimestampTzGetDatum(bound);
+	}
+}
+
+/*
+ * RangeParams
+ *		See backfill.h.
+ */
+void
+RangeParams(Oid target, const char *time_column, TimestampTz lo,
+			TimestampTz hi, Oid *argtypes, Datum *values)
+{
+	Oid			base = getBaseType(TimeColumnType(target, time_column));
+
+	argtypes[0] = argtypes[1] = base;
+	values[0] = BoundInColumnType(base, lo);
+	values[1] = BoundInColumnType(base, hi);
+}
+
+/*
+ * SourceInsertParams
+ *		See backfill.h.
+ */
+void
+SourceInsertParams(Oid target, const char *time_column, TimestampTz lo,
+				   TimestampTz hi, Oid *argtypes, Datum *values)
+{
+	argtypes[0] = argtypes[1] = TIMESTAMPTZOID;
+	values[0] = TimestampTzGetDatum(lo);
+	values[1] = TimestampTzGetDatum(hi);
+	RangeParams(target, time_column, lo, hi, argtypes + 2, values + 2);
 }
 
 /*
@@ -816,13 +878,18 @@ broken:
  * ComposeSourceInsert
  *		The statement that inserts what source yields for [$1, $2) into
  *		target, columns matched by name, every row's time checked by
- *		backfill._in_range.  The composed text is parsed again, and its subquery must be exactly the source
- *		query's parse tree: user text cannot escape into our statement.
+ *		backfill._in_range against [$3, $4) in the column's own type
+ *		(SourceInsertParams).  The composed text is parsed again, and its
+ *		subquery must be exactly the source query's parse tree: user text
+ *		cannot escape into our statement.
  *
- * The source sits behind an OFFSET 0 fence, so the planner neither pulls
- * it up nor pushes the range check into it: _in_range only ever sees the
- * rows the source returns, never rows its own WHERE would filter out
- * (quals of one scan run in cost order, not in the order written).
+ * The check is in the select list, not in a WHERE: an expression of the
+ * select list is computed only for the rows the source returns, never for
+ * rows its own WHERE filters out (quals of one scan run in cost order,
+ * not in the order written), so no fence against subquery pull-up is
+ * needed, and Citus can run the whole INSERT ... SELECT on the workers
+ * (_in_range is immutable, and no TimeZone-dependent cast is applied to a
+ * source column of the column's own type).
  */
 char *
 ComposeSourceInsert(Oid target, const char *time_column,
@@ -838,6 +905,21 @@ ComposeSourceInsert(Oid target, const char *time_column,
 	InsertStmt *ins;
 	SelectStmt *sel;
 	RangeSubselect *sub;
+	const char *tc = QuotedColumn(target, time_column);
+	const char *typname;
+
+	switch (getBaseType(TimeColumnType(target, time_column)))
+	{
+		case DATEOID:
+			typname = "pg_catalog.date";
+			break;
+		case TIMESTAMPOID:
+			typname = "pg_catalog.timestamp";
+			break;
+		default:
+			typname = "pg_catalog.timestamptz";
+			break;
+	}
 
 	initStringInfo(&cols);
 	initStringInfo(&scols);
@@ -846,16 +928,18 @@ ComposeSourceInsert(Oid target, const char *time_column,
 		const char *col = QuotedColumn(target, (const char *) lfirst(lc));
 
 		appendStringInfo(&cols, "%s%s", cols.len > 0 ? ", " : "", col);
-		appendStringInfo(&scols, "%ss.%s", scols.len > 0 ? ", " : "", col);
+		if (strcmp(col, tc) == 0)
+			appendStringInfo(&scols, "%sbackfill._in_range(CAST(s.%s AS %s), $3, $4)",
+							 scols.len > 0 ? ", " : "", col, typname);
+		else
+			appendStringInfo(&scols, "%ss.%s", scols.len > 0 ? ", " : "", col);
 	}
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "INSERT INTO %s (%s) SELECT %s"
-					 " FROM (SELECT * FROM (\n%s\n) AS s OFFSET 0) AS s"
-					 " WHERE backfill._in_range(CAST(s.%s AS pg_catalog.timestamptz), $1, $2)",
+					 "INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s",
 					 QualifiedRelName(target), cols.data, scols.data,
-					 source->sql, QuotedColumn(target, time_column));
+					 source->sql);
 
 	/* nothing may have escaped: reparse and compare with the source alone */
 	alone = raw_parser(source->sql, RAW_PARSE_DEFAULT);
@@ -868,36 +952,25 @@ ComposeSourceInsert(Oid target, const char *time_column,
 		goto broken;
 	ins = (InsertStmt *) node;
 	if (ins->withClause != NULL || ins->onConflictClause != NULL ||
+		ins->returningList != NIL ||
 		ins->selectStmt == NULL || !IsA(ins->selectStmt, SelectStmt))
 		goto broken;
 	sel = (SelectStmt *) ins->selectStmt;
 	if (sel->op != SETOP_NONE || sel->withClause != NULL ||
+		list_length(sel->targetList) != list_length(source->columns) ||
 		list_length(sel->fromClause) != 1 ||
 		!IsA(linitial(sel->fromClause), RangeSubselect) ||
+		sel->whereClause != NULL ||
 		sel->groupClause != NIL || sel->havingClause != NULL ||
 		sel->windowClause != NIL || sel->sortClause != NIL ||
 		sel->limitCount != NULL || sel->limitOffset != NULL ||
 		sel->lockingClause != NIL || sel->intoClause != NULL ||
-		sel->distinctClause != NIL ||
-		!IsA(sel->whereClause, FuncCall))
-		goto broken;
-	/* the fence: SELECT * FROM (<source>) AS s OFFSET 0 */
-	sub = (RangeSubselect *) linitial(sel->fromClause);
-	if (sub->lateral || !IsA(sub->subquery, SelectStmt))
-		goto broken;
-	sel = (SelectStmt *) sub->subquery;
-	if (sel->op != SETOP_NONE || sel->withClause != NULL ||
-		list_length(sel->targetList) != 1 ||
-		list_length(sel->fromClause) != 1 ||
-		!IsA(linitial(sel->fromClause), RangeSubselect) ||
-		sel->whereClause != NULL || sel->groupClause != NIL ||
-		sel->havingClause != NULL || sel->windowClause != NIL ||
-		sel->sortClause != NIL || sel->limitCount != NULL ||
-		sel->limitOffset == NULL || sel->lockingClause != NIL ||
-		sel->intoClause != NULL || sel->distinctClause != NIL)
+		sel->distinctClause != NIL)
 		goto broken;
 	sub = (RangeSubselect *) linitial(sel->fromClause);
-	if (sub->lateral || !equal(sub->subquery, linitial_node(RawStmt, alone)->stmt))
+	if (sub->lateral || sub->alias == NULL ||
+		strcmp(sub->alias->aliasname, "s") != 0 ||
+		!equal(sub->subquery, linitial_node(RawStmt, alone)->stmt))
 		goto broken;
 	return sql.data;
 
@@ -911,7 +984,8 @@ broken:
 
 /*
  * ComposeRangeDelete
- *		The DELETE of target's rows in [$1, $2).  With a measure, a
+ *		The DELETE of target's rows in [$1, $2), parameters from
+ *		RangeParams.  With a measure, a
  *		SELECT returning the number of rows deleted and the measure over
  *		them (the measure's text checked as in ComposeSourceInsert).
  */

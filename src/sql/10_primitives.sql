@@ -26,11 +26,25 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.replace_range(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.text, pg_catalog.text) IS
     'Replace the target''s rows in [range_start, range_end) by what source yields for $1, $2, in the caller''s transaction.';
 
--- Row filter used inside generated INSERTs: true for a time inside
--- [lo, hi), an error for anything else (NULL included).
+-- Row check inside generated INSERTs, in the time column's own type: t
+-- itself for a time inside [lo, hi), an error for anything else (NULL
+-- included).  Immutable and evaluated in the select list, so that Citus
+-- can run the INSERT ... SELECT on the workers (backfill is created there).
 CREATE FUNCTION backfill._in_range(t pg_catalog.timestamptz,
                                    lo pg_catalog.timestamptz,
                                    hi pg_catalog.timestamptz)
-RETURNS pg_catalog.bool
+RETURNS pg_catalog.timestamptz
 AS 'MODULE_PATHNAME', 'backfill_in_range'
-LANGUAGE C VOLATILE PARALLEL SAFE;
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION backfill._in_range(t pg_catalog.timestamp,
+                                   lo pg_catalog.timestamp,
+                                   hi pg_catalog.timestamp)
+RETURNS pg_catalog.timestamp
+AS 'MODULE_PATHNAME', 'backfill_in_range'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION backfill._in_range(t pg_catalog.date,
+                                   lo pg_catalog.date,
+                                   hi pg_catalog.date)
+RETURNS pg_catalog.date
+AS 'MODULE_PATHNAME', 'backfill_in_range'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;

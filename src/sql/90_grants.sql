@@ -11,6 +11,8 @@ GRANT EXECUTE ON FUNCTION
     backfill.split_range(pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval),
     backfill.replace_range(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.text, pg_catalog.text),
     backfill._in_range(pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.timestamptz),
+    backfill._in_range(pg_catalog.timestamp, pg_catalog.timestamp, pg_catalog.timestamp),
+    backfill._in_range(pg_catalog.date, pg_catalog.date, pg_catalog.date),
     backfill.register(pg_catalog.regclass, pg_catalog.name, pg_catalog.text, pg_catalog.text, pg_catalog.interval, pg_catalog.interval, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.numeric, pg_catalog.bool),
     backfill.unregister(pg_catalog.regclass, pg_catalog.bool),
     backfill.plan(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, pg_catalog.text, pg_catalog.bool),

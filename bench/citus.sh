@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# bench/citus.sh: backfill on Citus (issue 11, item 8).  A coordinator and
+# two workers on this machine; a 30-day refill of a hash-distributed target
+# co-located with its source, by backfill.run vs a hand-written procedure
+# (DELETE + INSERT ... SELECT per day, COMMIT) on the same cluster, median
+# of BENCH_REPS; and the per-chunk overhead (empty 1-minute chunks).
+#
+#   bash bench/citus.sh                                   (as root)
+#   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/citus.sh  (a developer sandbox)
+#   BENCH_DAYS=30 BENCH_ROWS_PER_DAY=40000 BENCH_REPS=3 BENCH_EMPTY_CHUNKS=200
+#
+# Needs Citus installed in that PostgreSQL (bash scripts/citus.sh) and the
+# extension built and installed (scripts/setup.sh, which root runs here).
+# Never part of the test command.  A few minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -n "${BACKFILL_PGROOT:-}" ]; then
+    export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
+else
+    export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    scripts/setup.sh >/dev/null
+    [ -f "$($PG_CONFIG --pkglibdir)/citus.so" ] ||
+        { echo "bench/citus.sh: Citus is not installed; run bash scripts/citus.sh first" >&2; exit 1; }
+    work=$(mktemp -d /tmp/backfill-citus-bench.XXXXXX)
+    chown postgres: "$work"
+    runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" BENCH_WORK="$work" \
+        BENCH_DAYS="${BENCH_DAYS:-}" BENCH_ROWS_PER_DAY="${BENCH_ROWS_PER_DAY:-}" \
+        BENCH_REPS="${BENCH_REPS:-}" BENCH_EMPTY_CHUNKS="${BENCH_EMPTY_CHUNKS:-}" \
+        bash "$PWD/bench/citus.sh"
+    status=$?
+    rm -rf "$work"
+    exit $status
+fi
+
+DAYS=${BENCH_DAYS:-30}
+ROWS=${BENCH_ROWS_PER_DAY:-40000}
+REPS=${BENCH_REPS:-3}
+EMPTY=${BENCH_EMPTY_CHUNKS:-200}
+work=${BENCH_WORK:-$(mktemp -d /tmp/backfill-citus-bench.XXXXXX)}
+bin=$($PG_CONFIG --bindir)
+base=$((20000 + RANDOM % 20000))
+
+cleanup() {
+    for i in 0 1 2; do
+        "$bin/pg_ctl" -D "$work/n$i" stop -m immediate >/dev/null 2>&1 || true
+    done
+}
+trap cleanup EXIT
+
+for i in 0 1 2; do
+    "$bin/initdb" -D "$work/n$i" -A trust -U postgres >/dev/null
+    cat >>"$work/n$i/postgresql.conf" <<EOF
+port = $((base + i))
+listen_addresses = ''
+unix_socket_directories = '$work'
+shared_preload_libraries = 'citus,pg_cron'
+cron.database_name = 'postgres'
+max_worker_processes = 20
+citus.shard_count = 8
+TimeZone = 'UTC'
+EOF
+    "$bin/pg_ctl" -D "$work/n$i" -l "$work/n$i.log" -w start >/dev/null
+done
+
+psql_at() {
+    local i=$1
+    shift
+    "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$work" -p $((base + i)) -U postgres -d postgres "$@"
+}
+
+for i in 0 1 2; do psql_at $i -c 'CREATE EXTENSION citus'; done
+psql_at 0 -c "SELECT citus_set_coordinator_host('$work', $base)" \
+    -c "SELECT citus_add_node('$work', $((base + 1)))" \
+    -c "SELECT citus_add_node('$work', $((base + 2)))" >/dev/null
+psql_at 0 <<EOF
+CREATE EXTENSION backfill;
+CREATE TABLE src (id bigint NOT NULL, account int NOT NULL, ts timestamptz NOT NULL, amount numeric NOT NULL);
+SELECT create_distributed_table('src', 'account');
+INSERT INTO src
+SELECT g, g % 1000, '2026-01-01'::timestamptz + (g % ($DAYS * 86400)) * interval '1 second', g % 97
+  FROM generate_series(1, $DAYS * $ROWS) g;
+CREATE TABLE tgt (id bigint NOT NULL, account int NOT NULL, ts timestamptz NOT NULL, amount numeric NOT NULL);
+SELECT create_distributed_table('tgt', 'account', colocate_with => 'src');
+CREATE INDEX ON tgt (ts);
+INSERT INTO tgt SELECT * FROM src;
+VACUUM ANALYZE src, tgt;
+SELECT backfill.register('tgt', 'ts', \$\$SELECT id, account, ts, amount FROM src WHERE ts >= \$1 AND ts < \$2\$\$);
+
+-- the by-hand loop: what a careful person writes without backfill
+CREATE PROCEDURE by_hand(lo timestamptz, days int) LANGUAGE plpgsql AS \$p\$
+DECLARE d timestamptz;
+BEGIN
+  FOR i IN 0 .. days - 1 LOOP
+    d := lo + i * interval '1 day';
+    DELETE FROM tgt WHERE ts >= d AND ts < d + interval '1 day';
+    INSERT INTO tgt SELECT id, account, ts, amount FROM src
+     WHERE ts >= d AND ts < d + interval '1 day';
+    COMMIT;
+  END LOOP;
+END \$p\$;
+EOF
+
+# seconds of one psql call (the statement's own time, client included)
+timed() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    psql_at 0 "$@" >/dev/null
+    t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc -l
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+end="'2026-01-01'::timestamptz + interval '$DAYS days'"
+bf=()
+hand=()
+for r in $(seq 1 "$REPS"); do
+    hand+=("$(timed -c "CALL by_hand('2026-01-01', $DAYS)")")
+    run=$(psql_at 0 -At -c "SELECT backfill.plan('tgt', '2026-01-01', $end, probe => false)")
+    bf+=("$(timed -c "SET client_min_messages = warning" -c "CALL backfill.run($run)")")
+done
+bf_med=$(printf '%s\n' "${bf[@]}" | median)
+hand_med=$(printf '%s\n' "${hand[@]}" | median)
+
+check=$(psql_at 0 -At -c "SELECT (SELECT count(*) FROM tgt) = (SELECT count(*) FROM src)")
+
+# per-chunk overhead: empty 1-minute chunks of the distributed target
+run=$(psql_at 0 -At -c "SELECT backfill.plan('tgt', '2025-01-01', '2025-01-01'::timestamptz + interval '$EMPTY minutes', chunk => '1 minute', probe => false)")
+empty=$(timed -c "SET client_min_messages = warning" -c "CALL backfill.run($run)")
+# the same statements by hand, one transaction each, for the floor
+psql_at 0 <<EOF
+CREATE PROCEDURE by_hand_empty(lo timestamptz, n int) LANGUAGE plpgsql AS \$p\$
+DECLARE d timestamptz;
+BEGIN
+  FOR i IN 0 .. n - 1 LOOP
+    d := lo + i * interval '1 minute';
+    DELETE FROM tgt WHERE ts >= d AND ts < d + interval '1 minute';
+    INSERT INTO tgt SELECT id, account, ts, amount FROM src
+     WHERE ts >= d AND ts < d + interval '1 minute';
+    COMMIT;
+  END LOOP;
+END \$p\$;
+EOF
+empty_hand=$(timed -c "CALL by_hand_empty('2025-01-01', $EMPTY)")
+
+printf '\nbackfill on Citus: coordinator + 2 workers, %s shards, %s days x %s rows, median of %s\n' \
+    8 "$DAYS" "$ROWS" "$REPS"
+printf '%-44s %10s\n' "what" "seconds"
+printf '%-44s %10.2f   (%s)\n' "backfill.run, $DAYS daily chunks" "$bf_med" "${bf[*]}"
+printf '%-44s %10.2f   (%s)\n' "by hand: DELETE + INSERT per day, COMMIT" "$hand_med" "${hand[*]}"
+printf '%-44s %10.3f\n' "ratio backfill / by hand (goal <= 1.05)" "$(echo "$bf_med / $hand_med" | bc -l)"
+printf '%-44s %10.2f ms\n' "per chunk, $EMPTY empty chunks: backfill" "$(echo "$empty * 1000 / $EMPTY" | bc -l)"
+printf '%-44s %10.2f ms\n' "per chunk, $EMPTY empty chunks: by hand" "$(echo "$empty_hand * 1000 / $EMPTY" | bc -l)"
+printf '%-44s %10s\n' "target rows = source rows afterwards" "$check"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Build and install Citus from a source tarball into the PostgreSQL that
+# PG_CONFIG names (default: the system PostgreSQL 15), for the Citus tests
+# (t/050_citus.pl) and the Citus benchmark (bench/citus.sh).
+#
+#   bash scripts/citus.sh [TARBALL]
+#
+# TARBALL defaults to ../shared/vendor/citus-13.2.2.tar.gz, relative to the
+# project's root.  Build dependencies come from apt when run as root without
+# BACKFILL_PGROOT (developer sandboxes have them already).  The one-line patch
+# ../shared/vendor/README.md describes is applied before configure.  Nothing
+# is rebuilt when the same Citus version is already installed there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+tarball=${1:-$root/../shared/vendor/citus-13.2.2.tar.gz}
+if [ -n "${BACKFILL_PGROOT:-}" ] && [ -z "${PG_CONFIG:-}" ]; then
+    PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
+fi
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+
+[ -f "$tarball" ] || { echo "citus.sh: no tarball at $tarball" >&2; exit 1; }
+
+# The version is in the tarball's top folder name: citus-13.2.2/.
+top=$({ tar -tzf "$tarball" || true; } | head -n 1 | cut -d/ -f1)
+version=${top#citus-}
+sharedir=$("$PG_CONFIG" --sharedir)
+pkglibdir=$("$PG_CONFIG" --pkglibdir)
+if [ -f "$pkglibdir/citus.so" ] &&
+    grep -q "^default_version = '${version%.*}-" "$sharedir/extension/citus.control" 2>/dev/null &&
+    [ "$(cat "$pkglibdir/citus.backfill-built" 2>/dev/null)" = "$version" ]; then
+    echo "citus.sh: Citus $version already installed in $pkglibdir"
+    exit 0
+fi
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+if [ -z "${BACKFILL_PGROOT:-}" ] && [ "$(id -u)" -eq 0 ]; then
+    PACKAGES="build-essential liblz4-dev libzstd-dev libcurl4-openssl-dev libkrb5-dev libssl-dev libicu-dev"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $PACKAGES ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $PACKAGES; }
+fi
+
+work=$(mktemp -d /tmp/citus-build.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+tar -xzf "$tarball" -C "$work"
+cd "$work/$top"
+
+# Debian's PostgreSQL 15 exports have_createdb_privilege(); rename Citus's
+# static inline copy (../shared/vendor/README.md).  Idempotent.
+compat=src/include/pg_version_compat.h
+if ! grep -q 'citus_compat_have_createdb_privilege' "$compat"; then
+    # "static inline bool" is on the line before "have_createdb_privilege(void)".
+    line=$(grep -n '^have_createdb_privilege(void)' "$compat" | head -n 1 | cut -d: -f1)
+    [ -n "$line" ] && [ "$line" -gt 1 ] &&
+        sed -i "$((line - 1))i #define have_createdb_privilege citus_compat_have_createdb_privilege" "$compat"
+fi
+grep -q 'citus_compat_have_createdb_privilege' "$compat" ||
+    { echo "citus.sh: could not patch $compat" >&2; exit 1; }
+
+start=$(date +%s)
+./configure PG_CONFIG="$PG_CONFIG" >configure.log 2>&1 || { tail -n 40 configure.log; exit 1; }
+make -s -j2 >make.log 2>&1 || { tail -n 60 make.log; exit 1; }
+$SUDO make -s install >install.log 2>&1 || { tail -n 40 install.log; exit 1; }
+echo "$version" | $SUDO tee "$pkglibdir/citus.backfill-built" >/dev/null
+echo "citus.sh: Citus $version installed in $pkglibdir in $(($(date +%s) - start)) s"

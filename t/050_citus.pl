@@ -1,0 +1,311 @@
+# backfill on Citus: a coordinator and two workers (issue 11).
+#
+# Targets of every Citus kind (hash-distributed co-located and not, a
+# distributed partitioned table, a reference table, a local table on the
+# coordinator), the date rollup that needs predicates in the column's own
+# type, strategies (truncate on distributed partitions, swap refused),
+# ledger gate, reconcile, check, lineage, pg_cron, lock_target and writers,
+# the refusal on a worker, and a worker stopped with -m immediate in the
+# middle of a chunk and at plan time.
+#
+# Skipped when Citus is not installed: bash scripts/citus.sh installs it.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $pg_config = $ENV{PG_CONFIG} || 'pg_config';
+my $pkglibdir = `$pg_config --pkglibdir`;
+chomp $pkglibdir;
+plan skip_all =>
+  "Citus is not installed in $pkglibdir: run 'bash scripts/citus.sh' (builds ../shared/vendor/citus-13.2.2.tar.gz) to run these tests"
+  unless -f "$pkglibdir/citus.so";
+
+my $db = 'postgres';
+my @nodes;
+for my $name ('coord', 'worker1', 'worker2')
+{
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf(
+		'postgresql.conf', q{
+shared_preload_libraries = 'citus,pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 20
+max_prepared_transactions = 20
+citus.shard_count = 4
+TimeZone = 'UTC'
+fsync = off
+});
+	$node->start;
+	$node->safe_psql($db, 'CREATE EXTENSION citus; CREATE EXTENSION pg_cron;');
+	push @nodes, $node;
+}
+my ($coord, $w1, $w2) = @nodes;
+$coord->safe_psql(
+	$db, sprintf(
+		q{SELECT citus_set_coordinator_host('%s', %d);
+SELECT citus_add_node('%s', %d);
+SELECT citus_add_node('%s', %d);},
+		$coord->host, $coord->port, $w1->host, $w1->port,
+		$w2->host, $w2->port));
+
+# 3. CREATE EXTENSION on the coordinator: Citus creates it on the workers
+# too; the catalog is never distributed; functions refuse on a worker.
+$coord->safe_psql($db, 'CREATE EXTENSION backfill');
+is($w1->safe_psql($db, "SELECT count(*) FROM pg_extension WHERE extname = 'backfill'"),
+	'1', 'Citus propagates CREATE EXTENSION backfill to the workers');
+is( $coord->safe_psql(
+		$db, q{SELECT count(*) FROM pg_dist_partition
+ WHERE logicalrelid::regclass::text LIKE 'backfill.%'}),
+	'0',
+	'the catalog is not a Citus table');
+my ($ret, $out, $err) =
+  $w1->psql($db, "SELECT backfill.plan('pg_class', now(), now() + interval '1 day')");
+isnt($ret, 0, 'plan on a worker fails');
+like($err, qr/backfill runs on the Citus coordinator only/, '... saying so');
+like($err, qr/Connect to the coordinator/, '... with the hint');
+($ret, $out, $err) = $w2->psql($db, 'CALL backfill.run(1)');
+like($err, qr/backfill runs on the Citus coordinator only/, 'run on a worker fails too');
+
+# The source: payments, hash-distributed by customer; 20 customers, one
+# payment an hour for 14 days.  hold() waits while session 4242 holds its
+# advisory lock (a gate inside a chunk's source, on the coordinator).
+$coord->safe_psql(
+	$db, q{
+CREATE TABLE payments (id bigserial, customer int NOT NULL,
+                       paid_at timestamptz NOT NULL, amount numeric NOT NULL);
+SELECT create_distributed_table('payments', 'customer');
+INSERT INTO payments (customer, paid_at, amount)
+SELECT c, t, (c % 7) + 1 FROM generate_series(1, 20) c,
+       generate_series('2026-01-01'::timestamptz, '2026-01-14 23:00', '1 hour') t;
+SET citus.enable_ddl_propagation = off;
+CREATE FUNCTION hold() RETURNS bool LANGUAGE plpgsql
+  AS $$BEGIN PERFORM pg_advisory_lock(4242); PERFORM pg_advisory_unlock(4242); RETURN true; END$$;
+RESET citus.enable_ddl_propagation;
+
+-- hash-distributed, co-located with the source, timestamptz
+CREATE TABLE hourly (customer int NOT NULL, hour timestamptz NOT NULL, n int, total numeric);
+SELECT create_distributed_table('hourly', 'customer', colocate_with => 'payments');
+CREATE VIEW hourly_expected AS
+  SELECT customer, date_trunc('hour', paid_at) AS hour, count(*)::int AS n, sum(amount) AS total
+    FROM payments GROUP BY 1, 2;
+SELECT backfill.register('hourly', 'hour',
+  $$SELECT customer, date_trunc('hour', paid_at) AS hour, count(*)::int AS n, sum(amount) AS total
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 AND (SELECT hold()) GROUP BY 1, 2$$);
+
+-- the daily rollup: date column, distributed but not co-located
+CREATE TABLE daily (day date NOT NULL, customer int NOT NULL, n int);
+SELECT create_distributed_table('daily', 'day', colocate_with => 'none');
+CREATE VIEW daily_expected AS
+  SELECT paid_at::date AS day, customer, count(*)::int AS n FROM payments GROUP BY 1, 2;
+SELECT backfill.register('daily', 'day',
+  $$SELECT paid_at::date AS day, customer, count(*)::int AS n
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1, 2$$);
+
+-- a reference table (date) and a local table on the coordinator (timestamp)
+CREATE TABLE ref_daily (day date NOT NULL, n int);
+SELECT create_reference_table('ref_daily');
+SELECT backfill.register('ref_daily', 'day',
+  $$SELECT paid_at::date AS day, count(*)::int AS n
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1$$);
+CREATE TABLE local_daily (day timestamp NOT NULL, n int);
+SELECT backfill.register('local_daily', 'day',
+  $$SELECT date_trunc('day', paid_at)::timestamp AS day, count(*)::int AS n
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1$$);
+
+-- distributed and partitioned by day, with a ledger and a measure
+CREATE TABLE pdaily (day date NOT NULL, customer int NOT NULL, n int) PARTITION BY RANGE (day);
+SELECT format('CREATE TABLE %I PARTITION OF pdaily FOR VALUES FROM (%L) TO (%L)',
+              'pdaily_' || to_char(d, 'MMDD'), d::date, (d + interval '1 day')::date)
+  FROM generate_series('2026-01-01'::timestamptz, '2026-01-14', '1 day') d \gexec
+SELECT create_distributed_table('pdaily', 'customer', colocate_with => 'payments');
+SELECT backfill.register('pdaily', 'day',
+  $$SELECT paid_at::date AS day, customer, count(*)::int AS n
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1, 2$$,
+  ledger => $$SELECT count(*) FROM payments WHERE paid_at >= $1 AND paid_at < $2$$,
+  measure => 'sum(n)');
+});
+
+# Rows of $table that differ from $expected (both directions).
+sub diff_count
+{
+	my ($table, $expected) = @_;
+	return $coord->safe_psql($db, qq{
+SELECT (SELECT count(*) FROM (SELECT * FROM $table EXCEPT ALL SELECT * FROM $expected) a)
+     + (SELECT count(*) FROM (SELECT * FROM $expected EXCEPT ALL SELECT * FROM $table) b)});
+}
+
+# pg_cron (5): a run handed to pg_cron now, checked at the end.
+my $cron_run = $coord->safe_psql($db,
+	"SELECT backfill.plan('ref_daily', '2026-01-01', '2026-01-15', probe => false)");
+$coord->safe_psql($db,
+	"SELECT backfill.schedule($cron_run, '* * * * *', chunks_per_tick => 14)");
+
+# 1, 2: every kind of target, twice (the rerun replaces).
+for my $pass (1, 2)
+{
+	for my $t ('hourly', 'daily', 'local_daily')
+	{
+		$coord->safe_psql($db,
+			"CALL backfill.backfill('$t', '2026-01-01', '2026-01-15')");
+	}
+}
+is(diff_count('hourly', 'hourly_expected'), '0',
+	'hash-distributed co-located target: rows as the source says after a rerun');
+is(diff_count('daily', 'daily_expected'), '0',
+	'distributed date rollup (not co-located): predicates in the column type work');
+is( $coord->safe_psql(
+		$db, q{SELECT string_agg(DISTINCT rows_deleted || '/' || rows_inserted || ' ' || strategy, ',')
+  FROM backfill.history WHERE target = 'daily'::regclass
+   AND run_id = (SELECT max(run_id) FROM backfill.runs WHERE target = 'daily'::regclass)}),
+	'20/20 delete',
+	'the rerun of the rollup deleted and inserted each day\'s rows');
+is( $coord->safe_psql(
+		$db, q{SELECT count(*) || ' ' || sum(n) FROM local_daily
+  WHERE (day, n) IN (SELECT date_trunc('day', paid_at)::timestamp, count(*)
+                       FROM payments GROUP BY 1)}),
+	'14 6720', 'local table on the coordinator (timestamp column)');
+
+# distributed partitioned: auto picks truncate; swap is refused
+$coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-01', '2026-01-15')");
+$coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-01', '2026-01-15')");
+is(diff_count('pdaily', 'daily_expected'), '0', 'distributed partitioned target');
+my $pruns = $coord->safe_psql($db,
+	"SELECT max(run_id) FROM backfill.runs WHERE target = 'pdaily'::regclass");
+is( $coord->safe_psql(
+		$db, qq{SELECT string_agg(DISTINCT strategy || ' ' || verdict || ' ' || rows_deleted, ',')
+  FROM backfill.history WHERE run_id = $pruns}),
+	'truncate ok 20',
+	'auto truncates the distributed partitions; the ledger gate agrees');
+($ret, $out, $err) = $coord->psql($db, "SELECT backfill.set_strategy('pdaily', 'swap')");
+like($err, qr/strategy "swap" is not supported on Citus tables/, 'swap is refused on a Citus table');
+like($err, qr/Citus distributed table/, '... naming the kind of table');
+($ret, $out, $err) = $coord->psql(
+	$db, q{SELECT * FROM backfill.replace_range('hourly', 'hour', '2026-01-01', '2026-01-02',
+  $$SELECT customer, hour, n, total FROM hourly_expected WHERE hour >= $1 AND hour < $2$$, 'swap')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/0A000/, 'swap through replace_range: feature_not_supported');
+# the row check runs on the workers too: a source row outside the range
+($ret, $out, $err) = $coord->psql(
+	$db, q{SELECT * FROM backfill.replace_range('daily', 'day', '2026-01-01', '2026-01-02',
+  $$SELECT day + 1 AS day, customer, n FROM daily_expected WHERE day >= $1 AND day < $2$$, 'auto')});
+like($err, qr/source row outside the range/, 'a source row outside the range is refused on Citus');
+is(diff_count('daily', 'daily_expected'), '0', '... and nothing is written');
+$coord->safe_psql($db, "SELECT backfill.set_strategy('pdaily', 'truncate')");
+$coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-03', '2026-01-05')");
+is(diff_count('pdaily', 'daily_expected'), '0', 'explicit truncate on distributed partitions');
+
+# reconcile, check, lineage over distributed tables
+is( $coord->safe_psql(
+		$db, "SELECT string_agg(DISTINCT verdict, ',') FROM backfill.reconcile($pruns)"),
+	'ok', 'reconcile: every chunk of the partitioned run agrees with ledger and neighbours');
+is( $coord->safe_psql(
+		$db, "SELECT count(*) FILTER (WHERE verdict = 'ok') FROM backfill.\"check\"('pdaily', '2026-01-02', '2026-01-12')"),
+	'10', 'check over the distributed target');
+is( $coord->safe_psql(
+		$db, "SELECT string_agg(state || ' ' || range_start::date || ' ' || range_end::date, ',') FROM backfill.lineage('daily')"),
+	'backfilled 2026-01-01 2026-01-15', 'lineage of the distributed rollup');
+
+# 4. Locks: the daily job's lock_target makes a chunk wait (deferred);
+# a writer through the coordinator makes a chunk wait; a writer waits for
+# a chunk; no row lost or doubled.
+my $job = $coord->background_psql($db);
+$job->query_safe("BEGIN; SELECT backfill.lock_target('hourly');");
+my $lrun = $coord->safe_psql($db,
+	"SELECT backfill.plan('hourly', '2026-01-02', '2026-01-03', probe => false)");
+($ret, $out, $err) = $coord->psql($db,
+	"SET backfill.lock_timeout = 200; SET backfill.max_attempts = 5; CALL backfill.run($lrun)");
+like($err, qr/deferred/, 'a chunk waits for the daily job holding lock_target');
+$job->query_safe('COMMIT');
+
+my $writer = $coord->background_psql($db);
+$writer->query_safe(
+	"BEGIN; INSERT INTO hourly VALUES (1, '2026-01-02 05:00', 99, 99);");
+($ret, $out, $err) = $coord->psql($db,
+	"SET backfill.lock_timeout = 200; SET backfill.max_attempts = 5; CALL backfill.run($lrun)");
+like($err, qr/deferred/, 'a chunk waits for a writer connected to the coordinator');
+$writer->query_safe('COMMIT');
+
+my $gate = $coord->background_psql($db);
+$gate->query_safe('SELECT pg_advisory_lock(4242)');
+my $runner = $coord->background_psql($db, on_error_stop => 0);
+$runner->query_until(qr/started/, "\\echo started\nCALL backfill.run($lrun);\n");
+ok( $coord->poll_query_until(
+		$db, q{SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'
+  AND objid = 4242 AND NOT granted)}),
+	'the chunk is in flight, inside its source');
+($ret, $out, $err) = $coord->psql($db,
+	"SET lock_timeout = '300ms'; INSERT INTO hourly VALUES (2, '2026-01-02 06:00', 99, 99)");
+like($err, qr/lock timeout/, 'a writer to the distributed target waits for the chunk');
+$gate->query_safe('SELECT pg_advisory_unlock(4242)');
+$runner->quit;
+is( $coord->safe_psql($db, "SELECT status FROM backfill.runs WHERE run_id = $lrun"),
+	'done', 'the run finished after the writers');
+is(diff_count('hourly', 'hourly_expected'), '0',
+	'no row lost or doubled: the writer\'s row in the range was replaced');
+
+# 5. pg_cron ran the scheduled run of the reference table (before any
+# worker is stopped: a reference table has a copy on every worker).
+ok( $coord->poll_query_until(
+		$db, "SELECT status = 'done' FROM backfill.runs WHERE run_id = $cron_run"),
+	'pg_cron finished the run of the reference table');
+is($coord->safe_psql($db, "SELECT count(*) || ' ' || sum(n) FROM ref_daily"),
+	'14 6720', 'reference table target filled by pg_cron');
+is( $coord->safe_psql(
+		$db, "SELECT string_agg(DISTINCT executed_via, ',') FROM backfill.history WHERE run_id = $cron_run"),
+	'pg_cron', '... every chunk executed by pg_cron');
+
+# 6. A worker stopped with -m immediate in the middle of a chunk.
+my $frun = $coord->safe_psql($db,
+	"SELECT backfill.plan('hourly', '2026-01-05', '2026-01-08', probe => false)");
+$coord->safe_psql($db, q{UPDATE payments SET amount = amount + 1
+  WHERE paid_at >= '2026-01-05' AND paid_at < '2026-01-08'});
+$gate->query_safe('SELECT pg_advisory_lock(4242)');
+$runner = $coord->background_psql($db, on_error_stop => 0);
+$runner->query_until(qr/started/, "\\echo started\nCALL backfill.run($frun);\n");
+ok( $coord->poll_query_until(
+		$db, q{SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'
+  AND objid = 4242 AND NOT granted)}),
+	'chunk 1 is in flight, its DELETE done on the workers');
+$w2->stop('immediate');
+$gate->query_safe('SELECT pg_advisory_unlock(4242)');
+ok( $coord->poll_query_until(
+		$db, "SELECT status = 'failed' FROM backfill.runs WHERE run_id = $frun"),
+	'the run fails');
+eval { $runner->quit; };
+like( $coord->safe_psql(
+		$db, "SELECT chunk_no || ' ' || status || ' ' || error_message FROM backfill.chunks WHERE run_id = $frun AND chunk_no = 1"),
+	qr/^1 failed .*(connection|server closed)/s,
+	'the chunk is failed with the connection error recorded');
+$w2->start;
+is( $coord->safe_psql(
+		$db, q{SELECT count(*) || ' ' || sum(total) FROM hourly
+  WHERE hour >= '2026-01-05' AND hour < '2026-01-06'}),
+	'480 1992', 'nothing of the failed chunk is visible');
+$coord->safe_psql($db, "CALL backfill.run($frun)");
+is( $coord->safe_psql($db,
+		"SELECT string_agg(chunk_no || ':' || status || ':' || attempts, ',' ORDER BY chunk_no) FROM backfill.chunks WHERE run_id = $frun"),
+	'1:done:2,2:done:1,3:done:1', 'resumed after the worker is back');
+is(diff_count('hourly', 'hourly_expected'), '0', 'no row lost or doubled');
+
+# A worker down at plan time: plan reads only the coordinator, so it
+# succeeds; the chunk fails with the connection error; resume completes.
+$w1->stop('immediate');
+my $prun = $coord->safe_psql($db,
+	"SELECT backfill.plan('daily', '2026-01-01', '2026-01-03', probe => false)");
+like($prun, qr/^\d+$/, 'plan with a worker down succeeds (it does not touch the workers)');
+($ret, $out, $err) = $coord->psql($db, "CALL backfill.run($prun)");
+like($err, qr/chunk 1 of run $prun failed: .*connection/s,
+	'its first chunk fails with the connection error');
+$w1->start;
+$coord->safe_psql($db, "CALL backfill.run($prun)");
+is($coord->safe_psql($db, "SELECT status FROM backfill.runs WHERE run_id = $prun"),
+	'done', 'and the run completes once the worker is back');
+is(diff_count('daily', 'daily_expected'), '0', 'rollup intact');
+
+$_->stop for @nodes;
+done_testing();
