@@ -15,7 +15,8 @@ OBJS = \
 	src/run.o \
 	src/reconcile.o \
 	src/schedule.o \
-	src/citus.o
+	src/citus.o \
+	src/pipeline.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

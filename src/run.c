@@ -153,7 +153,7 @@ NumStr(Datum d, bool isnull)
  * TargetDisplayName
  *		The schema-qualified, quoted name of a relation.
  */
-static char *
+char *
 TargetDisplayName(Oid relid)
 {
 	char	   *rel = get_rel_name(relid);
@@ -184,7 +184,7 @@ IsAtomicCall(FunctionCallInfo fcinfo)
  *		Refuse a procedure call that could not commit per chunk: it would
  *		either fail at its first commit or, worse, look like it worked.
  */
-static void
+void
 RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
 {
 	if (IsAtomicCall(fcinfo))
@@ -458,8 +458,9 @@ backfill_register(PG_FUNCTION_ARGS)
 
 /*
  * backfill_unregister
- *		unregister(target): forget a target.  Refused (55006) while it has
- *		runs that are planned, probed or failed; definitions, runs and
+ *		unregister(target, cascade): forget a target.  Refused (55006) while
+ *		it has runs that are planned, probed or failed, and (2BP01) while
+ *		targets depend on it unless cascade (pipeline.c); definitions, runs and
  *		chunks stay as history.  The caller must be allowed to rewrite the
  *		table; when the table has been dropped, its registration can be
  *		removed (by OID, e.g. unregister(16384)) by the role that
@@ -531,6 +532,10 @@ backfill_unregister(PG_FUNCTION_ARGS)
 				 errmsg("table %s has unfinished backfill runs", name),
 				 errdetail("Unfinished runs: %s.", unfinished),
 				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
+
+	/* pipeline hook: its dependencies (refused with dependents) */
+	PipelineForgetTarget(target, name,
+						 PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1));
 
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
@@ -607,13 +612,17 @@ SourceHorizon(Interval *retention, const char *horizon_sql,
 /*
  * PlanRun
  *		Create a run of target over [start, end) and its chunks; execute
- *		nothing.  chunk NULL means the target's chunk.  Caller is connected
- *		to SPI.  Returns the run id.
+ *		nothing.  chunk NULL means the target's chunk.  given, when not
+ *		NULL, lists the chunks to create instead (pipeline.c: only-plans
+ *		and the runs of a cascading plan; sorted, non-overlapping, at least
+ *		one; start and end are then its first start and last end).  Caller
+ *		is connected to SPI.  Returns the run id.
  */
-static int64
+int64
 PlanRun(Oid target, TimestampTz start, bool start_null,
 		TimestampTz end, bool end_null, Interval *chunk,
-		const char *note, bool probe, bool backwards, bool clear_no_source)
+		const char *note, bool probe, bool backwards, bool clear_no_source,
+		const PlanChunks *given)
 {
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
@@ -664,8 +673,15 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	if (chunk != NULL)
 		step = chunk;
 
-	n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
-						   &bounds);
+	/* pipeline hook: the chunks chosen by pipeline.c, if given */
+	if (given != NULL)
+	{
+		n = given->n;
+		bounds = NULL;
+	}
+	else
+		n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
+							   &bounds);
 
 	/* an unfinished run of the same target overlapping the range */
 	{
@@ -769,8 +785,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 
 		for (k = 0; k < n; k++)
 		{
-			starts[k] = TimestampTzGetDatum(bounds[k]);
-			ends[k] = TimestampTzGetDatum(bounds[k + 1]);
+			starts[k] = TimestampTzGetDatum(given ? given->starts[k] : bounds[k]);
+			ends[k] = TimestampTzGetDatum(given ? given->ends[k] : bounds[k + 1]);
 		}
 		types[0] = INT8OID;
 		types[1] = TIMESTAMPTZARRAYOID;
@@ -801,7 +817,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 /*
  * backfill_plan
  *		plan(target, range_start, range_end, chunk, note, probe, backwards,
- *		clear_no_source) -> run_id
+ *		clear_no_source, only_chunks, cascade) -> run_id; only_chunks and
+ *		cascade are planned by pipeline.c (NULL: nothing to do).
  */
 Datum
 backfill_plan(PG_FUNCTION_ARGS)
@@ -812,15 +829,37 @@ backfill_plan(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 5, "probe", NULL);
 	RequireArg(fcinfo, 6, "backwards", NULL);
 	RequireArg(fcinfo, 7, "clear_no_source", NULL);
+	RequireArg(fcinfo, 9, "cascade", NULL);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/* pipeline hook: plans that cover only what needs it, and cascades */
+	if (!PG_ARGISNULL(8) || PG_GETARG_BOOL(9))
+	{
+		bool		planned;
+
+		run_id = PipelinePlan(PG_GETARG_OID(0),
+							  PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+							  PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
+							  PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
+							  PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
+							  PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
+							  PG_ARGISNULL(8) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(8)),
+							  PG_GETARG_BOOL(9), &planned);
+		SPI_finish();
+		if (!planned)
+			PG_RETURN_NULL();
+		PG_RETURN_INT64(run_id);
+	}
+
 	run_id = PlanRun(PG_GETARG_OID(0),
 					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
 					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7));
+					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
+					 NULL);
 	SPI_finish();
 	PG_RETURN_INT64(run_id);
 }
@@ -1767,6 +1806,14 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		/* pipeline hook: a group's chunk waits for its upstream chunks */
+		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+		{
+			SPI_finish();
+			SPI_commit();
+			break;
+		}
+
 		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
@@ -1805,7 +1852,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
  *		Check the caller, take the run's session lock (or report who holds
  *		it) and execute the run.  Caller has a non-atomic SPI connection.
  */
-static void
+void
 ExecuteRun(int64 run_id, int max_chunks)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -2007,7 +2054,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
 					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 false, false, false);
+					 false, false, false, NULL);
 	SPI_commit();
 	ereport(NOTICE,
 			(errmsg("planned run %lld", (long long) run_id)));
