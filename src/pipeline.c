@@ -831,7 +831,8 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("the run of %s would have more than %d chunks",
 								node->name, backfill_max_chunks),
-						 errhint("Plan a shorter range, or raise backfill.max_chunks.")));
+						 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
+								 BACKFILL_MAX_CHUNKS_CEILING)));
 			node->run_id = PlanRun(node->target, node->chunks.starts[0], false,
 								   node->chunks.ends[node->chunks.n - 1], false,
 								   NULL, note, false, false, clear_no_source,
