@@ -21,7 +21,8 @@ OBJS = \
 	src/reconcile.o \
 	src/standing.o \
 	src/schedule.o \
-	src/citus.o
+	src/citus.o \
+	src/pipeline.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

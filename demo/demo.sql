@@ -47,6 +47,15 @@ SELECT paid_at::date, count(*), sum(amount) FROM payments GROUP BY 1;
 -- ... except that it failed Wednesday to Friday of last week and wrote zeros.
 UPDATE daily_revenue SET payments = 0, revenue = 0
  WHERE day >= :'wed' AND day < :'sat';
+-- The monthly rollup the finance report reads, built every night from the
+-- daily one: it summed the zeros too.
+CREATE TABLE monthly_revenue (
+    month     date PRIMARY KEY,
+    payments  bigint NOT NULL,
+    revenue   numeric(12,2) NOT NULL
+);
+INSERT INTO monthly_revenue
+SELECT date_trunc('month', day)::date, sum(payments), sum(revenue) FROM daily_revenue GROUP BY 1;
 
 SELECT day, to_char(day, 'Dy') AS dow, payments, revenue
   FROM daily_revenue ORDER BY day;
@@ -171,4 +180,43 @@ SELECT run_id, chunk_no, chunk_start::date, status, definition_version AS v,
   FROM backfill.history ORDER BY run_id, chunk_no;
 
 \echo
-\echo 'I backfilled last Wednesday through Friday, and the totals match the payment ledger.'
+\echo '== 15. Pipelines: the monthly rollup is built from the daily one, and still holds the zeros.'
+SELECT m.month, m.payments AS monthly_says, d.payments AS sum_of_days
+  FROM monthly_revenue m
+  JOIN (SELECT date_trunc('month', day)::date AS month, sum(payments) AS payments
+          FROM daily_revenue GROUP BY 1) d USING (month)
+ ORDER BY 1;
+SELECT backfill.register(
+    'monthly_revenue', 'month',
+    source     => $$SELECT date_trunc('month', day)::date AS month,
+                           sum(payments) AS payments, sum(revenue) AS revenue
+                      FROM public.daily_revenue
+                     WHERE day >= $1 AND day < $2
+                     GROUP BY 1$$,
+    definition => 'sum of the days',
+    chunk      => '1 month') AS definition_version;
+SELECT backfill.depend('monthly_revenue', 'daily_revenue') AS depends;
+SELECT downstream, upstream, created_by FROM backfill.dependencies;
+
+\echo
+\echo '== 16. Refill the three days with cascade: the month they fall in follows, after them.'
+SELECT backfill.plan('daily_revenue', :'wed', :'sat', cascade => true, probe => false,
+                     note => 'the monthly rollup follows the daily refill') AS group_id \gset
+SELECT run_id, target, range_start::date, range_end::date, upstream_runs
+  FROM backfill.runs WHERE group_id = :group_id ORDER BY run_id;
+CALL backfill.run_group(:group_id);
+SELECT group_id, runs, runs_done, status, chunks_done FROM backfill.group_progress
+ WHERE group_id = :group_id;
+SELECT m.month, m.payments AS monthly_says, d.payments AS sum_of_days
+  FROM monthly_revenue m
+  JOIN (SELECT date_trunc('month', day)::date AS month, sum(payments) AS payments
+          FROM daily_revenue GROUP BY 1) d USING (month)
+ ORDER BY 1;
+
+\echo
+\echo '== 17. The lineage of the daily rollup at a glance.'
+SELECT * FROM backfill.lineage_chart('daily_revenue', :'first_day', current_date);
+
+\echo
+\echo 'I backfilled last Wednesday through Friday, and the totals match the payment ledger;'
+\echo 'the monthly rollup followed.'

@@ -440,14 +440,30 @@ extern Definition *LoadDefinition(Oid target, int32 version);
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
 
+/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
+typedef struct PlanChunks
+{
+	int			n;
+	TimestampTz *starts;
+	TimestampTz *ends;
+} PlanChunks;
+
 /*
- * Create a run of target over [start, end) and its chunks, executing
- * nothing; chunk NULL means the definition's chunk (plan.c).
+ * Create a run of target and its chunks (split from [start, end), or the
+ * given ones), executing nothing; chunk NULL means the definition's chunk;
+ * checks privileges, registration and overlaps (plan.c).  Caller is
+ * connected to SPI.
  */
 extern int64 PlanRun(Oid target, TimestampTz start, bool start_null,
 					 TimestampTz end, bool end_null, Interval *chunk,
 					 const char *note, bool probe, bool backwards,
-					 bool clear_no_source);
+					 bool clear_no_source, const PlanChunks *given);
+
+/* Check the caller and execute a run (CALL backfill.run; run.c). */
+extern void ExecuteRun(int64 run_id, int max_chunks);
+
+/* 2D000 unless a procedure was called as a top-level CALL (run.c). */
+extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 
 /* The chunk engine (chunk.c); callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
@@ -534,6 +550,33 @@ extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
 
 /* A one-dimensional array of n elements (nulls may be NULL). */
 extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
+
+/* ---- pipelines (pipeline.c) ---- */
+
+/*
+ * plan(..., only_chunks, cascade): plan the target's run over the chunks
+ * that need it and, with cascade, one run per downstream target, as a
+ * group.  *planned is false (and a NOTICE says so) when nothing needs it.
+ */
+extern int64 PipelinePlan(Oid target, TimestampTz start, bool start_null,
+						  TimestampTz end, bool end_null, Interval *chunk,
+						  const char *note, bool probe, bool backwards,
+						  bool clear_no_source, const char *only,
+						  bool cascade, bool *planned);
+
+/*
+ * Whether a chunk [lo, hi) of a run may execute now: always outside a
+ * group; in a group, when no other run of the group has failed and every
+ * chunk of its upstream runs that it covers is settled (a NOTICE says
+ * what it waits for otherwise).  Caller is connected to SPI.
+ */
+extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+
+/*
+ * Unregister's part: refuse (2BP01) while targets depend on target unless
+ * cascade, then forget its dependencies.  Caller is connected to SPI.
+ */
+extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
 
 /* ---- scheduling (schedule.c) ---- */
 

@@ -91,13 +91,17 @@ SourceHorizon(Interval *retention, const char *horizon_sql,
 /*
  * PlanRun
  *		Create a run of target over [start, end) and its chunks; execute
- *		nothing.  chunk NULL means the target's chunk.  Caller is connected
- *		to SPI.  Returns the run id.
+ *		nothing.  chunk NULL means the target's chunk.  given, when not
+ *		NULL, lists the chunks to create instead (pipeline.c: only-plans
+ *		and the runs of a cascading plan; sorted, non-overlapping, at least
+ *		one; start and end are then its first start and last end).  Caller
+ *		is connected to SPI.  Returns the run id.
  */
 int64
 PlanRun(Oid target, TimestampTz start, bool start_null,
 		TimestampTz end, bool end_null, Interval *chunk,
-		const char *note, bool probe, bool backwards, bool clear_no_source)
+		const char *note, bool probe, bool backwards, bool clear_no_source,
+		const PlanChunks *given)
 {
 	Definition *def;
 	Interval   *step;
@@ -127,8 +131,15 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	if (chunk != NULL)
 		step = chunk;
 
-	n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
-						   &bounds);
+	/* pipeline hook: the chunks chosen by pipeline.c, if given */
+	if (given != NULL)
+	{
+		n = given->n;
+		bounds = NULL;
+	}
+	else
+		n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
+							   &bounds);
 
 	/* an unfinished run of the same target overlapping the range */
 	{
@@ -232,8 +243,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 
 		for (k = 0; k < n; k++)
 		{
-			starts[k] = TimestampTzGetDatum(bounds[k]);
-			ends[k] = TimestampTzGetDatum(bounds[k + 1]);
+			starts[k] = TimestampTzGetDatum(given ? given->starts[k] : bounds[k]);
+			ends[k] = TimestampTzGetDatum(given ? given->ends[k] : bounds[k + 1]);
 		}
 		types[0] = INT8OID;
 		types[1] = TIMESTAMPTZARRAYOID;
@@ -264,7 +275,8 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 /*
  * backfill_plan
  *		plan(target, range_start, range_end, chunk, note, probe, backwards,
- *		clear_no_source) -> run_id
+ *		clear_no_source, only_chunks, cascade) -> run_id; only_chunks and
+ *		cascade are planned by pipeline.c (NULL: nothing to do).
  */
 Datum
 backfill_plan(PG_FUNCTION_ARGS)
@@ -275,14 +287,36 @@ backfill_plan(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 5, "probe", NULL);
 	RequireArg(fcinfo, 6, "backwards", NULL);
 	RequireArg(fcinfo, 7, "clear_no_source", NULL);
+	RequireArg(fcinfo, 9, "cascade", NULL);
 
 	SpiConnect();
+
+	/* pipeline hook: plans that cover only what needs it, and cascades */
+	if (!PG_ARGISNULL(8) || PG_GETARG_BOOL(9))
+	{
+		bool		planned;
+
+		run_id = PipelinePlan(PG_GETARG_OID(0),
+							  PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+							  PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
+							  PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
+							  PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
+							  PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
+							  PG_ARGISNULL(8) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(8)),
+							  PG_GETARG_BOOL(9), &planned);
+		SpiFinish();
+		if (!planned)
+			PG_RETURN_NULL();
+		PG_RETURN_INT64(run_id);
+	}
+
 	run_id = PlanRun(PG_GETARG_OID(0),
 					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
 					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7));
+					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
+					 NULL);
 	SpiFinish();
 	PG_RETURN_INT64(run_id);
 }

@@ -58,7 +58,7 @@ IsAtomicCall(FunctionCallInfo fcinfo)
  *		Refuse a procedure call that could not commit per chunk: it would
  *		either fail at its first commit or, worse, look like it worked.
  */
-static void
+void
 RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
 {
 	if (IsAtomicCall(fcinfo))
@@ -279,6 +279,22 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		/* pipeline hook: a group's chunk waits for its upstream chunks */
+		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+		{
+			SPI_finish();
+			SPI_commit();
+			break;
+		}
+
+		/* pipeline hook: a group's chunk waits for its upstream chunks */
+		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+		{
+			SpiFinish();
+			SPI_commit();
+			break;
+		}
+
 		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
@@ -317,7 +333,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
  *		Check the caller, take the run's session lock (or report who holds
  *		it) and execute the run.  Caller has a non-atomic SPI connection.
  */
-static void
+void
 ExecuteRun(int64 run_id, int max_chunks)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -517,7 +533,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
 					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 false, false, false);
+					 false, false, false, NULL);
 	SPI_commit();
 	ereport(NOTICE,
 			(errmsg("planned run %lld", (long long) run_id)));

@@ -341,9 +341,10 @@ backfill_register(PG_FUNCTION_ARGS)
 
 /*
  * backfill_unregister
- *		unregister(target): forget a target.  Refused (55006) while it has
- *		runs that are planned, probed or failed; definitions, runs and
- *		chunks stay as history.  The caller must be allowed to rewrite the
+ *		unregister(target, cascade): forget a target.  Refused (55006) while
+ *		it has runs that are planned, probed or failed, and (2BP01) while
+ *		targets depend on it unless cascade (pipeline.c); definitions, runs
+ *		and chunks stay as history.  The caller must be allowed to rewrite the
  *		table; when the table has been dropped, its registration can be
  *		removed (by OID, e.g. unregister(16384)) by the role that
  *		registered it, a role with its privileges, or a superuser.
@@ -413,6 +414,10 @@ backfill_unregister(PG_FUNCTION_ARGS)
 				 errmsg("table %s has unfinished backfill runs", name),
 				 errdetail("Unfinished runs: %s.", unfinished),
 				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
+
+	/* pipeline hook: its dependencies (refused with dependents) */
+	PipelineForgetTarget(target, name,
+						 PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1));
 
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);

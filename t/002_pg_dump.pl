@@ -38,15 +38,25 @@ CALL backfill.run(:r2);
 -- and one unfinished, probed run
 SELECT backfill.plan('tgt', '2024-01-05 00:00+00', '2024-01-07 00:00+00', note => 'third') AS r3 \gset
 CALL backfill.run(:r3);
+-- a weekly rollup built from tgt, and an unfinished cascading plan (a group)
+CREATE TABLE tgt_week (week timestamptz NOT NULL, v int NOT NULL);
+SELECT backfill.register('tgt_week', 'week',
+    'SELECT date_trunc(''week'', ts) AS week, sum(v)::int AS v FROM public.tgt WHERE ts >= $1 AND ts < $2 GROUP BY 1',
+    chunk => '1 week');
+SELECT backfill.depend('tgt_week', 'tgt');
+SELECT backfill.plan('tgt', '2024-01-07 00:00+00', '2024-01-08 00:00+00', note => 'group',
+                     cascade => true);
 });
 
 # Everything a user reads, as text, in a stable order.
 my $snapshot_sql = q{
 SELECT 'targets', count(*)::text, string_agg(t::text, '|') FROM (SELECT target::text, time_column, chunk, current_version, measure FROM backfill.targets ORDER BY 1) t
 UNION ALL
-SELECT 'definitions', count(*)::text, string_agg(d::text, '|' ORDER BY d.version) FROM (SELECT version, label, source, source_hash, created_at, created_by FROM backfill.definitions) d
+SELECT 'definitions', count(*)::text, string_agg(d::text, '|' ORDER BY d.target, d.version) FROM (SELECT target::text, version, label, source, source_hash, created_at, created_by FROM backfill.definitions) d
 UNION ALL
-SELECT 'runs', count(*)::text, string_agg(r::text, '|' ORDER BY r.run_id) FROM (SELECT run_id, target::text, range_start, range_end, chunk, status, note, probe, definition_version, timezone, created_at, created_by, finished_at FROM backfill.runs) r
+SELECT 'runs', count(*)::text, string_agg(r::text, '|' ORDER BY r.run_id) FROM (SELECT run_id, target::text, range_start, range_end, chunk, status, note, probe, definition_version, timezone, created_at, created_by, finished_at, group_id, upstream_runs FROM backfill.runs) r
+UNION ALL
+SELECT 'dependencies', count(*)::text, string_agg(d::text, '|' ORDER BY d.downstream) FROM (SELECT downstream::text, upstream::text, created_at, created_by FROM backfill.dependencies) d
 UNION ALL
 SELECT 'chunks', count(*)::text, string_agg(c::text, '|' ORDER BY c.run_id, c.chunk_no) FROM (SELECT run_id, chunk_no, chunk_start, chunk_end, status, attempts, rows_deleted, rows_inserted, before_value, after_value, started_at, finished_at, executed_by FROM backfill.chunks) c
 UNION ALL
@@ -62,7 +72,8 @@ my $before = $node->safe_psql('orig', $snapshot_sql);
 note("catalog snapshot of the original:\n$before");
 like($before, qr/^lineage\|[1-9]/m, 'the original has lineage');
 like($before, qr/^history\|1[0-9]\|/m, 'the original has history');
-like($before, qr/^definitions\|2\|/m, 'the original has two definitions');
+like($before, qr/^definitions\|3\|/m, 'the original has three definitions');
+like($before, qr/^dependencies\|1\|/m, 'the original has a dependency');
 
 my $dump = $node->basedir . '/orig.dump';
 command_ok(

@@ -20,12 +20,13 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.register(pg_catalog.regclass, pg_catalog.name, pg_catalog.text, pg_catalog.text, pg_catalog.interval, pg_catalog.interval, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.numeric, pg_catalog.bool) IS
     'Register (or re-register) a target; returns the current definition version.';
 
-CREATE FUNCTION backfill.unregister(target pg_catalog.regclass)
+CREATE FUNCTION backfill.unregister(target pg_catalog.regclass,
+                                    cascade pg_catalog.bool DEFAULT false)
 RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'backfill_unregister'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION backfill.unregister(pg_catalog.regclass) IS
-    'Forget a target; refused while it has unfinished runs.  History stays.';
+COMMENT ON FUNCTION backfill.unregister(pg_catalog.regclass, pg_catalog.bool) IS
+    'Forget a target; refused while it has unfinished runs, or dependents unless cascade.  History stays.';
 
 CREATE FUNCTION backfill.plan(target pg_catalog.regclass,
                               range_start pg_catalog.timestamptz,
@@ -34,12 +35,14 @@ CREATE FUNCTION backfill.plan(target pg_catalog.regclass,
                               note pg_catalog.text DEFAULT NULL,
                               probe pg_catalog.bool DEFAULT true,
                               backwards pg_catalog.bool DEFAULT false,
-                              clear_no_source pg_catalog.bool DEFAULT false)
+                              clear_no_source pg_catalog.bool DEFAULT false,
+                              only_chunks pg_catalog.text DEFAULT NULL,
+                              cascade pg_catalog.bool DEFAULT false)
 RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'backfill_plan'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION backfill.plan(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.bool) IS
-    'Create a run and its chunks for [range_start, range_end); executes nothing.';
+COMMENT ON FUNCTION backfill.plan(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, pg_catalog.text, pg_catalog.bool) IS
+    'Create a run and its chunks for [range_start, range_end) (only the chunks that need it, and the downstream runs with cascade); executes nothing.';
 
 -- A C procedure with no SET clause and SECURITY INVOKER: it commits per chunk.
 CREATE PROCEDURE backfill.run(run_id pg_catalog.int8,

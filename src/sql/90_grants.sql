@@ -14,8 +14,8 @@ GRANT EXECUTE ON FUNCTION
     backfill._in_range(pg_catalog.timestamp, pg_catalog.timestamp, pg_catalog.timestamp),
     backfill._in_range(pg_catalog.date, pg_catalog.date, pg_catalog.date),
     backfill.register(pg_catalog.regclass, pg_catalog.name, pg_catalog.text, pg_catalog.text, pg_catalog.interval, pg_catalog.interval, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.numeric, pg_catalog.bool),
-    backfill.unregister(pg_catalog.regclass),
-    backfill.plan(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.bool),
+    backfill.unregister(pg_catalog.regclass, pg_catalog.bool),
+    backfill.plan(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, pg_catalog.text, pg_catalog.bool),
     backfill.cancel(pg_catalog.int8),
     backfill.preview(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz),
     backfill.reconcile(pg_catalog.int8),
@@ -38,3 +38,14 @@ GRANT EXECUTE ON FUNCTION backfill.lineage(pg_catalog.regclass, pg_catalog.times
 GRANT EXECUTE ON FUNCTION backfill.changes(pg_catalog.int8) TO PUBLIC;
 -- How a target's chunks replace their rows (45_strategy.sql).
 GRANT EXECUTE ON FUNCTION backfill.set_strategy(pg_catalog.regclass, pg_catalog.text) TO PUBLIC;
+-- Pipelines (50_pipelines.sql): the view and table are covered by the
+-- SELECT grant above.
+GRANT EXECUTE ON FUNCTION
+    backfill.depend(pg_catalog.regclass, pg_catalog.regclass),
+    backfill.undepend(pg_catalog.regclass, pg_catalog.regclass),
+    backfill.cancel_group(pg_catalog.int8),
+    backfill.schedule_group(pg_catalog.int8, pg_catalog.text, pg_catalog.int4, pg_catalog.text),
+    backfill.lineage_chart(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz),
+    backfill.reconcile_group(pg_catalog.int8)
+TO PUBLIC;
+GRANT EXECUTE ON PROCEDURE backfill.run_group(pg_catalog.int8, pg_catalog.int4) TO PUBLIC;

@@ -1,0 +1,122 @@
+# A group handed to pg_cron (backfill.schedule_group) finishes on its own in
+# dependency order: a daily refill and the weekly and monthly rollups built
+# from it.  Each run of the group has its own job; a downstream run's tick
+# does nothing while the upstream chunks it covers are not done; every job
+# removes itself when its run is done.
+#
+# pg_cron 1.4 schedules by the minute: the wait is bounded (300 s).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('pipeline_cron');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 20
+TimeZone = 'UTC'
+});
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION pg_cron;
+CREATE EXTENSION backfill;
+CREATE ROLE etl LOGIN;
+GRANT USAGE ON SCHEMA cron TO etl;
+CREATE TABLE events (ts timestamptz NOT NULL, amount int NOT NULL);
+INSERT INTO events
+SELECT t, 1 FROM generate_series('2026-01-01 00:00+00'::timestamptz,
+                                 '2026-01-31 23:00+00', '1 hour') AS t;
+CREATE TABLE daily (day timestamptz NOT NULL, total int NOT NULL);
+INSERT INTO daily SELECT d, 0
+  FROM generate_series('2026-01-01 00:00+00'::timestamptz, '2026-01-31', '1 day') AS d;
+CREATE TABLE weekly (week timestamptz NOT NULL, total int NOT NULL);
+CREATE TABLE monthly (month timestamptz NOT NULL, total int NOT NULL);
+GRANT SELECT ON events TO etl;
+GRANT SELECT, INSERT, DELETE ON daily, weekly, monthly TO etl;
+});
+
+my @etl = (extra_params => [ '-U', 'etl' ]);
+$node->safe_psql(
+	'postgres', q{
+SET TimeZone = 'UTC';
+SELECT backfill.register('daily', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(amount)::int AS total
+        FROM public.events WHERE ts >= $1 AND ts < $2 GROUP BY 1$$);
+SELECT backfill.register('weekly', 'week',
+    $$SELECT date_trunc('week', day) AS week, sum(total)::int AS total
+        FROM public.daily WHERE day >= $1 AND day < $2 GROUP BY 1$$, chunk => '1 week');
+SELECT backfill.register('monthly', 'month',
+    $$SELECT date_trunc('month', day) AS month, sum(total)::int AS total
+        FROM public.daily WHERE day >= $1 AND day < $2 GROUP BY 1$$, chunk => '1 month');
+SELECT backfill.depend('weekly', 'daily');
+SELECT backfill.depend('monthly', 'daily');
+}, @etl);
+my $group = $node->safe_psql(
+	'postgres', q{
+SET TimeZone = 'UTC';
+SELECT backfill.plan('daily', '2026-01-05', '2026-01-08', cascade => true);
+}, @etl);
+like($group, qr/^\d+$/, 'group planned');
+
+# A probed group cannot be scheduled before its probe chunk has run.
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SELECT backfill.schedule_group($group, '* * * * *')", @etl);
+isnt($ret, 0, 'scheduling before the probe is refused');
+like($err, qr/before its probe chunk has run/, '... with the reason');
+$node->safe_psql('postgres', "CALL backfill.run_group($group)", @etl);
+
+is( $node->safe_psql('postgres',
+		"SELECT backfill.schedule_group($group, '* * * * *', chunks_per_tick => 1)", @etl),
+	'3', 'the three runs of the group are scheduled');
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(command, ' | ' ORDER BY jobname) FROM cron.job WHERE username = 'etl'"),
+	"CALL backfill.run($group, max_chunks => 1) | CALL backfill.run("
+	  . ($group + 1) . ", max_chunks => 1) | CALL backfill.run("
+	  . ($group + 2) . ", max_chunks => 1)",
+	'one job per run, each running exactly its run');
+
+# Wait (bounded) for the group to finish on its own.
+my $deadline = time() + 300;
+my $status = '';
+while (time() < $deadline)
+{
+	$status = $node->safe_psql('postgres',
+		"SELECT status FROM backfill.group_progress WHERE group_id = $group");
+	last if $status eq 'done' || $status eq 'failed';
+	usleep(1_000_000);
+}
+is($status, 'done', 'the group finished on its own');
+is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job"),
+	'0', 'every job removed itself');
+
+# Dependency order: each downstream chunk started after every daily chunk
+# it covers had finished.
+is( $node->safe_psql('postgres', qq{
+SELECT count(*)
+  FROM backfill.chunks dc JOIN backfill.runs dr USING (run_id),
+       backfill.chunks uc JOIN backfill.runs ur USING (run_id)
+ WHERE dr.group_id = $group AND dr.target <> 'daily'::regclass
+   AND ur.group_id = $group AND ur.target = 'daily'::regclass
+   AND uc.chunk_start < dc.chunk_end AND uc.chunk_end > dc.chunk_start
+   AND uc.finished_at > dc.started_at}),
+	'0', 'no downstream chunk started before the daily chunks it covers');
+is( $node->safe_psql('postgres', qq{
+SELECT string_agg(r.target::text || ':' || c.executed_via, ',' ORDER BY r.run_id, c.chunk_no)
+  FROM backfill.chunks c JOIN backfill.runs r USING (run_id) WHERE r.group_id = $group}),
+	'daily:session,daily:pg_cron,daily:pg_cron,monthly:pg_cron,weekly:pg_cron',
+	'the probe ran in the session, the rest from pg_cron');
+is( $node->safe_psql('postgres', q{
+SELECT (SELECT string_agg(to_char(week, 'MM-DD') || '=' || total, ',' ORDER BY week) FROM weekly)
+       || ' ' || (SELECT string_agg(to_char(month, 'MM') || '=' || total, ',') FROM monthly)}),
+	'01-05=72 01=72', 'the rollups hold the rebuilt figures');
+
+$node->stop;
+done_testing();
