@@ -462,6 +462,9 @@ extern int64 PlanRun(Oid target, TimestampTz start, bool start_null,
 /* Check the caller and execute a run (CALL backfill.run; run.c). */
 extern void ExecuteRun(int64 run_id, int max_chunks);
 
+/* The max_chunks argument argno: -1 for NULL, else positive (22023). */
+extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
+
 /* 2D000 unless a procedure was called as a top-level CALL (run.c). */
 extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 

@@ -1021,7 +1021,7 @@ Datum
 backfill_run_group(PG_FUNCTION_ARGS)
 {
 	int64		group_id;
-	int			max_chunks = -1;
+	int			max_chunks;
 	List	   *runs;
 	ListCell   *lc;
 	bool		all_done = true;
@@ -1029,15 +1029,7 @@ backfill_run_group(PG_FUNCTION_ARGS)
 	RequireTopLevelCall(fcinfo, "backfill.run_group");
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	group_id = PG_GETARG_INT64(0);
-	if (!PG_ARGISNULL(1))
-	{
-		max_chunks = PG_GETARG_INT32(1);
-		if (max_chunks <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_chunks must be positive"),
-					 errhint("Leave it NULL to run every pending chunk.")));
-	}
+	max_chunks = MaxChunksArg(fcinfo, 1);
 
 	SpiConnectNonatomic();
 	runs = GroupRuns(group_id, true);

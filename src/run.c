@@ -480,6 +480,27 @@ NoteTickPrivileges(int64 run_id)
 }
 
 /*
+ * MaxChunksArg
+ *		The max_chunks argument of run and run_group: -1 (no limit) for
+ *		NULL, else a positive number (22023 otherwise).
+ */
+int
+MaxChunksArg(FunctionCallInfo fcinfo, int argno)
+{
+	int			max_chunks;
+
+	if (PG_ARGISNULL(argno))
+		return -1;
+	max_chunks = PG_GETARG_INT32(argno);
+	if (max_chunks <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_chunks must be positive"),
+				 errhint("Leave it NULL to run every pending chunk.")));
+	return max_chunks;
+}
+
+/*
  * backfill_run
  *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
  *		transaction each.  Only as a top-level CALL.
@@ -487,19 +508,11 @@ NoteTickPrivileges(int64 run_id)
 Datum
 backfill_run(PG_FUNCTION_ARGS)
 {
-	int			max_chunks = -1;
+	int			max_chunks;
 
 	RequireTopLevelCall(fcinfo, "backfill.run");
 	RequireArg(fcinfo, 0, "run_id", NULL);
-	if (!PG_ARGISNULL(1))
-	{
-		max_chunks = PG_GETARG_INT32(1);
-		if (max_chunks <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_chunks must be positive"),
-					 errhint("Leave it NULL to run every pending chunk.")));
-	}
+	max_chunks = MaxChunksArg(fcinfo, 1);
 
 	SpiConnectNonatomic();
 	if (ScheduleCalledFromCron())
