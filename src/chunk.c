@@ -897,6 +897,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	author = def->author;
 	version = def->version;
 	CheckAuthor(author, target, version);
+	memset(&rr, 0, sizeof(rr));
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);

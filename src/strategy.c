@@ -59,8 +59,11 @@ ParseStrategy(const char *name)
 const char *
 StrategyName(ReplaceStrategy strategy)
 {
-	Assert(strategy >= 0 && strategy < lengthof(strategy_names));
-	return strategy_names[strategy];
+	unsigned int i = (unsigned int) strategy;
+
+	if (i >= lengthof(strategy_names))
+		elog(ERROR, "unknown replace strategy %u", i);
+	return strategy_names[i];
 }
 
 /*
