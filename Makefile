@@ -4,25 +4,25 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = backfill
 OBJS = \
-	src/backfill.o \
-	src/util.o \
-	src/spi_util.o \
-	src/catalog.o \
-	src/identity.o \
-	src/range.o \
-	src/validate.o \
-	src/strategy.o \
-	src/replace.o \
-	src/partition.o \
-	src/targets.o \
-	src/plan.o \
-	src/chunk.o \
-	src/run.o \
-	src/reconcile.o \
-	src/standing.o \
-	src/schedule.o \
-	src/citus.o \
-	src/pipeline.o
+	src/base/settings.o \
+	src/base/util.o \
+	src/base/spi.o \
+	src/base/catalog.o \
+	src/base/identity.o \
+	src/base/range.o \
+	src/base/validate.o \
+	src/base/citus.o \
+	src/engine/replace.o \
+	src/engine/partition.o \
+	src/engine/strategy.o \
+	src/engine/chunk.o \
+	src/orchestration/registry.o \
+	src/orchestration/plan.o \
+	src/orchestration/run.o \
+	src/orchestration/reconcile.o \
+	src/orchestration/standing.o \
+	src/orchestration/schedule.o \
+	src/orchestration/pipeline.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
@@ -34,6 +34,7 @@ REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION    = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 TAP_TESTS    = 1
 
+PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers -Werror
 
