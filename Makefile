@@ -12,6 +12,7 @@ OBJS = \
 	src/base/range.o \
 	src/base/validate.o \
 	src/base/citus.o \
+	src/base/locks.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
@@ -22,7 +23,8 @@ OBJS = \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
 	src/orchestration/schedule.o \
-	src/orchestration/pipeline.o
+	src/orchestration/pipeline.o \
+	src/api/args.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

@@ -27,21 +27,6 @@ PG_FUNCTION_INFO_V1(backfill_register);
 PG_FUNCTION_INFO_V1(backfill_unregister);
 
 /*
- * TakeTargetPlanLock
- *		Transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid)
- *		that serializes register, unregister and plan of one target, so two
- *		overlapping plans can never both succeed.
- */
-void
-TakeTargetPlanLock(Oid target)
-{
-	LOCKTAG		tag;
-
-	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-}
-
-/*
  * IntervalIsPositive
  *		Whether an interval compares greater than zero.
  */

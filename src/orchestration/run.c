@@ -40,35 +40,6 @@ PG_FUNCTION_INFO_V1(backfill_run);
 PG_FUNCTION_INFO_V1(backfill_backfill);
 PG_FUNCTION_INFO_V1(backfill_cancel);
 
-/*
- * IsAtomicCall
- *		Whether a procedure was called in an atomic context (inside a
- *		transaction block, from a function, or by a procedure that was).
- */
-static bool
-IsAtomicCall(FunctionCallInfo fcinfo)
-{
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext))
-		return true;
-	return ((CallContext *) fcinfo->context)->atomic;
-}
-
-/*
- * RequireTopLevelCall
- *		Refuse a procedure call that could not commit per chunk: it would
- *		either fail at its first commit or, worse, look like it worked.
- */
-void
-RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
-{
-	if (IsAtomicCall(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
-				 errmsg("%s must be called as a top-level CALL", name),
-				 errdetail("It commits after every chunk, which is impossible inside a transaction block or a function."),
-				 errhint("Call it outside a transaction block, and not from a function.")));
-}
-
 /* ----------------------------------------------------------------
  *		run: loading, identity, locks, timeouts
  * ----------------------------------------------------------------
@@ -477,27 +448,6 @@ NoteTickPrivileges(int64 run_id)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND last_error IS DISTINCT FROM $2",
 				2, argtypes, values, why ? NULL : " n", SPI_OK_UPDATE);
-}
-
-/*
- * MaxChunksArg
- *		The max_chunks argument of run and run_group: -1 (no limit) for
- *		NULL, else a positive number (22023 otherwise).
- */
-int
-MaxChunksArg(FunctionCallInfo fcinfo, int argno)
-{
-	int			max_chunks;
-
-	if (PG_ARGISNULL(argno))
-		return -1;
-	max_chunks = PG_GETARG_INT32(argno);
-	if (max_chunks <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_chunks must be positive"),
-				 errhint("Leave it NULL to run every pending chunk.")));
-	return max_chunks;
 }
 
 /*
