@@ -13,6 +13,7 @@ OBJS = \
 	src/base/validate.o \
 	src/base/citus.o \
 	src/base/locks.o \
+	src/base/names.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
