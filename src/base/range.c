@@ -225,3 +225,29 @@ backfill_split_range(PG_FUNCTION_ARGS)
 	}
 	SRF_RETURN_DONE(funcctx);
 }
+
+/*
+ * ShiftBound
+ *		bound + k * step (k may be negative), with the calendar arithmetic
+ *		of split_range: the interval k * step is added once, in the session
+ *		TimeZone.
+ */
+TimestampTz
+ShiftBound(TimestampTz bound, Interval *step, int k)
+{
+	Interval	kstep;
+	int64		months = (int64) step->month * k;
+	int64		days = (int64) step->day * k;
+
+	if (months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, (int64) k, &kstep.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("neighbor chunk bound out of range")));
+	kstep.month = (int32) months;
+	kstep.day = (int32) days;
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(bound),
+												   IntervalPGetDatum(&kstep)));
+}

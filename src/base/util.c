@@ -55,3 +55,24 @@ QualifiedRelName(Oid relid)
 	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 									  rel);
 }
+
+/*
+ * MakeArray
+ *		A one-dimensional array of n elements of type elemtype.
+ */
+Datum
+MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1];
+	int			lbs[1];
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	dims[0] = n;
+	lbs[0] = 1;
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+											  elemtype, typlen, typbyval,
+											  typalign));
+}

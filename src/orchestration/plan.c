@@ -28,67 +28,6 @@ PG_FUNCTION_INFO_V1(backfill_plan);
  */
 
 /*
- * SourceHorizon
- *		See backfill.h.  The one horizon evaluator, for plan and check:
- *		now() - retention, or the horizon query's value run as the calling
- *		user and converted to timestamptz (a domain over timestamptz, a
- *		timestamp or a date included: any type with an explicit cast).
- *		Caller is connected to SPI.
- */
-bool
-SourceHorizon(Interval *retention, const char *horizon_sql,
-			  TimestampTz *horizon)
-{
-	Datum		d;
-	Oid			typid;
-	bool		isnull;
-
-	if (retention != NULL)
-	{
-		*horizon = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-														   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-														   IntervalPGetDatum(retention)));
-		return true;
-	}
-	if (horizon_sql == NULL)
-		return false;
-
-	SpiExec(horizon_sql, 0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
-	if (SPI_processed > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_CARDINALITY_VIOLATION),
-				 errmsg("horizon query returned more than one row"),
-				 errhint("Return one value, the earliest time from which the source is complete.")));
-	/* no row or NULL: no horizon */
-	isnull = true;
-	d = (Datum) 0;
-	if (SPI_processed == 1)
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						  &isnull);
-	if (isnull)
-	{
-		SPI_freetuptable(SPI_tuptable);
-		return false;
-	}
-	typid = getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, 1));
-	if (typid != TIMESTAMPTZOID)
-	{
-		Oid			castfunc;
-
-		if (find_coercion_pathway(TIMESTAMPTZOID, typid, COERCION_EXPLICIT,
-								  &castfunc) != COERCION_PATH_FUNC)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("horizon query must return a timestamptz, not type %s",
-							format_type_be(typid))));
-		d = OidFunctionCall1(castfunc, d);
-	}
-	*horizon = DatumGetTimestampTz(d);
-	SPI_freetuptable(SPI_tuptable);
-	return true;
-}
-
-/*
  * PlanRun
  *		Create a run of target over [start, end) and its chunks; execute
  *		nothing.  chunk NULL means the target's chunk.  given, when not

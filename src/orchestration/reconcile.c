@@ -146,53 +146,6 @@ LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 }
 
 /*
- * ShiftBound
- *		bound + k * step (k may be negative), with the calendar arithmetic
- *		of split_range: the interval k * step is added once, in the session
- *		TimeZone.
- */
-TimestampTz
-ShiftBound(TimestampTz bound, Interval *step, int k)
-{
-	Interval	kstep;
-	int64		months = (int64) step->month * k;
-	int64		days = (int64) step->day * k;
-
-	if (months > PG_INT32_MAX || months < PG_INT32_MIN ||
-		days > PG_INT32_MAX || days < PG_INT32_MIN ||
-		pg_mul_s64_overflow(step->time, (int64) k, &kstep.time))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("neighbor chunk bound out of range")));
-	kstep.month = (int32) months;
-	kstep.day = (int32) days;
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-												   TimestampTzGetDatum(bound),
-												   IntervalPGetDatum(&kstep)));
-}
-
-/*
- * MakeArray
- *		A one-dimensional array of n elements of type elemtype.
- */
-Datum
-MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype)
-{
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	int			dims[1];
-	int			lbs[1];
-
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	dims[0] = n;
-	lbs[0] = 1;
-	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
-											  elemtype, typlen, typbyval,
-											  typalign));
-}
-
-/*
  * NumericCmp
  *		qsort comparator over numeric Datums.
  */
@@ -224,25 +177,6 @@ Median(Datum *values, int n)
 												   CStringGetDatum("0.5"),
 												   ObjectIdGetDatum(InvalidOid),
 												   Int32GetDatum(-1)));
-}
-
-/*
- * CheckSelectPrivilege
- *		The caller must be able to read the target (42501), which must
- *		still exist (42P01).
- */
-void
-CheckSelectPrivilege(Oid relid)
-{
-	AclResult	aclresult;
-
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("target table with OID %u does not exist", relid)));
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(relid));
 }
 
 /*
