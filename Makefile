@@ -14,6 +14,7 @@ OBJS = \
 	src/base/citus.o \
 	src/base/locks.o \
 	src/base/names.o \
+	src/engine/ledger.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \

@@ -491,6 +491,12 @@ extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
 						 bool *isnull);
 
 /*
+ * The single value of a ledger query's result in SPI_tuptable, as numeric,
+ * in the upper executor context; *isnull for no row or NULL.
+ */
+extern Datum LedgerFromResult(bool *isnull);
+
+/*
  * Compare a chunk's measure with the ledger figure: true when
  * |measure - ledger| <= tolerance * |ledger|.
  */
