@@ -437,6 +437,24 @@ typedef struct Definition
  */
 extern Definition *LoadDefinition(Oid target, int32 version);
 
+/* A standing check as backfill.checks records it. */
+typedef struct CheckInfo
+{
+	int64		check_id;
+	Oid			target;
+	Interval   *lookback;
+	bool		has_job;
+	int64		job_id;
+	char	   *created_by;
+	Oid			created_by_oid;
+} CheckInfo;
+
+/*
+ * The one reader of a standing check; 42704 when there is none.  A pg_cron
+ * tick first sweeps the jobs of dropped roles.  Caller is connected to SPI.
+ */
+extern CheckInfo *LoadCheck(int64 check_id);
+
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
 

@@ -40,59 +40,6 @@ IntervalIsPositive(Interval *iv)
 											 IntervalPGetDatum(&zero))) > 0;
 }
 
-/*
- * LoadDefinition
- *		See backfill.h.  The one reader of a definition version, for plan,
- *		preview, set_strategy, reconcile and check.
- */
-Definition *
-LoadDefinition(Oid target, int32 version)
-{
-	Oid			argtypes[2] = {REGCLASSOID, INT4OID};
-	Datum		values[2];
-	Definition *def;
-	bool		isnull;
-	Datum		d;
-
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = Int32GetDatum(version);
-	CatalogExec("SELECT d.version, d.author, d.source,"
-				" d.time_column::pg_catalog.text, d.chunk, d.source_retention,"
-				" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-				" d.ledger_gate, d.strategy"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) CASE WHEN $2 OPERATOR(pg_catalog.=) 0"
-				"   THEN t.current_version ELSE $2 END"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Call backfill.register first, with its time column and source query.")));
-	def = palloc0(sizeof(Definition));
-	def->target = target;
-	def->version = SpiGetInt32(0, 1, &isnull);
-	def->author = SpiGetOid(0, 2, &isnull);
-	def->source = SpiGetText(0, 3);
-	def->time_column = SpiGetText(0, 4);
-	def->chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 5, &isnull));
-	d = SpiGetDatumCopy(0, 6, &isnull);
-	def->retention = isnull ? NULL : DatumGetIntervalP(d);
-	def->horizon = SpiGetText(0, 7);
-	def->ledger = SpiGetText(0, 8);
-	def->measure = SpiGetText(0, 9);
-	def->tolerance = SpiGetDatumCopy(0, 10, &isnull);
-	if (isnull)
-		def->tolerance = NumericGetDatum(int64_to_numeric(0));
-	def->ledger_gate = SpiGetBool(0, 11, &isnull);
-	def->strategy = ParseStrategy(SpiGetText(0, 12));
-	SPI_freetuptable(SPI_tuptable);
-	return def;
-}
-
 /* ----------------------------------------------------------------
  *		register / unregister
  * ----------------------------------------------------------------

@@ -108,56 +108,6 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(job_id);
 }
 
-/* A standing check as backfill.checks records it. */
-typedef struct CheckInfo
-{
-	int64		check_id;
-	Oid			target;
-	Interval   *lookback;
-	bool		has_job;
-	int64		job_id;
-	char	   *created_by;
-	Oid			created_by_oid;
-} CheckInfo;
-
-/*
- * LoadCheck
- *		The one reader of a standing check (42704 when there is none), for
- *		unschedule_check and run_check.  A pg_cron tick first sweeps the
- *		jobs of dropped roles (schedule.c).  Caller is connected to SPI.
- */
-static CheckInfo *
-LoadCheck(int64 check_id)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-	CheckInfo  *check;
-
-	/* every tick sweeps the jobs of dropped roles (schedule.c) */
-	if (ScheduleCalledFromCron())
-		(void) ScheduleSweepOrphanJobs(NULL);
-	values[0] = Int64GetDatum(check_id);
-	CatalogExec("SELECT target::pg_catalog.oid, lookback, job_id,"
-				" created_by::pg_catalog.text, created_by_oid"
-				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("check %lld does not exist", (long long) check_id)));
-	check = palloc0(sizeof(CheckInfo));
-	check->check_id = check_id;
-	check->target = SpiGetOid(0, 1, &isnull);
-	check->lookback = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
-	check->job_id = SpiGetInt64(0, 3, &isnull);
-	check->has_job = !isnull;
-	check->created_by = SpiGetText(0, 4);
-	check->created_by_oid = SpiGetOid(0, 5, &isnull);
-	SPI_freetuptable(SPI_tuptable);
-	return check;
-}
-
 /*
  * backfill_unschedule_check
  *		unschedule_check(check_id) -> whether a pg_cron job was removed
