@@ -12,6 +12,7 @@ OBJS = \
 	src/base/range.o \
 	src/base/validate.o \
 	src/base/citus.o \
+	src/base/cron.o \
 	src/base/readers.o \
 	src/base/locks.o \
 	src/base/names.o \

@@ -607,6 +607,39 @@ extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
 
 /* ---- scheduling (schedule.c) ---- */
 
+/* A pg_cron job as recorded in cron.job. */
+typedef struct CronJob
+{
+	int64		job_id;
+	char	   *owner;			/* cron.job.username */
+	char	   *jobname;		/* NULL for an unnamed job */
+} CronJob;
+
+/* The pg_cron job name of a run: backfill_run_<id>. */
+extern char *JobName(int64 run_id);
+
+/* Whether the pg_cron extension is installed in this database. */
+extern bool PgCronInstalled(void);
+
+/*
+ * Find a pg_cron job by id (as the extension owner); remove a run's job
+ * (another role's only with that role's privileges when check); forget
+ * the run's job id.
+ */
+extern bool LookupJob(int64 job_id, CronJob *job);
+extern void RemoveJob(int64 run_id, CronJob *job, bool check);
+extern void ClearJobId(int64 run_id, int64 job_id);
+
+/*
+ * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
+ * day of "at" in a time zone (NULL: the session's), and whether "at" is
+ * inside the span.
+ */
+extern void ParseQuietHours(const char *text, int *start, int *end);
+extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
+extern bool InQuietHours(const char *quiet_hours, const char *tzname,
+						 TimestampTz at);
+
 /* Whether a tick of run's schedule may do work now (quiet hours). */
 extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 								TimestampTz now);
