@@ -28,7 +28,8 @@ OBJS = \
 	src/orchestration/standing.o \
 	src/orchestration/schedule.o \
 	src/orchestration/pipeline.o \
-	src/api/args.o
+	src/api/args.o \
+	src/api/primitives.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

@@ -25,7 +25,6 @@
 
 #include "backfill.h"
 
-PG_FUNCTION_INFO_V1(backfill_split_range);
 
 /*
  * StepTimes
@@ -167,63 +166,6 @@ ComputeChunkBounds(TimestampTz start, bool start_null,
 
 	*bounds = b;
 	return n;
-}
-
-/*
- * backfill_split_range
- *		split_range(range_start, range_end, step)
- *		  -> setof (chunk_no, chunk_start, chunk_end)
- *
- * All bounds are computed (and every error raised) on the first call, so a
- * bad range never yields a partial result.
- */
-Datum
-backfill_split_range(PG_FUNCTION_ARGS)
-{
-	FuncCallContext *funcctx;
-	TimestampTz *bounds;
-
-	if (SRF_IS_FIRSTCALL())
-	{
-		MemoryContext oldcontext;
-		TupleDesc	tupdesc;
-		int			n;
-
-		funcctx = SRF_FIRSTCALL_INIT();
-		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-
-		n = ComputeChunkBounds(PG_ARGISNULL(0) ? 0 : PG_GETARG_TIMESTAMPTZ(0),
-							   PG_ARGISNULL(0),
-							   PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1),
-							   PG_ARGISNULL(1),
-							   PG_ARGISNULL(2) ? NULL : PG_GETARG_INTERVAL_P(2),
-							   PG_ARGISNULL(2),
-							   &bounds);
-		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "return type must be a row type");
-		funcctx->tuple_desc = BlessTupleDesc(tupdesc);
-		funcctx->user_fctx = bounds;
-		funcctx->max_calls = n;
-		MemoryContextSwitchTo(oldcontext);
-	}
-
-	funcctx = SRF_PERCALL_SETUP();
-	bounds = (TimestampTz *) funcctx->user_fctx;
-
-	if (funcctx->call_cntr < funcctx->max_calls)
-	{
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
-		int			k = (int) funcctx->call_cntr;
-		HeapTuple	tuple;
-
-		values[0] = Int32GetDatum(k + 1);
-		values[1] = TimestampTzGetDatum(bounds[k]);
-		values[2] = TimestampTzGetDatum(bounds[k + 1]);
-		tuple = heap_form_tuple(funcctx->tuple_desc, values, nulls);
-		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(tuple));
-	}
-	SRF_RETURN_DONE(funcctx);
 }
 
 /*
