@@ -581,6 +581,30 @@ extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
 /* ---- pipelines (pipeline.c) ---- */
 
 /*
+ * One piece of a target's history over a range: the settled state that
+ * wins there (lineage: done or no_source, 0 when never filled) and the
+ * status of the latest attempt of any kind (done, no_source, failed,
+ * cancelled; 0 when none).
+ */
+typedef struct Piece
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	char		settled;		/* 'd' done, 'n' no_source, 0 never filled */
+	int32		version;		/* of the settled state */
+	bool		cleared;		/* a no_source piece whose rows were cleared */
+	char		latest;			/* 'd', 'n', 'f' failed, 'c' cancelled, 0 */
+} Piece;
+
+/*
+ * Cut [lo, hi) of target's history into pieces and say which run wins
+ * each (lineage.c); returns the number of pieces, *pieces palloc'd.
+ * Caller is connected to SPI.
+ */
+extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
+						   Piece **pieces);
+
+/*
  * plan(..., only_chunks, cascade): plan the target's run over the chunks
  * that need it and, with cascade, one run per downstream target, as a
  * group.  *planned is false (and a NOTICE says so) when nothing needs it.

@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * lineage.c
+ *	  A target's history cut into pieces, and which run wins each piece
+ *	  (ClassifyPieces); and lineage_chart, a text picture of it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+/*
+ * ClassifyPieces
+ *		Cut [lo, hi) of target's history into pieces at every chunk bound
+ *		and say, per piece, which settled chunk wins there (the one that
+ *		finished last, then the higher run id, as backfill.lineage) and the
+ *		status of the latest attempt of any kind (failed and cancelled
+ *		included).  Returns the number of pieces, *pieces palloc'd.  Caller
+ *		is connected to SPI.
+ */
+int
+ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	int			n;
+	int			i;
+	Piece	   *out;
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("WITH att AS ("
+				"  SELECT c.run_id, c.chunk_start AS s, c.chunk_end AS e, c.status,"
+				"   r.definition_version AS v, c.finished_at IS NOT NULL AS cleared,"
+				"   COALESCE(c.finished_at, r.finished_at) AS t"
+				"  FROM backfill.chunks c JOIN backfill.runs r"
+				"   ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"  WHERE r.target OPERATOR(pg_catalog.=) $1"
+				"   AND c.chunk_end OPERATOR(pg_catalog.>) $2"
+				"   AND c.chunk_start OPERATOR(pg_catalog.<) $3"
+				"   AND ((c.status OPERATOR(pg_catalog.=) ANY ('{done,failed}'::pg_catalog.text[])"
+				"         AND c.finished_at IS NOT NULL)"
+				"    OR (c.status OPERATOR(pg_catalog.=) 'no_source'"
+				"        AND (c.finished_at IS NOT NULL OR r.status OPERATOR(pg_catalog.=) 'done'))"
+				"    OR c.status OPERATOR(pg_catalog.=) 'cancelled')),"
+				" b AS (SELECT GREATEST(a.s, $2) AS t FROM att a"
+				"  UNION SELECT LEAST(a.e, $3) FROM att a"
+				"  UNION SELECT $2 UNION SELECT $3),"
+				" p AS (SELECT b.t AS lo, pg_catalog.lead(b.t) OVER (ORDER BY b.t) AS hi FROM b)"
+				" SELECT p.lo, p.hi, st.status, st.v, st.cleared, la.status"
+				" FROM p"
+				" LEFT JOIN LATERAL (SELECT a.status, a.v, a.cleared FROM att a"
+				"  WHERE a.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])"
+				"   AND a.s OPERATOR(pg_catalog.<=) p.lo AND a.e OPERATOR(pg_catalog.>=) p.hi"
+				"  ORDER BY a.t DESC NULLS LAST, a.run_id DESC LIMIT 1) st ON true"
+				" LEFT JOIN LATERAL (SELECT a.status FROM att a"
+				"  WHERE a.s OPERATOR(pg_catalog.<=) p.lo AND a.e OPERATOR(pg_catalog.>=) p.hi"
+				"  ORDER BY a.t DESC NULLS LAST, a.run_id DESC LIMIT 1) la ON true"
+				" WHERE p.hi IS NOT NULL"
+				" ORDER BY p.lo",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	out = palloc0(sizeof(Piece) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		char	   *st = SpiGetText(i, 3);
+		char	   *la = SpiGetText(i, 6);
+
+		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
+		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
+		out[i].settled = st == NULL ? 0 : (strcmp(st, "done") == 0 ? 'd' : 'n');
+		out[i].version = SpiGetInt32(i, 4, &isnull);
+		out[i].cleared = SpiGetBool(i, 5, &isnull);
+		out[i].latest = la == NULL ? 0 : la[0];
+	}
+	SPI_freetuptable(SPI_tuptable);
+	*pieces = out;
+	return n;
+}
+
+/* The character of a definition version: 1-9, then a-z, then #. */
+static char
+VersionChar(int32 version)
+{
+	if (version >= 1 && version <= 9)
+		return '0' + version;
+	if (version >= 10 && version <= 35)
+		return 'a' + (version - 10);
+	return '#';
+}
+
+/*
+ * CellChar
+ *		The character of [lo, hi) from the pieces: X when the latest attempt
+ *		on some part failed, '.' when some part was never filled, else the
+ *		oldest definition version backfilled there, else '-' (no_source).
+ */
+static char
+CellChar(Piece *pieces, int np, int *from, TimestampTz lo, TimestampTz hi)
+{
+	bool		failed = false;
+	bool		never = false;
+	bool		no_source = false;
+	int32		oldest = 0;
+	int			i;
+
+	while (*from < np && pieces[*from].hi <= lo)
+		(*from)++;
+	for (i = *from; i < np && pieces[i].lo < hi; i++)
+	{
+		if (pieces[i].latest == 'f')
+			failed = true;
+		else if (pieces[i].settled == 0)
+			never = true;
+		else if (pieces[i].settled == 'n')
+			no_source = true;
+		else if (oldest == 0 || pieces[i].version < oldest)
+			oldest = pieces[i].version;
+	}
+	if (failed)
+		return 'X';
+	if (never)
+		return '.';
+	if (oldest > 0)
+		return VersionChar(oldest);
+	return no_source ? '-' : '.';
+}
+
+/*
+ * LocalFields
+ *		The local (session TimeZone) calendar fields of t.
+ */
+static void
+LocalFields(TimestampTz t, struct pg_tm *tm)
+{
+	int			tz;
+	fsec_t		fsec;
+
+	if (timestamp2tm(t, &tz, tm, &fsec, NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+}
+
+/*
+ * PutLine
+ *		Append one text line to the function's result.
+ */
+static void
+PutLine(ReturnSetInfo *rsinfo, const char *line)
+{
+	Datum		value = CStringGetTextDatum(line);
+	bool		isnull = false;
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+}
+
+/*
+ * backfill_lineage_chart
+ *		lineage_chart(target, range_start, range_end) -> text lines.  A
+ *		range of at most 7 days: one line per local day, one character per
+ *		hour; at most 92 days: one line per week (from Monday), one
+ *		character per day; longer: one line per month, one character per
+ *		day.  Times are read in the session TimeZone; characters outside
+ *		the range are blank.  The caller needs SELECT on the target.
+ */
+PG_FUNCTION_INFO_V1(backfill_lineage_chart);
+Datum
+backfill_lineage_chart(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			target;
+	TimestampTz lo;
+	TimestampTz hi;
+	Piece	   *pieces;
+	int			np;
+	int			from = 0;
+	const char *unit;
+	const char *cell_name;
+	Interval	line_step = {0, 0, 0};
+	Interval	cell_step = {0, 0, 0};
+	TimestampTz line;
+	StringInfoData buf;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	int			i;
+
+	RequireArg(fcinfo, 0, "target", NULL);
+	target = PG_GETARG_OID(0);
+	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+	lo = PG_GETARG_TIMESTAMPTZ(1);
+	hi = PG_GETARG_TIMESTAMPTZ(2);
+	if (pg_class_aclcheck(target, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", QualifiedRelName(target)),
+				 errdetail("The lineage of a table is shown to those who may read it.")));
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	SpiConnect();
+	np = ClassifyPieces(target, lo, hi, &pieces);
+
+	if (hi - lo <= 7 * USECS_PER_DAY)
+	{
+		unit = "day";
+		cell_name = "hour";
+		line_step.day = 1;
+		cell_step.time = USECS_PER_HOUR;
+	}
+	else if (hi - lo <= 92 * USECS_PER_DAY)
+	{
+		unit = "week";
+		cell_name = "day";
+		line_step.day = 7;
+		cell_step.day = 1;
+	}
+	else
+	{
+		unit = "month";
+		cell_name = "day";
+		line_step.month = 1;
+		cell_step.day = 1;
+	}
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%s from %s to %s: one line per %s, one character per %s",
+					 QualifiedRelName(target), TimestampText(lo),
+					 TimestampText(hi), unit, cell_name);
+	PutLine(rsinfo, buf.data);
+
+	line = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												   CStringGetTextDatum(unit),
+												   TimestampTzGetDatum(lo)));
+	while (line < hi)
+	{
+		TimestampTz next = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+																   TimestampTzGetDatum(line),
+																   IntervalPGetDatum(&line_step)));
+		TimestampTz cell = line;
+		struct pg_tm tm;
+
+		LocalFields(line, &tm);
+		resetStringInfo(&buf);
+		if (strcmp(unit, "month") == 0)
+			appendStringInfo(&buf, "%04d-%02d    ", tm.tm_year, tm.tm_mon);
+		else
+			appendStringInfo(&buf, "%04d-%02d-%02d ", tm.tm_year, tm.tm_mon,
+							 tm.tm_mday);
+		appendStringInfoChar(&buf, '|');
+		while (cell < next)
+		{
+			TimestampTz cend = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+																	   TimestampTzGetDatum(cell),
+																	   IntervalPGetDatum(&cell_step)));
+
+			cend = Min(cend, next);
+			if (cend <= lo || cell >= hi)
+				appendStringInfoChar(&buf, ' ');
+			else
+				appendStringInfoChar(&buf, CellChar(pieces, np, &from,
+													Max(cell, lo), Min(cend, hi)));
+			cell = cend;
+		}
+		appendStringInfoChar(&buf, '|');
+		PutLine(rsinfo, buf.data);
+		line = next;
+	}
+
+	/* the legend: every definition version of the target */
+	PutLine(rsinfo, "legend:");
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.version, d.label,"
+				" d.version OPERATOR(pg_catalog.=) t.current_version"
+				" FROM backfill.definitions d LEFT JOIN backfill.targets t"
+				"  ON t.target OPERATOR(pg_catalog.=) d.target"
+				" WHERE d.target OPERATOR(pg_catalog.=) $1 ORDER BY d.version",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+		int32		version = SpiGetInt32(i, 1, &isnull);
+		char	   *label = SpiGetText(i, 2);
+		bool		current = SpiGetBool(i, 3, &isnull);
+
+		resetStringInfo(&buf);
+		appendStringInfo(&buf, "  %c  backfilled under definition version %d%s%s%s%s",
+						 VersionChar(version), version,
+						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
+						 current ? " (current)" : "");
+		PutLine(rsinfo, buf.data);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	PutLine(rsinfo, "  -  no source data (no_source)");
+	PutLine(rsinfo, "  .  never filled (no backfill covers it)");
+	PutLine(rsinfo, "  X  failed (the latest attempt failed)");
+	PutLine(rsinfo, "     (blank) outside the range");
+	SpiFinish();
+	return (Datum) 0;
+}
