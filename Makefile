@@ -27,6 +27,7 @@ OBJS = \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
 	src/orchestration/schedule.o \
+	src/orchestration/dependencies.o \
 	src/orchestration/lineage.o \
 	src/orchestration/pipeline.o \
 	src/api/args.o \

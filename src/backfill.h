@@ -580,6 +580,27 @@ extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
 
 /* ---- pipelines (pipeline.c) ---- */
 
+/* The dependencies among the targets of a cascading plan. */
+typedef struct Edges
+{
+	int			n;
+	Oid		   *down;
+	Oid		   *up;
+} Edges;
+
+/*
+ * 42704 unless target is registered; its current chunk interval and
+ * version (dependencies.c).  Caller is connected to SPI.
+ */
+extern Interval *RequireRegistered(Oid target, int32 *version);
+
+/*
+ * The target and every target built from it, in dependency order (ties by
+ * name); *edges gets the dependencies among them.  Caller is connected to
+ * SPI.
+ */
+extern List *DownstreamOrder(Oid root, Edges *edges);
+
 /*
  * One piece of a target's history over a range: the settled state that
  * wins there (lineage: done or no_source, 0 when never filled) and the

@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * dependencies.c
+ *	  Dependencies between registered targets: depend, undepend, what
+ *	  unregister removes with a target, and the order of the targets
+ *	  built from a target (DownstreamOrder), for cascading plans.
+ *
+ * A dependency (downstream, upstream) says that downstream is built from
+ * upstream.  The dependencies never form a cycle: depend refuses the one
+ * edge that would close one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "backfill.h"
+
+/*
+ * LockDependencies
+ *		Serialize changes of the dependency graph (a cycle check must see
+ *		every edge committed before its insert).  A table lock, taken as the
+ *		extension owner; users cannot take it.  Caller is connected to SPI.
+ */
+static void
+LockDependencies(void)
+{
+	CatalogExec("LOCK TABLE backfill.dependencies IN SHARE ROW EXCLUSIVE MODE",
+				0, NULL, NULL, NULL, SPI_OK_UTILITY);
+}
+
+/*
+ * RequireRegistered
+ *		42704 unless target is registered; returns the chunk interval of
+ *		its current definition and that version.  Caller is connected to
+ *		SPI.
+ */
+Interval *
+RequireRegistered(Oid target, int32 *version)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull;
+	Interval   *chunk;
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.chunk, t.current_version"
+				" FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						QualifiedRelName(target)),
+				 errhint("Call backfill.register first, with its time column and source query.")));
+	chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 1, &isnull));
+	if (version)
+		*version = SpiGetInt32(0, 2, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk;
+}
+
+/*
+ * backfill_depend
+ *		depend(downstream, upstream) -> true when added, false when it was
+ *		already declared.  Both must be registered and the caller must be
+ *		allowed to rewrite both (as for register).  A dependency that would
+ *		close a cycle is refused (42P17) with the cycle in the detail.
+ */
+PG_FUNCTION_INFO_V1(backfill_depend);
+Datum
+backfill_depend(PG_FUNCTION_ARGS)
+{
+	Oid			down;
+	Oid			up;
+	Oid			argtypes[3] = {REGCLASSOID, REGCLASSOID, TEXTOID};
+	Datum		values[3];
+	bool		added;
+
+	RequireArg(fcinfo, 0, "downstream", NULL);
+	RequireArg(fcinfo, 1, "upstream", NULL);
+	down = PG_GETARG_OID(0);
+	up = PG_GETARG_OID(1);
+
+	CheckTargetPrivileges(down);
+	CheckTargetPrivileges(up);
+
+	SpiConnect();
+	LockDependencies();
+	(void) RequireRegistered(down, NULL);
+	(void) RequireRegistered(up, NULL);
+
+	/* the path downstream -> ... -> upstream that the new edge would close */
+	values[0] = ObjectIdGetDatum(down);
+	values[1] = ObjectIdGetDatum(up);
+	CatalogExec("WITH RECURSIVE walk(node, path) AS ("
+				"  SELECT $1::pg_catalog.oid, ARRAY[$1::pg_catalog.oid]"
+				"  UNION ALL"
+				"  SELECT d.downstream::pg_catalog.oid,"
+				"   w.path OPERATOR(pg_catalog.||) d.downstream::pg_catalog.oid"
+				"  FROM walk w JOIN backfill.dependencies d"
+				"   ON d.upstream::pg_catalog.oid OPERATOR(pg_catalog.=) w.node"
+				"  WHERE w.node OPERATOR(pg_catalog.<>) $2::pg_catalog.oid"
+				"   AND NOT d.downstream::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (w.path))"
+				" SELECT path FROM walk WHERE node OPERATOR(pg_catalog.=) $2::pg_catalog.oid"
+				" ORDER BY pg_catalog.array_length(path, 1) LIMIT 1",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		ArrayType  *arr = DatumGetArrayTypeP(SpiGetDatumCopy(0, 1, &isnull));
+		Datum	   *elems;
+		int			nelems;
+		StringInfoData cycle;
+		int			i;
+
+		deconstruct_array(arr, OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+						  &elems, NULL, &nelems);
+		initStringInfo(&cycle);
+		appendStringInfoString(&cycle, QualifiedRelName(up));
+		for (i = 0; i < nelems; i++)
+			appendStringInfo(&cycle, " -> %s",
+							 QualifiedRelName(DatumGetObjectId(elems[i])));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("dependency of %s on %s would create a cycle",
+						QualifiedRelName(down), QualifiedRelName(up)),
+				 errdetail("The cycle would be %s.", cycle.data),
+				 errhint("A target cannot be built, directly or through others, from itself.")));
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	values[2] = CStringGetTextDatum(CurrentUserName());
+	CatalogExec("INSERT INTO backfill.dependencies (downstream, upstream, created_by)"
+				" VALUES ($1, $2, $3::pg_catalog.name)"
+				" ON CONFLICT (downstream, upstream) DO NOTHING",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
+	added = SPI_processed > 0;
+	SpiFinish();
+	PG_RETURN_BOOL(added);
+}
+
+/*
+ * backfill_undepend
+ *		undepend(downstream, upstream) -> true when removed, false when
+ *		there was no such dependency.  Same rights as depend on the tables
+ *		that still exist.
+ */
+PG_FUNCTION_INFO_V1(backfill_undepend);
+Datum
+backfill_undepend(PG_FUNCTION_ARGS)
+{
+	Oid			down;
+	Oid			up;
+	Oid			argtypes[2] = {REGCLASSOID, REGCLASSOID};
+	Datum		values[2];
+	bool		removed;
+
+	RequireArg(fcinfo, 0, "downstream", NULL);
+	RequireArg(fcinfo, 1, "upstream", NULL);
+	down = PG_GETARG_OID(0);
+	up = PG_GETARG_OID(1);
+
+	if (get_rel_name(down) != NULL)
+		CheckTargetPrivileges(down);
+	if (get_rel_name(up) != NULL)
+		CheckTargetPrivileges(up);
+	if (get_rel_name(down) == NULL && get_rel_name(up) == NULL && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to remove a dependency between dropped tables"),
+				 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
+
+	SpiConnect();
+	LockDependencies();
+	values[0] = ObjectIdGetDatum(down);
+	values[1] = ObjectIdGetDatum(up);
+	CatalogExec("DELETE FROM backfill.dependencies"
+				" WHERE downstream OPERATOR(pg_catalog.=) $1"
+				" AND upstream OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_DELETE);
+	removed = SPI_processed > 0;
+	SpiFinish();
+	PG_RETURN_BOOL(removed);
+}
+
+/*
+ * PipelineForgetTarget
+ *		Unregister's part (see backfill.h).  The dependencies of the target
+ *		on others go with it; the targets built from it keep their
+ *		registrations, only the dependencies are removed (with cascade).
+ */
+void
+PipelineForgetTarget(Oid target, const char *name, bool cascade)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *dependents;
+
+	LockDependencies();
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT pg_catalog.string_agg(t.target_name, ', ' ORDER BY t.target_name)"
+				" FROM backfill.dependencies d JOIN backfill.targets t"
+				"  ON t.target OPERATOR(pg_catalog.=) d.downstream"
+				" WHERE d.upstream OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	dependents = SpiGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	if (dependents != NULL && !cascade)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("cannot unregister table %s because other targets depend on it", name),
+				 errdetail("Targets built from it: %s.", dependents),
+				 errhint("Remove the dependencies with backfill.undepend, or call backfill.unregister(target, cascade => true) to remove them with it.")));
+
+	CatalogExec("DELETE FROM backfill.dependencies"
+				" WHERE downstream OPERATOR(pg_catalog.=) $1"
+				" OR upstream OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_DELETE);
+	if (dependents != NULL)
+		ereport(NOTICE,
+				(errmsg("removed the dependencies of %s on %s", dependents, name)));
+}
+
+/*
+ * DownstreamOrder
+ *		The target and every target built from it, directly or not, in an
+ *		order where each comes after all its upstream targets (ties by
+ *		name).  *edges receives the dependencies among them.  Caller is
+ *		connected to SPI.
+ */
+List *
+DownstreamOrder(Oid root, Edges *edges)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *nodes = list_make1_oid(root);
+	List	   *order = NIL;
+	int			i;
+	int			n;
+
+	values[0] = ObjectIdGetDatum(root);
+	CatalogExec("WITH RECURSIVE down(t) AS ("
+				"  SELECT $1::pg_catalog.regclass"
+				"  UNION SELECT d.downstream FROM backfill.dependencies d"
+				"   JOIN down ON d.upstream OPERATOR(pg_catalog.=) down.t)"
+				" SELECT d.downstream::pg_catalog.oid, d.upstream::pg_catalog.oid"
+				" FROM backfill.dependencies d"
+				" WHERE d.upstream OPERATOR(pg_catalog.=) ANY (SELECT t FROM down)",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	edges->n = n;
+	edges->down = palloc(sizeof(Oid) * Max(n, 1));
+	edges->up = palloc(sizeof(Oid) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		edges->down[i] = SpiGetOid(i, 1, &isnull);
+		edges->up[i] = SpiGetOid(i, 2, &isnull);
+		nodes = list_append_unique_oid(nodes, edges->down[i]);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* Kahn's algorithm; the graph has no cycle (depend refuses them) */
+	while (list_length(order) < list_length(nodes))
+	{
+		ListCell   *lc;
+		Oid			best = InvalidOid;
+		char	   *best_name = NULL;
+
+		foreach(lc, nodes)
+		{
+			Oid			cand = lfirst_oid(lc);
+			bool		ready = true;
+			char	   *name;
+			int			e;
+
+			if (list_member_oid(order, cand))
+				continue;
+			for (e = 0; e < edges->n; e++)
+			{
+				if (edges->down[e] == cand && !list_member_oid(order, edges->up[e]))
+				{
+					ready = false;
+					break;
+				}
+			}
+			if (!ready)
+				continue;
+			name = QualifiedRelName(cand);
+			if (best_name == NULL || strcmp(name, best_name) < 0)
+			{
+				best = cand;
+				best_name = name;
+			}
+		}
+		if (!OidIsValid(best))
+			elog(ERROR, "backfill: the dependencies of %s form a cycle",
+				 QualifiedRelName(root));
+		order = lappend_oid(order, best);
+	}
+	return order;
+}
