@@ -28,6 +28,7 @@ OBJS = \
 	src/orchestration/standing.o \
 	src/orchestration/schedule.o \
 	src/orchestration/dependencies.o \
+	src/orchestration/group.o \
 	src/orchestration/lineage.o \
 	src/orchestration/pipeline.o \
 	src/api/args.o \

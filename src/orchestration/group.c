@@ -1,0 +1,288 @@
+/*-------------------------------------------------------------------------
+ *
+ * group.c
+ *	  Groups: the runs of a cascading plan share a group_id (the root
+ *	  run's id).  A chunk of a run in a group executes only when every
+ *	  chunk of its upstream runs that it covers is settled and no other
+ *	  run of the group has failed (PipelineChunkReady, called by the run
+ *	  loop); run_group, cancel_group and schedule_group act on the
+ *	  group's unfinished runs in dependency order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "backfill.h"
+
+/* run.c and schedule.c, called per run of a group */
+extern Datum backfill_cancel(PG_FUNCTION_ARGS);
+extern Datum backfill_schedule(PG_FUNCTION_ARGS);
+
+/*
+ * PipelineChunkReady
+ *		See backfill.h.  A no_source chunk of an upstream run counts as
+ *		settled unless that run still has to clear it.  When a pg_cron job
+ *		of a run finds the group stopped by a failure, it removes itself
+ *		(like the failed run's own job): the group is resumed by hand.
+ */
+bool
+PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
+{
+	Oid			argtypes[3] = {INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	bool		isnull;
+	int64		group_id;
+	int64		failed;
+	bool		failed_null;
+	int64		up_run;
+	bool		up_null;
+	int32		up_chunk;
+	char	   *up_status;
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT r.group_id,"
+				" (SELECT pg_catalog.min(f.run_id) FROM backfill.runs f"
+				"   WHERE f.group_id OPERATOR(pg_catalog.=) r.group_id"
+				"   AND f.run_id OPERATOR(pg_catalog.<>) r.run_id"
+				"   AND f.status OPERATOR(pg_catalog.=) 'failed'),"
+				" w.run_id, w.chunk_no, w.status"
+				" FROM backfill.runs r"
+				" LEFT JOIN LATERAL ("
+				"  SELECT uc.run_id, uc.chunk_no, uc.status"
+				"  FROM backfill.chunks uc JOIN backfill.runs u"
+				"   ON u.run_id OPERATOR(pg_catalog.=) uc.run_id"
+				"  WHERE uc.run_id OPERATOR(pg_catalog.=) ANY (r.upstream_runs)"
+				"   AND uc.chunk_start OPERATOR(pg_catalog.<) $3"
+				"   AND uc.chunk_end OPERATOR(pg_catalog.>) $2"
+				"   AND NOT (uc.status OPERATOR(pg_catalog.=) 'done'"
+				"    OR (uc.status OPERATOR(pg_catalog.=) 'no_source'"
+				"        AND (uc.finished_at IS NOT NULL OR NOT u.clear_no_source)))"
+				"  ORDER BY uc.run_id, uc.chunk_no LIMIT 1) w ON true"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+				" AND r.group_id IS NOT NULL",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return true;
+	}
+	group_id = SpiGetInt64(0, 1, &isnull);
+	failed = SpiGetInt64(0, 2, &failed_null);
+	up_run = SpiGetInt64(0, 3, &up_null);
+	up_chunk = SpiGetInt32(0, 4, &isnull);
+	up_status = SpiGetText(0, 5);
+	SPI_freetuptable(SPI_tuptable);
+
+	if (!failed_null)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld waits: run %lld of its group %lld has failed",
+						(long long) run_id, (long long) failed,
+						(long long) group_id),
+				 errdetail("The first failure stops the whole group."),
+				 errhint("Fix the cause, then CALL backfill.run_group(%lld) to retry and continue, or cancel the group with backfill.cancel_group(%lld).",
+						 (long long) group_id, (long long) group_id)));
+		if (ScheduleCalledFromCron())
+			(void) ScheduleRemoveJob(run_id);
+		return false;
+	}
+	if (!up_null)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld waits: its chunk [%s, %s) needs chunk %d of upstream run %lld, which is %s",
+						(long long) run_id, TimestampText(lo),
+						TimestampText(hi), up_chunk,
+						(long long) up_run, up_status),
+				 errhint("The runs of group %lld go in dependency order: CALL backfill.run_group(%lld).",
+						 (long long) group_id, (long long) group_id)));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * GroupRuns
+ *		The run ids of a group in run id order (dependency order), in the
+ *		current memory context; 42704 for an unknown group.  Caller is
+ *		connected to SPI.
+ */
+static List *
+GroupRuns(int64 group_id, bool unfinished_only)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	List	   *runs = NIL;
+	int			i;
+
+	values[0] = Int64GetDatum(group_id);
+	CatalogExec("SELECT run_id, status FROM backfill.runs"
+				" WHERE group_id OPERATOR(pg_catalog.=) $1 ORDER BY run_id",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("group %lld does not exist", (long long) group_id),
+				 errhint("Groups are listed in backfill.group_progress; plan one with backfill.plan(..., cascade => true).")));
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+		int64		run_id = SpiGetInt64(i, 1, &isnull);
+		char	   *status = SpiGetText(i, 2);
+
+		if (unfinished_only &&
+			(strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0))
+			continue;
+		runs = lappend(runs, palloc(sizeof(int64)));
+		*(int64 *) llast(runs) = run_id;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return runs;
+}
+
+/*
+ * RunState
+ *		A run's status and the attempts of its chunks so far.  Caller is
+ *		connected to SPI.
+ */
+static char *
+RunState(int64 run_id, int64 *attempts)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	char	   *status;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT r.status, (SELECT COALESCE(pg_catalog.sum(c.attempts), 0)::pg_catalog.int8"
+				"  FROM backfill.chunks c WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id)"
+				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	status = SpiGetText(0, 1);
+	*attempts = SpiGetInt64(0, 2, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return status;
+}
+
+/*
+ * backfill_run_group
+ *		CALL backfill.run_group(group_id, max_chunks): execute the group's
+ *		runs one after the other in dependency order (run id order), each
+ *		as CALL backfill.run would, until one is not done (probed, deferred,
+ *		waiting, out of max_chunks) or fails (then the error ends the call
+ *		and stops the group).  Only as a top-level CALL.
+ */
+PG_FUNCTION_INFO_V1(backfill_run_group);
+Datum
+backfill_run_group(PG_FUNCTION_ARGS)
+{
+	int64		group_id;
+	int			max_chunks;
+	List	   *runs;
+	ListCell   *lc;
+	bool		all_done = true;
+
+	RequireTopLevelCall(fcinfo, "backfill.run_group");
+	RequireArg(fcinfo, 0, "group_id", NULL);
+	group_id = PG_GETARG_INT64(0);
+	max_chunks = MaxChunksArg(fcinfo, 1);
+
+	SpiConnectNonatomic();
+	runs = GroupRuns(group_id, true);
+	foreach(lc, runs)
+	{
+		int64		run_id = *(int64 *) lfirst(lc);
+		int64		before;
+		int64		after;
+		char	   *status;
+
+		status = RunState(run_id, &before);
+		if (strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0)
+			continue;
+		ExecuteRun(run_id, max_chunks);
+		status = RunState(run_id, &after);
+		if (max_chunks > 0)
+			max_chunks = Max(max_chunks - (int) (after - before), 0);
+		if (strcmp(status, "done") != 0)
+		{
+			all_done = false;
+			break;
+		}
+		if (max_chunks == 0)
+		{
+			all_done = (lnext(runs, lc) == NULL);
+			break;
+		}
+	}
+	if (all_done)
+		ereport(NOTICE,
+				(errmsg("group %lld is done", (long long) group_id)));
+	SpiFinish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * backfill_cancel_group
+ *		cancel_group(group_id) -> chunks cancelled: backfill.cancel on every
+ *		run of the group that is not finished (same rights per run).
+ */
+PG_FUNCTION_INFO_V1(backfill_cancel_group);
+Datum
+backfill_cancel_group(PG_FUNCTION_ARGS)
+{
+	List	   *runs;
+	ListCell   *lc;
+	int32		total = 0;
+
+	RequireArg(fcinfo, 0, "group_id", NULL);
+	SpiConnect();
+	runs = GroupRuns(PG_GETARG_INT64(0), true);
+	foreach(lc, runs)
+		total += DatumGetInt32(DirectFunctionCall1(backfill_cancel,
+												   Int64GetDatum(*(int64 *) lfirst(lc))));
+	SpiFinish();
+	PG_RETURN_INT32(total);
+}
+
+/*
+ * backfill_schedule_group
+ *		schedule_group(group_id, cron, chunks_per_tick, quiet_hours) -> runs
+ *		scheduled: backfill.schedule on every run of the group that is not
+ *		finished.  Each run gets its own pg_cron job; a tick of a
+ *		downstream run whose upstream chunks are not done yet does nothing
+ *		(PipelineChunkReady), so the group finishes in dependency order.
+ */
+PG_FUNCTION_INFO_V1(backfill_schedule_group);
+Datum
+backfill_schedule_group(PG_FUNCTION_ARGS)
+{
+	List	   *runs;
+	ListCell   *lc;
+	int32		n = 0;
+
+	RequireArg(fcinfo, 0, "group_id", NULL);
+	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
+	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
+	SpiConnect();
+	runs = GroupRuns(PG_GETARG_INT64(0), true);
+	foreach(lc, runs)
+	{
+		LOCAL_FCINFO(call, 4);
+
+		InitFunctionCallInfoData(*call, NULL, 4, InvalidOid, NULL, NULL);
+		call->args[0].value = Int64GetDatum(*(int64 *) lfirst(lc));
+		call->args[0].isnull = false;
+		call->args[1] = fcinfo->args[1];
+		call->args[2] = fcinfo->args[2];
+		call->args[3] = fcinfo->args[3];
+		(void) backfill_schedule(call);
+		n++;
+	}
+	SpiFinish();
+	PG_RETURN_INT32(n);
+}
