@@ -30,7 +30,7 @@ OBJS = \
 	src/orchestration/dependencies.o \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
-	src/orchestration/pipeline.o \
+	src/orchestration/cascade.o \
 	src/api/args.o \
 	src/api/primitives.o
 

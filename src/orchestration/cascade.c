@@ -1,27 +1,20 @@
 /*-------------------------------------------------------------------------
  *
- * pipeline.c
- *	  Pipelines: dependencies between registered targets, plans that cover
- *	  only the chunks that need it, cascading plans whose runs form a group
- *	  executed in dependency order, and a text picture of a target's
- *	  lineage.
+ * cascade.c
+ *	  Plans that choose their chunks: plan(..., only_chunks) keeps only the
+ *	  chunks of the range that need work, read from the target's history
+ *	  (ClassifyPieces, lineage.c); plan(..., cascade => true) plans the
+ *	  target's run and one run per transitive downstream target, as a
+ *	  group.
  *
- * A dependency (downstream, upstream) says that downstream is built from
- * upstream.  plan(..., cascade => true) plans the target's run and one run
- * per transitive downstream target; each downstream run covers the chunks
- * of its direct upstream runs widened to whole chunks of its own chunk
- * size, on a fixed grid (GridCell).  The runs share a group_id (the root
- * run's id); a chunk of a run in a group executes only when every chunk of
- * its upstream runs that it covers is settled and no other run of the
- * group has failed (PipelineChunkReady, called by the run loop).
- *
- * plan(..., only => 'missing' | 'outdated' | 'failed') keeps only the
- * chunks of the range that need work, read from the target's history
- * (ClassifyPieces).
+ * Each downstream run covers the chunks of its direct upstream runs
+ * widened to whole chunks of its own chunk size, on a fixed grid
+ * (GridCell).  The runs share a group_id (the root run's id); group.c
+ * says when a chunk of a group may execute.
  *
  * Catalog tables are read and written only through CatalogExec; runs are
- * planned and executed by run.c (PlanRun, ExecuteRun), which checks the
- * caller's rights on every target.
+ * planned by plan.c (PlanRun), which checks the caller's rights on every
+ * target.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +37,6 @@
 #include "utils/timestamp.h"
 
 #include "backfill.h"
-
 
 /* One target of a cascading plan, in dependency order. */
 typedef struct PlanNode
