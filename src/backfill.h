@@ -602,6 +602,13 @@ extern Interval *RequireRegistered(Oid target, int32 *version);
 extern List *DownstreamOrder(Oid root, Edges *edges);
 
 /*
+ * The run ids (int64 *) of a group in run id order, in the current memory
+ * context (group.c); 42704 for an unknown group.  Caller is connected to
+ * SPI.
+ */
+extern List *GroupRuns(int64 group_id, bool unfinished_only);
+
+/*
  * One piece of a target's history over a range: the settled state that
  * wins there (lineage: done or no_source, 0 when never filled) and the
  * status of the latest attempt of any kind (done, no_source, failed,

@@ -18,10 +18,6 @@
 
 #include "backfill.h"
 
-/* run.c and schedule.c, called per run of a group */
-extern Datum backfill_cancel(PG_FUNCTION_ARGS);
-extern Datum backfill_schedule(PG_FUNCTION_ARGS);
-
 /*
  * PipelineChunkReady
  *		See backfill.h.  A no_source chunk of an upstream run counts as
@@ -112,7 +108,7 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
  *		current memory context; 42704 for an unknown group.  Caller is
  *		connected to SPI.
  */
-static List *
+List *
 GroupRuns(int64 group_id, bool unfinished_only)
 {
 	Oid			argtypes[1] = {INT8OID};
@@ -145,144 +141,3 @@ GroupRuns(int64 group_id, bool unfinished_only)
 	return runs;
 }
 
-/*
- * RunState
- *		A run's status and the attempts of its chunks so far.  Caller is
- *		connected to SPI.
- */
-static char *
-RunState(int64 run_id, int64 *attempts)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-	char	   *status;
-
-	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT r.status, (SELECT COALESCE(pg_catalog.sum(c.attempts), 0)::pg_catalog.int8"
-				"  FROM backfill.chunks c WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id)"
-				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	status = SpiGetText(0, 1);
-	*attempts = SpiGetInt64(0, 2, &isnull);
-	SPI_freetuptable(SPI_tuptable);
-	return status;
-}
-
-/*
- * backfill_run_group
- *		CALL backfill.run_group(group_id, max_chunks): execute the group's
- *		runs one after the other in dependency order (run id order), each
- *		as CALL backfill.run would, until one is not done (probed, deferred,
- *		waiting, out of max_chunks) or fails (then the error ends the call
- *		and stops the group).  Only as a top-level CALL.
- */
-PG_FUNCTION_INFO_V1(backfill_run_group);
-Datum
-backfill_run_group(PG_FUNCTION_ARGS)
-{
-	int64		group_id;
-	int			max_chunks;
-	List	   *runs;
-	ListCell   *lc;
-	bool		all_done = true;
-
-	RequireTopLevelCall(fcinfo, "backfill.run_group");
-	RequireArg(fcinfo, 0, "group_id", NULL);
-	group_id = PG_GETARG_INT64(0);
-	max_chunks = MaxChunksArg(fcinfo, 1);
-
-	SpiConnectNonatomic();
-	runs = GroupRuns(group_id, true);
-	foreach(lc, runs)
-	{
-		int64		run_id = *(int64 *) lfirst(lc);
-		int64		before;
-		int64		after;
-		char	   *status;
-
-		status = RunState(run_id, &before);
-		if (strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0)
-			continue;
-		ExecuteRun(run_id, max_chunks);
-		status = RunState(run_id, &after);
-		if (max_chunks > 0)
-			max_chunks = Max(max_chunks - (int) (after - before), 0);
-		if (strcmp(status, "done") != 0)
-		{
-			all_done = false;
-			break;
-		}
-		if (max_chunks == 0)
-		{
-			all_done = (lnext(runs, lc) == NULL);
-			break;
-		}
-	}
-	if (all_done)
-		ereport(NOTICE,
-				(errmsg("group %lld is done", (long long) group_id)));
-	SpiFinish();
-	PG_RETURN_VOID();
-}
-
-/*
- * backfill_cancel_group
- *		cancel_group(group_id) -> chunks cancelled: backfill.cancel on every
- *		run of the group that is not finished (same rights per run).
- */
-PG_FUNCTION_INFO_V1(backfill_cancel_group);
-Datum
-backfill_cancel_group(PG_FUNCTION_ARGS)
-{
-	List	   *runs;
-	ListCell   *lc;
-	int32		total = 0;
-
-	RequireArg(fcinfo, 0, "group_id", NULL);
-	SpiConnect();
-	runs = GroupRuns(PG_GETARG_INT64(0), true);
-	foreach(lc, runs)
-		total += DatumGetInt32(DirectFunctionCall1(backfill_cancel,
-												   Int64GetDatum(*(int64 *) lfirst(lc))));
-	SpiFinish();
-	PG_RETURN_INT32(total);
-}
-
-/*
- * backfill_schedule_group
- *		schedule_group(group_id, cron, chunks_per_tick, quiet_hours) -> runs
- *		scheduled: backfill.schedule on every run of the group that is not
- *		finished.  Each run gets its own pg_cron job; a tick of a
- *		downstream run whose upstream chunks are not done yet does nothing
- *		(PipelineChunkReady), so the group finishes in dependency order.
- */
-PG_FUNCTION_INFO_V1(backfill_schedule_group);
-Datum
-backfill_schedule_group(PG_FUNCTION_ARGS)
-{
-	List	   *runs;
-	ListCell   *lc;
-	int32		n = 0;
-
-	RequireArg(fcinfo, 0, "group_id", NULL);
-	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
-	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
-	SpiConnect();
-	runs = GroupRuns(PG_GETARG_INT64(0), true);
-	foreach(lc, runs)
-	{
-		LOCAL_FCINFO(call, 4);
-
-		InitFunctionCallInfoData(*call, NULL, 4, InvalidOid, NULL, NULL);
-		call->args[0].value = Int64GetDatum(*(int64 *) lfirst(lc));
-		call->args[0].isnull = false;
-		call->args[1] = fcinfo->args[1];
-		call->args[2] = fcinfo->args[2];
-		call->args[3] = fcinfo->args[3];
-		(void) backfill_schedule(call);
-		n++;
-	}
-	SpiFinish();
-	PG_RETURN_INT32(n);
-}

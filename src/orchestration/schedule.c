@@ -419,3 +419,41 @@ backfill_in_quiet_hours(PG_FUNCTION_ARGS)
 		tzname = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	PG_RETURN_BOOL(InQuietHours(quiet_hours, tzname, at));
 }
+
+/*
+ * backfill_schedule_group
+ *		schedule_group(group_id, cron, chunks_per_tick, quiet_hours) -> runs
+ *		scheduled: backfill.schedule on every run of the group that is not
+ *		finished.  Each run gets its own pg_cron job; a tick of a
+ *		downstream run whose upstream chunks are not done yet does nothing
+ *		(PipelineChunkReady), so the group finishes in dependency order.
+ */
+PG_FUNCTION_INFO_V1(backfill_schedule_group);
+Datum
+backfill_schedule_group(PG_FUNCTION_ARGS)
+{
+	List	   *runs;
+	ListCell   *lc;
+	int32		n = 0;
+
+	RequireArg(fcinfo, 0, "group_id", NULL);
+	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
+	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
+	SpiConnect();
+	runs = GroupRuns(PG_GETARG_INT64(0), true);
+	foreach(lc, runs)
+	{
+		LOCAL_FCINFO(call, 4);
+
+		InitFunctionCallInfoData(*call, NULL, 4, InvalidOid, NULL, NULL);
+		call->args[0].value = Int64GetDatum(*(int64 *) lfirst(lc));
+		call->args[0].isnull = false;
+		call->args[1] = fcinfo->args[1];
+		call->args[2] = fcinfo->args[2];
+		call->args[3] = fcinfo->args[3];
+		(void) backfill_schedule(call);
+		n++;
+	}
+	SpiFinish();
+	PG_RETURN_INT32(n);
+}
