@@ -712,6 +712,13 @@ extern void RequirePgCron(const char *detail);
 extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
 
 /*
+ * In a tick of a run's own pg_cron job: note in runs.last_error why the
+ * job's role can no longer write the target, or clear the note
+ * (schedule.c).  Caller is connected to SPI and commits.
+ */
+extern void NoteTickPrivileges(int64 run_id);
+
+/*
  * The earliest time from which a target's source is complete: now() -
  * retention, or the value of horizon_sql (run as the calling user);
  * false when there is neither, or the query gives no row or NULL

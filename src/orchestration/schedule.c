@@ -50,6 +50,7 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -456,4 +457,55 @@ backfill_schedule_group(PG_FUNCTION_ARGS)
 	}
 	SpiFinish();
 	PG_RETURN_INT32(n);
+}
+
+/*
+ * NoteTickPrivileges
+ *		In a tick of the run's own pg_cron job, as the job's role (no one
+ *		else can write the note): record in runs.last_error when that role
+ *		can no longer write the run's target (the tick is then refused by
+ *		the usual check, and pg_cron alone would keep the reason), or clear
+ *		a previous note when it can again, so that backfill.progress shows
+ *		why a scheduled run does not move.  Caller is connected to SPI and
+ *		commits.
+ */
+void
+NoteTickPrivileges(int64 run_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		isnull;
+	Oid			target;
+	char	   *why = NULL;
+
+	/* only the tick of the run's own job, as the job's role, notes */
+	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+		return;
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(CurrentUserName());
+	CatalogExec("SELECT r.target::pg_catalog.oid FROM backfill.runs r"
+				" JOIN cron.job j ON j.jobid OPERATOR(pg_catalog.=) r.job_id"
+				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+				" AND j.username::pg_catalog.text OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	target = SpiGetOid(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		why = psprintf("pg_cron tick refused: the table of run %lld no longer exists",
+					   (long long) run_id);
+	else if (pg_class_aclmask(target, GetUserId(), ACL_INSERT | ACL_DELETE,
+							  ACLMASK_ALL) != (ACL_INSERT | ACL_DELETE))
+		why = psprintf("pg_cron tick refused: role \"%s\" lacks INSERT or DELETE privilege on table %s",
+					   CurrentUserName(), get_rel_name(target));
+
+	values[1] = why ? CStringGetTextDatum(why) : (Datum) 0;
+	CatalogExec("UPDATE backfill.runs SET last_error = $2"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND last_error IS DISTINCT FROM $2",
+				2, argtypes, values, why ? NULL : " n", SPI_OK_UPDATE);
 }
