@@ -668,7 +668,7 @@ typedef struct CronJob
 } CronJob;
 
 /* The pg_cron job name of a run: backfill_run_<id>. */
-extern char *JobName(int64 run_id);
+extern char *CronJobName(int64 run_id);
 
 /* Whether the pg_cron extension is installed in this database. */
 extern bool PgCronInstalled(void);
@@ -678,9 +678,9 @@ extern bool PgCronInstalled(void);
  * (another role's only with that role's privileges when check); forget
  * the run's job id.
  */
-extern bool LookupJob(int64 job_id, CronJob *job);
-extern void RemoveJob(int64 run_id, CronJob *job, bool check);
-extern void ClearJobId(int64 run_id, int64 job_id);
+extern bool CronLookupJob(int64 job_id, CronJob *job);
+extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
+extern void CronClearJobId(int64 run_id, int64 job_id);
 
 /*
  * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the

@@ -31,11 +31,11 @@
 #include "backfill.h"
 
 /*
- * JobName
+ * CronJobName
  *		The pg_cron job name of a run: backfill_run_<id>.
  */
 char *
-JobName(int64 run_id)
+CronJobName(int64 run_id)
 {
 	return psprintf("backfill_run_" INT64_FORMAT, run_id);
 }
@@ -82,13 +82,13 @@ RequirePgCron(const char *detail)
 }
 
 /*
- * LookupJob
+ * CronLookupJob
  *		Find a pg_cron job by id.  Read as the extension owner (a superuser,
  *		since backfill can only be created by one), so that pg_cron's
  *		row-level security on cron.job does not hide another role's job.
  */
 bool
-LookupJob(int64 job_id, CronJob *job)
+CronLookupJob(int64 job_id, CronJob *job)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
@@ -106,11 +106,11 @@ LookupJob(int64 job_id, CronJob *job)
 }
 
 /*
- * ClearJobId
+ * CronClearJobId
  *		Forget the run's job (only if it is still the one given).
  */
 void
-ClearJobId(int64 run_id, int64 job_id)
+CronClearJobId(int64 run_id, int64 job_id)
 {
 	Oid			argtypes[2] = {INT8OID, INT8OID};
 	Datum		values[2];
@@ -124,7 +124,7 @@ ClearJobId(int64 run_id, int64 job_id)
 }
 
 /*
- * RemoveJob
+ * CronRemoveJob
  *		Delete a run's pg_cron job.
  *
  * A job the current user owns is removed with the current user's own
@@ -135,7 +135,7 @@ ClearJobId(int64 run_id, int64 job_id)
  * longer do anything, stops firing whoever finished the run.
  */
 void
-RemoveJob(int64 run_id, CronJob *job, bool check)
+CronRemoveJob(int64 run_id, CronJob *job, bool check)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
@@ -386,13 +386,13 @@ ScheduleRemoveJob(int64 run_id)
 		return false;
 	}
 
-	if (PgCronInstalled() && LookupJob(job_id, &job) &&
-		job.jobname != NULL && strcmp(job.jobname, JobName(run_id)) == 0)
+	if (PgCronInstalled() && CronLookupJob(job_id, &job) &&
+		job.jobname != NULL && strcmp(job.jobname, CronJobName(run_id)) == 0)
 	{
-		RemoveJob(run_id, &job, false);
+		CronRemoveJob(run_id, &job, false);
 		removed = true;
 	}
-	ClearJobId(run_id, job_id);
+	CronClearJobId(run_id, job_id);
 	SpiFinish();
 	return removed;
 }

@@ -272,11 +272,11 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	 * job names by role): remove it first.  The caller's own job is replaced
 	 * in place by cron.schedule.
 	 */
-	if (run->scheduled && LookupJob(run->job_id, &old) &&
+	if (run->scheduled && CronLookupJob(run->job_id, &old) &&
 		strcmp(old.owner, CurrentUserName()) != 0)
-		RemoveJob(run_id, &old, true);
+		CronRemoveJob(run_id, &old, true);
 
-	jobname = JobName(run_id);
+	jobname = CronJobName(run_id);
 	command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
 					   run_id, chunks_per_tick);
 	argtypes[0] = TEXTOID;
@@ -344,12 +344,12 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 	CheckRunIdentity(run, "unschedule", false);
 	if (run->scheduled)
 	{
-		if (PgCronInstalled() && LookupJob(run->job_id, &job))
+		if (PgCronInstalled() && CronLookupJob(run->job_id, &job))
 		{
-			RemoveJob(run_id, &job, true);
+			CronRemoveJob(run_id, &job, true);
 			removed = true;
 		}
-		ClearJobId(run_id, run->job_id);
+		CronClearJobId(run_id, run->job_id);
 	}
 	SpiFinish();
 	PG_RETURN_BOOL(removed);
