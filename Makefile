@@ -32,7 +32,9 @@ OBJS = \
 	src/orchestration/lineage.o \
 	src/orchestration/cascade.o \
 	src/api/args.o \
-	src/api/primitives.o
+	src/api/primitives.o \
+	src/api/pipelines.o \
+	src/api/scheduling.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

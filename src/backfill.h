@@ -450,8 +450,8 @@ typedef struct CheckInfo
 } CheckInfo;
 
 /*
- * The one reader of a standing check; 42704 when there is none.  A pg_cron
- * tick first sweeps the jobs of dropped roles.  Caller is connected to SPI.
+ * The one reader of a standing check; 42704 when there is none.  Caller is
+ * connected to SPI.
  */
 extern CheckInfo *LoadCheck(int64 check_id);
 
@@ -705,18 +705,36 @@ extern bool ScheduleInCronWorker(void);
 extern void RequirePgCron(const char *detail);
 
 /*
- * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
- * it in the run's or check's last_error; rows added to rsinfo when given
- * (schedule.c).  Every backfill tick calls it.
+ * Hand the rest of a run to a pg_cron job owned by the caller, and remove
+ * it (schedule.c); ScheduleGroup does ScheduleRun for every unfinished
+ * run of a group.  Callers are connected to SPI.
  */
-extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
+extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
+						 const char *quiet_hours);
+extern bool UnscheduleRun(int64 run_id);
+extern int32 ScheduleGroup(int64 group_id, const char *cron,
+						   int32 chunks_per_tick, const char *quiet_hours);
 
 /*
- * In a tick of a run's own pg_cron job: note in runs.last_error why the
- * job's role can no longer write the target, or clear the note
- * (schedule.c).  Caller is connected to SPI and commits.
+ * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
+ * it in the run's or check's last_error; returns them (CronJob *) in the
+ * caller's memory context (schedule.c).  Every backfill tick calls it;
+ * CleanupJobs is the superuser's call of it.
  */
-extern void NoteTickPrivileges(int64 run_id);
+extern List *ScheduleSweepOrphanJobs(void);
+extern List *CleanupJobs(void);
+
+/*
+ * The housekeeping of a pg_cron tick, nothing outside one: a run's tick
+ * sweeps orphan jobs, notes in runs.last_error why its role may not write
+ * the target, and commits (non-atomic SPI connection); a check's tick
+ * sweeps.
+ */
+extern void ScheduleRunTick(int64 run_id);
+extern void ScheduleCheckTick(void);
+
+/* The daily job's share of the target lock (backfill.lock_target). */
+extern void LockTargetForJob(Oid relid);
 
 /*
  * The earliest time from which a target's source is complete: now() -

@@ -169,8 +169,7 @@ CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 /*
  * LoadCheck
  *		The one reader of a standing check (42704 when there is none), for
- *		unschedule_check and run_check.  A pg_cron tick first sweeps the
- *		jobs of dropped roles (schedule.c).  Caller is connected to SPI.
+ *		unschedule_check and run_check.  Caller is connected to SPI.
  */
 CheckInfo *
 LoadCheck(int64 check_id)
@@ -180,9 +179,6 @@ LoadCheck(int64 check_id)
 	bool		isnull;
 	CheckInfo  *check;
 
-	/* every tick sweeps the jobs of dropped roles (schedule.c) */
-	if (ScheduleCalledFromCron())
-		(void) ScheduleSweepOrphanJobs(NULL);
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT target::pg_catalog.oid, lookback, job_id,"
 				" created_by::pg_catalog.text, created_by_oid"

@@ -318,13 +318,8 @@ backfill_run(PG_FUNCTION_ARGS)
 	max_chunks = MaxChunksArg(fcinfo, 1);
 
 	SpiConnectNonatomic();
-	if (ScheduleCalledFromCron())
-	{
-		/* every tick sweeps the jobs of dropped roles, and notes refusals */
-		(void) ScheduleSweepOrphanJobs(NULL);
-		NoteTickPrivileges(PG_GETARG_INT64(0));
-		SPI_commit();
-	}
+	/* a pg_cron tick: sweep orphan jobs, note refusals, commit */
+	ScheduleRunTick(PG_GETARG_INT64(0));
 	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
 	SpiFinish();
 	PG_RETURN_VOID();

@@ -129,6 +129,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SpiConnect();
+	ScheduleCheckTick();
 	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
 	if (!HasRunPermission(check->created_by_oid))
@@ -219,6 +220,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	check_id = PG_GETARG_INT64(0);
 
 	SpiConnect();
+	ScheduleCheckTick();
 	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
 	relid = check->target;
