@@ -252,6 +252,19 @@ typedef enum ReplaceStrategy
 extern ReplaceStrategy ParseStrategy(const char *name);
 extern const char *StrategyName(ReplaceStrategy strategy);
 
+/* Which chunks of the range plan keeps (only_chunks); names.c. */
+typedef enum OnlyChunks
+{
+	ONLY_ALL,					/* NULL: every chunk of the range */
+	ONLY_MISSING,				/* never filled */
+	ONLY_OUTDATED,				/* filled under an older definition version */
+	ONLY_FAILED					/* the latest attempt failed or was cancelled */
+} OnlyChunks;
+
+/* only_chunks by name (NULL: ONLY_ALL; 22023 for an unknown one), and back. */
+extern OnlyChunks ParseOnlyChunks(const char *name);
+extern const char *OnlyChunksName(OnlyChunks only);
+
 /* ---- range replacement (strategy.c, replace.c, partition.c) ---- */
 typedef struct ReplaceResult
 {
@@ -467,18 +480,54 @@ typedef struct PlanChunks
 } PlanChunks;
 
 /*
- * Create a run of target and its chunks (split from [start, end), or the
- * given ones), executing nothing; chunk NULL means the definition's chunk;
- * checks privileges, registration and overlaps (plan.c).  Caller is
- * connected to SPI.
+ * What plan is asked (plan.c, cascade.c): a run of target over [start,
+ * end) split into chunks of "chunk" (NULL: the definition's), or the
+ * chunks "given" (then start and end are their first start and last end);
+ * with only, just the chunks that need work; with cascade, also one run
+ * per downstream target, as a group.
  */
-extern int64 PlanRun(Oid target, TimestampTz start, bool start_null,
-					 TimestampTz end, bool end_null, Interval *chunk,
-					 const char *note, bool probe, bool backwards,
-					 bool clear_no_source, const PlanChunks *given);
+typedef struct PlanRequest
+{
+	Oid			target;
+	TimestampTz start;
+	bool		start_null;
+	TimestampTz end;
+	bool		end_null;
+	Interval   *chunk;			/* NULL: the definition's chunk */
+	const char *note;			/* NULL: none */
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	OnlyChunks	only;			/* ONLY_ALL: every chunk of the range */
+	bool		cascade;
+	const PlanChunks *given;	/* the chunks to create; NULL: split */
+} PlanRequest;
+
+/*
+ * Create the run the request describes and its chunks, executing nothing
+ * (plan.c); only and cascade are ignored (cascade.c handles them).  Checks
+ * privileges, registration and overlaps.  Caller is connected to SPI.
+ */
+extern int64 PlanRun(const PlanRequest *req);
 
 /* Check the caller and execute a run (CALL backfill.run; run.c). */
 extern void ExecuteRun(int64 run_id, int max_chunks);
+
+/*
+ * CALL backfill.backfill: plan, commit, and execute to the end (run.c).
+ * Caller has a non-atomic SPI connection.
+ */
+extern void BackfillRange(const PlanRequest *req);
+
+/* cancel: the chunks cancelled (run.c).  Caller is connected to SPI. */
+extern int32 CancelRun(int64 run_id);
+
+/*
+ * The runs of a group, in dependency order (run.c): RunGroup executes them
+ * (non-atomic SPI connection), CancelGroup cancels the unfinished ones.
+ */
+extern void RunGroup(int64 group_id, int max_chunks);
+extern int32 CancelGroup(int64 group_id);
 
 /* The max_chunks argument argno: -1 for NULL, else positive (22023). */
 extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
@@ -633,15 +682,11 @@ extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
 
 /*
- * plan(..., only_chunks, cascade): plan the target's run over the chunks
+ * plan (cascade.c): PlanRun, or with only the target's run over the chunks
  * that need it and, with cascade, one run per downstream target, as a
  * group.  *planned is false (and a NOTICE says so) when nothing needs it.
  */
-extern int64 PipelinePlan(Oid target, TimestampTz start, bool start_null,
-						  TimestampTz end, bool end_null, Interval *chunk,
-						  const char *note, bool probe, bool backwards,
-						  bool clear_no_source, const char *only,
-						  bool cascade, bool *planned);
+extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
 
 /*
  * Whether a chunk [lo, hi) of a run may execute now: always outside a

@@ -14,7 +14,49 @@
 
 #include "backfill.h"
 
+PG_FUNCTION_INFO_V1(backfill_run_group);
+PG_FUNCTION_INFO_V1(backfill_cancel_group);
 PG_FUNCTION_INFO_V1(backfill_schedule_group);
+
+/*
+ * backfill_run_group
+ *		CALL backfill.run_group(group_id, max_chunks): the group's runs in
+ *		dependency order (RunGroup).  Only as a top-level CALL.
+ */
+Datum
+backfill_run_group(PG_FUNCTION_ARGS)
+{
+	int64		group_id;
+	int			max_chunks;
+
+	RequireTopLevelCall(fcinfo, "backfill.run_group");
+	RequireArg(fcinfo, 0, "group_id", NULL);
+	group_id = PG_GETARG_INT64(0);
+	max_chunks = MaxChunksArg(fcinfo, 1);
+
+	SpiConnectNonatomic();
+	RunGroup(group_id, max_chunks);
+	SpiFinish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * backfill_cancel_group
+ *		cancel_group(group_id) -> chunks cancelled: cancel on every
+ *		unfinished run of the group (CancelGroup).
+ */
+Datum
+backfill_cancel_group(PG_FUNCTION_ARGS)
+{
+	int32		total;
+
+	RequireArg(fcinfo, 0, "group_id", NULL);
+
+	SpiConnect();
+	total = CancelGroup(PG_GETARG_INT64(0));
+	SpiFinish();
+	PG_RETURN_INT32(total);
+}
 
 /*
  * backfill_schedule_group

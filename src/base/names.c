@@ -56,3 +56,47 @@ StrategyName(ReplaceStrategy strategy)
 		elog(ERROR, "unknown replace strategy %u", i);
 	return strategy_names[i];
 }
+
+/* The values of plan's only_chunks, by OnlyChunks (ONLY_ALL is NULL). */
+static const char *const only_chunks_names[] = {
+	[ONLY_ALL] = NULL,
+	[ONLY_MISSING] = "missing",
+	[ONLY_OUTDATED] = "outdated",
+	[ONLY_FAILED] = "failed",
+};
+
+/*
+ * ParseOnlyChunks
+ *		See backfill.h: plan's only_chunks; NULL is ONLY_ALL, an unknown
+ *		value 22023.
+ */
+OnlyChunks
+ParseOnlyChunks(const char *name)
+{
+	int			i;
+
+	if (name == NULL)
+		return ONLY_ALL;
+	for (i = 0; i < lengthof(only_chunks_names); i++)
+		if (only_chunks_names[i] != NULL && strcmp(name, only_chunks_names[i]) == 0)
+			return (OnlyChunks) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for only_chunks: \"%s\"", name),
+			 errhint("Use 'missing', 'outdated' or 'failed', or leave it NULL to plan every chunk of the range.")));
+	return ONLY_ALL;			/* keep compiler quiet */
+}
+
+/*
+ * OnlyChunksName
+ *		The name of an only_chunks value (NULL for ONLY_ALL).
+ */
+const char *
+OnlyChunksName(OnlyChunks only)
+{
+	unsigned int i = (unsigned int) only;
+
+	if (i >= lengthof(only_chunks_names))
+		elog(ERROR, "unknown only_chunks value %u", i);
+	return only_chunks_names[i];
+}

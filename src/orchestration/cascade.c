@@ -61,15 +61,22 @@ typedef struct PlanNode
  *		latest attempt there failed or was cancelled.
  */
 static bool
-PieceNeeds(const Piece *p, const char *only, bool clear_no_source,
+PieceNeeds(const Piece *p, OnlyChunks only, bool clear_no_source,
 		   int32 current_version)
 {
-	if (strcmp(only, "missing") == 0)
-		return p->settled == 0 ||
-			(clear_no_source && p->settled == 'n' && !p->cleared);
-	if (strcmp(only, "outdated") == 0)
-		return p->settled == 'd' && p->version < current_version;
-	return p->latest == 'f' || p->latest == 'c';
+	switch (only)
+	{
+		case ONLY_MISSING:
+			return p->settled == 0 ||
+				(clear_no_source && p->settled == 'n' && !p->cleared);
+		case ONLY_OUTDATED:
+			return p->settled == 'd' && p->version < current_version;
+		case ONLY_FAILED:
+			return p->latest == 'f' || p->latest == 'c';
+		case ONLY_ALL:
+			break;
+	}
+	return true;
 }
 
 /*
@@ -78,7 +85,7 @@ PieceNeeds(const Piece *p, const char *only, bool clear_no_source,
  *		"only" (only_chunks); returns them in *out (possibly none).
  */
 static void
-SelectChunks(Oid target, const char *only, bool clear_no_source,
+SelectChunks(Oid target, OnlyChunks only, bool clear_no_source,
 			 int32 current_version, TimestampTz *bounds, int n,
 			 PlanChunks *out)
 {
@@ -300,32 +307,26 @@ CellsToChunks(List *cells, PlanChunks *out)
 	}
 }
 
-/* ----------------------------------------------------------------
- *		plan(..., only, cascade)
- * ----------------------------------------------------------------
- */
-
 /*
  * PipelinePlan
- *		See backfill.h.  The root run gets probe and backwards as asked;
- *		the downstream runs are planned without a probe (the group's probe
- *		is the root's first chunk), forwards, with the plan's
- *		clear_no_source and note, over their target's own chunk size.
- *		"only" (only_chunks) selects the root's chunks; the downstream runs rebuild what
- *		their upstream runs rebuild.
+ *		See backfill.h.  Without only and cascade, just PlanRun.  The root
+ *		run gets probe and backwards as asked; the downstream runs are
+ *		planned without a probe (the group's probe is the root's first
+ *		chunk), forwards, with the plan's clear_no_source and note, over
+ *		their target's own chunk size.  req->only selects the root's
+ *		chunks; the downstream runs rebuild what their upstream runs
+ *		rebuild.
  */
 int64
-PipelinePlan(Oid target, TimestampTz start, bool start_null,
-			 TimestampTz end, bool end_null, Interval *chunk,
-			 const char *note, bool probe, bool backwards,
-			 bool clear_no_source, const char *only, bool cascade,
-			 bool *planned)
+PipelinePlan(const PlanRequest *req, bool *planned)
 {
+	Oid			target = req->target;
 	Interval   *step;
 	int32		version;
 	TimestampTz *bounds;
 	int			n;
 	PlanChunks	root;
+	PlanRequest root_req;
 	int64		root_run;
 	List	   *order;
 	Edges		edges;
@@ -334,22 +335,22 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 	int			i;
 	StringInfoData summary;
 
-	if (only != NULL && strcmp(only, "missing") != 0 &&
-		strcmp(only, "outdated") != 0 && strcmp(only, "failed") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for only_chunks: \"%s\"", only),
-				 errhint("Use 'missing', 'outdated' or 'failed', or leave it NULL to plan every chunk of the range.")));
+	if (req->only == ONLY_ALL && !req->cascade)
+	{
+		*planned = true;
+		return PlanRun(req);
+	}
 
 	CheckTargetPrivileges(target);
 	step = RequireRegistered(target, &version);
-	if (chunk != NULL)
-		step = chunk;
-	n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
-						   &bounds);
+	if (req->chunk != NULL)
+		step = req->chunk;
+	n = ComputeChunkBounds(req->start, req->start_null, req->end,
+						   req->end_null, step, false, &bounds);
 
-	if (only != NULL)
-		SelectChunks(target, only, clear_no_source, version, bounds, n, &root);
+	if (req->only != ONLY_ALL)
+		SelectChunks(target, req->only, req->clear_no_source, version,
+					 bounds, n, &root);
 	else
 	{
 		root.n = n;
@@ -360,19 +361,24 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 	{
 		ereport(NOTICE,
 				(errmsg("nothing to plan: no chunk of [%s, %s) of %s is %s",
-						TimestampText(start),
-						TimestampText(end),
-						QualifiedRelName(target), only),
+						TimestampText(req->start),
+						TimestampText(req->end),
+						QualifiedRelName(target), OnlyChunksName(req->only)),
 				 errdetail("No run was created.")));
 		*planned = false;
 		return 0;
 	}
 
-	root_run = PlanRun(target, root.starts[0], false, root.ends[root.n - 1],
-					   false, step, note, probe, backwards, clear_no_source,
-					   &root);
+	root_req = *req;
+	root_req.start = root.starts[0];
+	root_req.start_null = false;
+	root_req.end = root.ends[root.n - 1];
+	root_req.end_null = false;
+	root_req.chunk = step;
+	root_req.given = &root;
+	root_run = PlanRun(&root_req);
 	*planned = true;
-	if (!cascade)
+	if (!req->cascade)
 		return root_run;
 
 	order = DownstreamOrder(target, &edges);
@@ -399,6 +405,7 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 		else
 		{
 			Interval   *dstep = RequireRegistered(node->target, NULL);
+			PlanRequest down = {0};
 
 			for (e = 0; e < edges.n; e++)
 			{
@@ -423,10 +430,13 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 								node->name, backfill_max_chunks),
 						 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
 								 BACKFILL_MAX_CHUNKS_CEILING)));
-			node->run_id = PlanRun(node->target, node->chunks.starts[0], false,
-								   node->chunks.ends[node->chunks.n - 1], false,
-								   NULL, note, false, false, clear_no_source,
-								   &node->chunks);
+			down.target = node->target;
+			down.start = node->chunks.starts[0];
+			down.end = node->chunks.ends[node->chunks.n - 1];
+			down.note = req->note;
+			down.clear_no_source = req->clear_no_source;
+			down.given = &node->chunks;
+			node->run_id = PlanRun(&down);
 		}
 
 		vals[0] = Int64GetDatum(node->run_id);

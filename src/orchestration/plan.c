@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * plan.c
- *	  Planning: the source horizon, and plan, which turns a range of a
- *	  registered target into a run and its chunks (set-based, executing
- *	  nothing).
+ *	  Planning one run: PlanRun turns a range of a registered target (or
+ *	  the chunks it is given) into a run and its chunks, set-based,
+ *	  executing nothing.
  *
  * A run pins the target's current definition version, the caller's
  * TimeZone and search_path and the caller (by OID) as its planner; the
- * chunks before the source horizon are planned as no_source.
+ * chunks before the source horizon are planned as no_source.  Plans that
+ * choose their chunks (only_chunks, cascade) are made by cascade.c, which
+ * calls PlanRun for each run.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,28 +22,23 @@
 
 #include "backfill.h"
 
-PG_FUNCTION_INFO_V1(backfill_plan);
-
-/* ----------------------------------------------------------------
- *		plan
- * ----------------------------------------------------------------
- */
-
 /*
  * PlanRun
- *		Create a run of target over [start, end) and its chunks; execute
- *		nothing.  chunk NULL means the target's chunk.  given, when not
- *		NULL, lists the chunks to create instead (pipeline.c: only-plans
- *		and the runs of a cascading plan; sorted, non-overlapping, at least
- *		one; start and end are then its first start and last end).  Caller
- *		is connected to SPI.  Returns the run id.
+ *		See backfill.h.  Create the run of req->target over [start, end)
+ *		and its chunks; execute nothing.  req->chunk NULL means the
+ *		target's chunk.  req->given, when not NULL, lists the chunks to
+ *		create instead (cascade.c: only-plans and the runs of a cascading
+ *		plan; sorted, non-overlapping, at least one; start and end are then
+ *		its first start and last end).  Caller is connected to SPI.
+ *		Returns the run id.
  */
 int64
-PlanRun(Oid target, TimestampTz start, bool start_null,
-		TimestampTz end, bool end_null, Interval *chunk,
-		const char *note, bool probe, bool backwards, bool clear_no_source,
-		const PlanChunks *given)
+PlanRun(const PlanRequest *req)
 {
+	Oid			target = req->target;
+	TimestampTz start = req->start;
+	TimestampTz end = req->end;
+	const PlanChunks *given = req->given;
 	Definition *def;
 	Interval   *step;
 	Interval   *retention;
@@ -67,17 +64,17 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 
 	/* the run will execute this version's text as its author */
 	CheckAuthor(author, target, version);
-	if (chunk != NULL)
-		step = chunk;
+	if (req->chunk != NULL)
+		step = req->chunk;
 
-	/* pipeline hook: the chunks chosen by pipeline.c, if given */
+	/* the chunks chosen by cascade.c, if given */
 	if (given != NULL)
 	{
 		n = given->n;
 		bounds = NULL;
 	}
 	else
-		n = ComputeChunkBounds(start, start_null, end, end_null, step, false,
+		n = ComputeChunkBounds(start, req->start_null, end, req->end_null, step, false,
 							   &bounds);
 
 	/* an unfinished run of the same target overlapping the range */
@@ -150,11 +147,11 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 		vals[2] = TimestampTzGetDatum(start);
 		vals[3] = TimestampTzGetDatum(end);
 		vals[4] = IntervalPGetDatum(step);
-		vals[5] = note ? CStringGetTextDatum(note) : (Datum) 0;
-		nulls[5] = note ? ' ' : 'n';
-		vals[6] = BoolGetDatum(probe);
-		vals[7] = BoolGetDatum(backwards);
-		vals[8] = BoolGetDatum(clear_no_source);
+		vals[5] = req->note ? CStringGetTextDatum(req->note) : (Datum) 0;
+		nulls[5] = req->note ? ' ' : 'n';
+		vals[6] = BoolGetDatum(req->probe);
+		vals[7] = BoolGetDatum(req->backwards);
+		vals[8] = BoolGetDatum(req->clear_no_source);
 		vals[9] = Int32GetDatum(version);
 		vals[10] = CStringGetTextDatum(GetConfigOption("TimeZone", false, false));
 		vals[11] = CStringGetTextDatum(GetConfigOption("search_path", false, false));
@@ -209,53 +206,4 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	}
 
 	return run_id;
-}
-
-/*
- * backfill_plan
- *		plan(target, range_start, range_end, chunk, note, probe, backwards,
- *		clear_no_source, only_chunks, cascade) -> run_id; only_chunks and
- *		cascade are planned by pipeline.c (NULL: nothing to do).
- */
-Datum
-backfill_plan(PG_FUNCTION_ARGS)
-{
-	int64		run_id;
-
-	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 5, "probe", NULL);
-	RequireArg(fcinfo, 6, "backwards", NULL);
-	RequireArg(fcinfo, 7, "clear_no_source", NULL);
-	RequireArg(fcinfo, 9, "cascade", NULL);
-
-	SpiConnect();
-
-	/* pipeline hook: plans that cover only what needs it, and cascades */
-	if (!PG_ARGISNULL(8) || PG_GETARG_BOOL(9))
-	{
-		bool		planned;
-
-		run_id = PipelinePlan(PG_GETARG_OID(0),
-							  PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-							  PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
-							  PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
-							  PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-							  PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
-							  PG_ARGISNULL(8) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(8)),
-							  PG_GETARG_BOOL(9), &planned);
-		SpiFinish();
-		if (!planned)
-			PG_RETURN_NULL();
-		PG_RETURN_INT64(run_id);
-	}
-
-	run_id = PlanRun(PG_GETARG_OID(0),
-					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
-					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
-					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 PG_GETARG_BOOL(5), PG_GETARG_BOOL(6), PG_GETARG_BOOL(7),
-					 NULL);
-	SpiFinish();
-	PG_RETURN_INT64(run_id);
 }

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  Runs: load a run and check its caller, execute it one chunk per
- *	  transaction (run, backfill), and cancel it.  Targets are in
- *	  targets.c, planning in plan.c, the chunk engine in chunk.c.
+ *	  Runs: execute a run one chunk per transaction (ExecuteRun: run,
+ *	  backfill), cancel it, and the same for the runs of a group
+ *	  (run_group, cancel_group).  Planning is in plan.c, the chunk engine
+ *	  in engine/chunk.c.
  *
  * A run is a planned backfill of [range_start, range_end) of one target,
  * split into chunks at plan time.  backfill.run is a C procedure with a
@@ -35,15 +36,6 @@
 #include "utils/syscache.h"
 
 #include "backfill.h"
-
-PG_FUNCTION_INFO_V1(backfill_run);
-PG_FUNCTION_INFO_V1(backfill_backfill);
-PG_FUNCTION_INFO_V1(backfill_cancel);
-
-/* ----------------------------------------------------------------
- *		run: loading, identity, locks, timeouts
- * ----------------------------------------------------------------
- */
 
 /*
  * RunHolderPid
@@ -304,75 +296,39 @@ ExecuteRun(int64 run_id, int max_chunks)
 }
 
 /*
- * backfill_run
- *		CALL backfill.run(run_id, max_chunks): execute pending chunks, one
- *		transaction each.  Only as a top-level CALL.
+ * BackfillRange
+ *		See backfill.h: CALL backfill.backfill, plan (PlanRun, the request's
+ *		probe and backwards as given), commit the plan, and run it to the
+ *		end.  Caller has a non-atomic SPI connection.
  */
-Datum
-backfill_run(PG_FUNCTION_ARGS)
-{
-	int			max_chunks;
-
-	RequireTopLevelCall(fcinfo, "backfill.run");
-	RequireArg(fcinfo, 0, "run_id", NULL);
-	max_chunks = MaxChunksArg(fcinfo, 1);
-
-	SpiConnectNonatomic();
-	/* a pg_cron tick: sweep orphan jobs, note refusals, commit */
-	ScheduleRunTick(PG_GETARG_INT64(0));
-	ExecuteRun(PG_GETARG_INT64(0), max_chunks);
-	SpiFinish();
-	PG_RETURN_VOID();
-}
-
-/*
- * backfill_backfill
- *		CALL backfill.backfill(target, range_start, range_end, chunk, note):
- *		plan without a probe, commit the plan, and run it to the end.
- */
-Datum
-backfill_backfill(PG_FUNCTION_ARGS)
+void
+BackfillRange(const PlanRequest *req)
 {
 	int64		run_id;
 
-	RequireTopLevelCall(fcinfo, "backfill.backfill");
-	RequireArg(fcinfo, 0, "target", NULL);
-
-	SpiConnectNonatomic();
-	run_id = PlanRun(PG_GETARG_OID(0),
-					 PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
-					 PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3),
-					 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)),
-					 false, false, false, NULL);
+	run_id = PlanRun(req);
 	SPI_commit();
 	ereport(NOTICE,
 			(errmsg("planned run %lld", (long long) run_id)));
 	ExecuteRun(run_id, -1);
-	SpiFinish();
-	PG_RETURN_VOID();
 }
 
 /*
- * backfill_cancel
- *		cancel(run_id) -> chunks cancelled.  Pending and failed chunks
+ * CancelRun
+ *		See backfill.h: the chunks cancelled.  Pending and failed chunks
  *		become cancelled (a chunk executing right now is skipped and
  *		finishes), the run becomes cancelled and its schedule is removed.
+ *		Caller is connected to SPI.
  */
-Datum
-backfill_cancel(PG_FUNCTION_ARGS)
+int32
+CancelRun(int64 run_id)
 {
-	int64		run_id;
 	RunInfo    *run;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	int32		n;
 
-	RequireArg(fcinfo, 0, "run_id", NULL);
-	run_id = PG_GETARG_INT64(0);
 	values[0] = Int64GetDatum(run_id);
-
-	SpiConnect();
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "cancel", false);
 	if (strcmp(run->status, "done") == 0)
@@ -384,8 +340,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld is already cancelled", (long long) run_id)));
-		SpiFinish();
-		PG_RETURN_INT32(0);
+		return 0;
 	}
 
 	/*
@@ -407,8 +362,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	(void) ScheduleRemoveJob(run_id);
-	SpiFinish();
-	PG_RETURN_INT32(n);
+	return n;
 }
 
 /*
@@ -436,29 +390,20 @@ RunState(int64 run_id, int64 *attempts)
 }
 
 /*
- * backfill_run_group
- *		CALL backfill.run_group(group_id, max_chunks): execute the group's
- *		runs one after the other in dependency order (run id order), each
- *		as CALL backfill.run would, until one is not done (probed, deferred,
- *		waiting, out of max_chunks) or fails (then the error ends the call
- *		and stops the group).  Only as a top-level CALL.
+ * RunGroup
+ *		See backfill.h: CALL backfill.run_group.  Execute the group's runs
+ *		one after the other in dependency order (run id order), each as
+ *		ExecuteRun does, until one is not done (probed, deferred, waiting,
+ *		out of max_chunks) or fails (then the error ends the call and stops
+ *		the group).  Caller has a non-atomic SPI connection.
  */
-PG_FUNCTION_INFO_V1(backfill_run_group);
-Datum
-backfill_run_group(PG_FUNCTION_ARGS)
+void
+RunGroup(int64 group_id, int max_chunks)
 {
-	int64		group_id;
-	int			max_chunks;
 	List	   *runs;
 	ListCell   *lc;
 	bool		all_done = true;
 
-	RequireTopLevelCall(fcinfo, "backfill.run_group");
-	RequireArg(fcinfo, 0, "group_id", NULL);
-	group_id = PG_GETARG_INT64(0);
-	max_chunks = MaxChunksArg(fcinfo, 1);
-
-	SpiConnectNonatomic();
 	runs = GroupRuns(group_id, true);
 	foreach(lc, runs)
 	{
@@ -488,29 +433,23 @@ backfill_run_group(PG_FUNCTION_ARGS)
 	if (all_done)
 		ereport(NOTICE,
 				(errmsg("group %lld is done", (long long) group_id)));
-	SpiFinish();
-	PG_RETURN_VOID();
 }
 
 /*
- * backfill_cancel_group
- *		cancel_group(group_id) -> chunks cancelled: backfill.cancel on every
- *		run of the group that is not finished (same rights per run).
+ * CancelGroup
+ *		See backfill.h: CancelRun on every run of the group that is not
+ *		finished (same rights per run); the chunks cancelled.  Caller is
+ *		connected to SPI.
  */
-PG_FUNCTION_INFO_V1(backfill_cancel_group);
-Datum
-backfill_cancel_group(PG_FUNCTION_ARGS)
+int32
+CancelGroup(int64 group_id)
 {
 	List	   *runs;
 	ListCell   *lc;
 	int32		total = 0;
 
-	RequireArg(fcinfo, 0, "group_id", NULL);
-	SpiConnect();
-	runs = GroupRuns(PG_GETARG_INT64(0), true);
+	runs = GroupRuns(group_id, true);
 	foreach(lc, runs)
-		total += DatumGetInt32(DirectFunctionCall1(backfill_cancel,
-												   Int64GetDatum(*(int64 *) lfirst(lc))));
-	SpiFinish();
-	PG_RETURN_INT32(total);
+		total += CancelRun(*(int64 *) lfirst(lc));
+	return total;
 }
