@@ -33,6 +33,7 @@ OBJS = \
 	src/orchestration/cascade.o \
 	src/api/args.o \
 	src/api/primitives.o \
+	src/api/targets.o \
 	src/api/runs.o \
 	src/api/pipelines.o \
 	src/api/scheduling.o

@@ -471,6 +471,30 @@ extern CheckInfo *LoadCheck(int64 check_id);
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
 
+/* What register is given (registry.c). */
+typedef struct Registration
+{
+	Oid			target;
+	const char *time_column;
+	const char *source;
+	const char *label;			/* NULL: none */
+	Interval   *chunk;
+	Interval   *retention;		/* NULL: none */
+	const char *horizon;		/* NULL: none */
+	const char *ledger;			/* NULL: none */
+	const char *measure;
+	Datum		tolerance;		/* numeric */
+	bool		ledger_gate;
+} Registration;
+
+/*
+ * register -> the current definition version; unregister; set_strategy ->
+ * the previous strategy (registry.c).  Callers are connected to SPI.
+ */
+extern int32 RegisterTarget(const Registration *reg);
+extern void UnregisterTarget(Oid target, bool cascade);
+extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
+
 /* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
 typedef struct PlanChunks
 {

@@ -1,15 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * targets.c
- *	  Targets: register a table with its source and settings (a new
- *	  definition version when anything differs), unregister it, and read
- *	  a definition version (LoadDefinition).
+ * registry.c
+ *	  Targets and their definition versions: register a table with its
+ *	  source and settings (a new definition version when anything
+ *	  differs), unregister it, and set_strategy (a new version with
+ *	  another strategy).
  *
  * Register, unregister and plan of one target serialize on the
  * transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid); see
  * TakeTargetPlanLock.  The engine reads a run's pinned definition
- * version (backfill.definitions), never backfill.targets, which is a
- * read-only copy of the current version for users.
+ * version (backfill.definitions, LoadDefinition), never backfill.targets,
+ * which is a read-only copy of the current version for users.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,9 +23,6 @@
 #include "utils/numeric.h"
 
 #include "backfill.h"
-
-PG_FUNCTION_INFO_V1(backfill_register);
-PG_FUNCTION_INFO_V1(backfill_unregister);
 
 /*
  * IntervalIsPositive
@@ -40,16 +38,9 @@ IntervalIsPositive(Interval *iv)
 											 IntervalPGetDatum(&zero))) > 0;
 }
 
-/* ----------------------------------------------------------------
- *		register / unregister
- * ----------------------------------------------------------------
- */
-
 /*
- * backfill_register
- *		register(target, time_column, source, definition, chunk,
- *		source_retention, source_horizon, ledger, measure, tolerance,
- *		ledger_gate) -> current definition version
+ * RegisterTarget
+ *		See backfill.h: register -> the current definition version.
  *
  * Anyone who may rewrite the target (CheckTargetPrivileges) may register
  * it, and register it again, also while other roles' runs are unfinished:
@@ -57,46 +48,25 @@ IntervalIsPositive(Interval *iv)
  * author is the caller (by OID), is created when any setting, the source,
  * the label or the author differs from the latest version's (versions
  * continue after an unregister).  Its text runs only as its author
- * (identity.c).
+ * (identity.c).  Caller is connected to SPI.
  */
-Datum
-backfill_register(PG_FUNCTION_ARGS)
+int32
+RegisterTarget(const Registration *reg)
 {
-	Oid			target;
-	char	   *time_column;
-	char	   *source;
-	char	   *label;
-	Interval   *chunk;
-	Interval   *retention;
-	char	   *horizon;
-	char	   *ledger;
-	char	   *measure;
-	Datum		tolerance;
-	bool		ledger_gate;
+	Oid			target = reg->target;
+	const char *time_column = reg->time_column;
+	const char *label = reg->label;
+	Interval   *chunk = reg->chunk;
+	Interval   *retention = reg->retention;
+	const char *horizon = reg->horizon;
+	const char *ledger = reg->ledger;
+	const char *measure = reg->measure;
+	Datum		tolerance = reg->tolerance;
+	bool		ledger_gate = reg->ledger_gate;
 	SourceQuery *sq;
 	int32		version = 0;
 	bool		new_version;
 	char	   *user = CurrentUserName();
-
-	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 1, "time_column", NULL);
-	RequireArg(fcinfo, 2, "source", NULL);
-	RequireArg(fcinfo, 4, "chunk", NULL);
-	RequireArg(fcinfo, 8, "measure", NULL);
-	RequireArg(fcinfo, 9, "tolerance", NULL);
-	RequireArg(fcinfo, 10, "ledger_gate", NULL);
-
-	target = PG_GETARG_OID(0);
-	time_column = NameStr(*PG_GETARG_NAME(1));
-	source = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	label = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	chunk = PG_GETARG_INTERVAL_P(4);
-	retention = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
-	horizon = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	ledger = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
-	measure = text_to_cstring(PG_GETARG_TEXT_PP(8));
-	tolerance = PG_GETARG_DATUM(9);
-	ledger_gate = PG_GETARG_BOOL(10);
 
 	CheckTargetPrivileges(target);
 	(void) TimeColumnType(target, time_column);
@@ -123,9 +93,7 @@ backfill_register(PG_FUNCTION_ARGS)
 				 errmsg("tolerance must not be negative"),
 				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
 
-	SpiConnect();
-
-	sq = ValidateSourceQuery(source, target, time_column);
+	sq = ValidateSourceQuery(reg->source, target, time_column);
 	measure = ValidateMeasure(measure, target);
 	if (ledger != NULL)
 		ledger = ValidateLedger(ledger);
@@ -266,25 +234,23 @@ backfill_register(PG_FUNCTION_ARGS)
 					"  registered_by = excluded.registered_by",
 					12, types, values, nulls, SPI_OK_INSERT);
 	}
-
-	SpiFinish();
-	PG_RETURN_INT32(version);
+	return version;
 }
 
 /*
- * backfill_unregister
- *		unregister(target, cascade): forget a target.  Refused (55006) while
- *		it has runs that are planned, probed or failed, and (2BP01) while
- *		targets depend on it unless cascade (pipeline.c); definitions, runs
- *		and chunks stay as history.  The caller must be allowed to rewrite the
+ * UnregisterTarget
+ *		See backfill.h: forget a target.  Refused (55006) while it has runs
+ *		that are planned, probed or failed, and (2BP01) while targets
+ *		depend on it unless cascade (dependencies.c); definitions, runs and
+ *		chunks stay as history.  The caller must be allowed to rewrite the
  *		table; when the table has been dropped, its registration can be
  *		removed (by OID, e.g. unregister(16384)) by the role that
- *		registered it, a role with its privileges, or a superuser.
+ *		registered it, a role with its privileges, or a superuser.  Caller
+ *		is connected to SPI.
  */
-Datum
-backfill_unregister(PG_FUNCTION_ARGS)
+void
+UnregisterTarget(Oid target, bool cascade)
 {
-	Oid			target;
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
 	char	   *unfinished;
@@ -292,15 +258,12 @@ backfill_unregister(PG_FUNCTION_ARGS)
 	char	   *registrant;
 	bool		dropped;
 
-	RequireArg(fcinfo, 0, "target", NULL);
-	target = PG_GETARG_OID(0);
 	values[0] = ObjectIdGetDatum(target);
 	dropped = (get_rel_name(target) == NULL);
 
 	if (!dropped)
 		CheckTargetPrivileges(target);
 
-	SpiConnect();
 	TakeTargetPlanLock(target);
 
 	CatalogExec("SELECT target_name, registered_by::pg_catalog.text"
@@ -347,39 +310,29 @@ backfill_unregister(PG_FUNCTION_ARGS)
 				 errdetail("Unfinished runs: %s.", unfinished),
 				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
 
-	/* pipeline hook: its dependencies (refused with dependents) */
-	PipelineForgetTarget(target, name,
-						 PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1));
+	/* its dependencies (refused with dependents unless cascade) */
+	PipelineForgetTarget(target, name, cascade);
 
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
-	SpiFinish();
-	PG_RETURN_VOID();
 }
 
 /*
- * backfill_set_strategy
- *		set_strategy(target, strategy) -> the previous strategy: how the
+ * SetTargetStrategy
+ *		See backfill.h: set_strategy -> the previous strategy.  How the
  *		chunks of the target's runs replace their rows from now on (auto,
- *		delete, truncate or swap).  The caller must be allowed to rewrite
- *		the target (CheckTargetPrivileges); the catalog is written as the
- *		extension owner.
+ *		delete, truncate or swap), as a new definition version authored by
+ *		the caller.  The caller must be allowed to rewrite the target
+ *		(CheckTargetPrivileges); the catalog is written as the extension
+ *		owner.  Caller is connected to SPI.
  */
-PG_FUNCTION_INFO_V1(backfill_set_strategy);
-Datum
-backfill_set_strategy(PG_FUNCTION_ARGS)
+ReplaceStrategy
+SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 {
-	Oid			target;
-	ReplaceStrategy strategy;
 	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
 	Datum		values[2];
-	char	   *previous;
-	text	   *result;
+	ReplaceStrategy previous;
 
-	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 1, "strategy", "Valid strategies are auto, delete, truncate and swap.");
-	target = PG_GETARG_OID(0);
-	strategy = ParseStrategy(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	if (get_rel_name(target) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -389,7 +342,6 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = CStringGetTextDatum(StrategyName(strategy));
-	SpiConnect();
 	{
 		Definition *def = LoadDefinition(target, 0);
 		int32		version = def->version;
@@ -397,7 +349,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
 		Datum		vals[4];
 
-		previous = pstrdup(StrategyName(def->strategy));
+		previous = def->strategy;
 
 		/*
 		 * The new version is authored by the caller, who adopts the current
@@ -433,7 +385,5 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 					" WHERE target OPERATOR(pg_catalog.=) $1",
 					2, argtypes, values, NULL, SPI_OK_UPDATE);
 	}
-	result = cstring_to_text(previous);
-	SpiFinish();
-	PG_RETURN_TEXT_P(result);
+	return previous;
 }
