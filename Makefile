@@ -36,7 +36,8 @@ OBJS = \
 	src/api/targets.o \
 	src/api/runs.o \
 	src/api/pipelines.o \
-	src/api/scheduling.o
+	src/api/scheduling.o \
+	src/api/reconciliation.o
 
 # The install script is assembled from one fragment per concern.
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))

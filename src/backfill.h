@@ -642,6 +642,22 @@ typedef struct RecChunk
 extern int	CheckRange(Oid relid, TimestampTz start, bool start_null,
 					   TimestampTz end, bool end_null, RecChunk **out);
 
+/*
+ * reconcile(run_id): the number of the run's chunks, *out their figures
+ * and verdicts, stored on the chunks when the caller may (reconcile.c).
+ * Caller is connected to SPI.
+ */
+extern int	ReconcileRun(int64 run_id, RecChunk **out);
+
+/*
+ * The standing checks (standing.c): schedule_check -> job id,
+ * unschedule_check -> whether a job was removed, run_check -> the number
+ * of failing chunks.  Callers are connected to SPI.
+ */
+extern int64 ScheduleCheck(Oid relid, const char *cron, Interval *lookback);
+extern bool UnscheduleCheck(int64 check_id);
+extern int32 RunCheck(int64 check_id);
+
 /* 42P01 unless the target exists, 42501 unless the caller may read it. */
 extern void CheckSelectPrivilege(Oid relid);
 

@@ -2,10 +2,10 @@
  *
  * reconcile.c
  *	  Checking a target against its ledger and against its neighbours:
- *	  the ledger figure and agreement helpers used by the gate inside each
- *	  chunk (chunk.c), backfill.reconcile(run_id), backfill.check(target,
- *	  range), and CheckRange, the comparison the standing checks
- *	  (standing.c) run.
+ *	  reconcile for the chunks of a run (ReconcileRun), and CheckRange, the
+ *	  same comparison for any range, for check and for the standing checks
+ *	  (standing.c).  The ledger's figure and the agreement rule are in
+ *	  engine/ledger.c, shared with the gate inside every chunk.
  *
  * The comparison reads the target in ONE grouped query over the whole
  * range plus the neighbour chunks on either side: rows are put into chunks
@@ -14,8 +14,9 @@
  * one number, so it cannot be grouped: it is prepared once and executed
  * once per compared chunk (see doc/reconciliation.md for what that costs).
  *
- * Measures and ledgers run as the calling user; catalog rows are read and
- * written through CatalogExec as the extension owner.
+ * Measures, ledgers and horizons run only as the author of their
+ * definition version (identity.c); catalog rows are read and written
+ * through CatalogExec as the extension owner.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,12 +31,6 @@
 #include "utils/syscache.h"
 
 #include "backfill.h"
-
-PG_FUNCTION_INFO_V1(backfill_reconcile);
-PG_FUNCTION_INFO_V1(backfill_check);
-
-/* Columns of reconcile() and check(). */
-#define REC_NATTS 10
 
 /*
  * NumericCmp
@@ -286,48 +281,6 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 }
 
 /*
- * EmitChunks
- *		Put the n chunks into the materialized result of reconcile/check.
- */
-static void
-EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			k;
-
-	for (k = 0; k < n; k++)
-	{
-		RecChunk   *c = &chunks[k];
-		Datum		values[REC_NATTS];
-		bool		nulls[REC_NATTS];
-
-		memset(nulls, 0, sizeof(nulls));
-		values[0] = Int32GetDatum(c->chunk_no);
-		values[1] = TimestampTzGetDatum(c->start);
-		values[2] = TimestampTzGetDatum(c->end);
-		if (c->status != NULL)
-			values[3] = CStringGetTextDatum(c->status);
-		else
-			nulls[3] = true;
-		values[4] = c->target_value;
-		nulls[4] = c->target_null;
-		values[5] = c->ledger_value;
-		nulls[5] = c->ledger_null;
-		values[6] = BoolGetDatum(c->ledger_ok);
-		nulls[6] = c->ledger_ok_null;
-		values[7] = c->neighbor_median;
-		nulls[7] = c->median_null;
-		values[8] = BoolGetDatum(c->neighbor_ok);
-		nulls[8] = c->neighbor_ok_null;
-		if (c->verdict != NULL)
-			values[9] = CStringGetTextDatum(c->verdict);
-		else
-			nulls[9] = true;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-}
-
-/*
  * HorizonAsAuthor / CompareAsAuthor
  *		SourceHorizon and CompareChunks inside an entered author gate; on
  *		error the caller's user id is restored before the error goes on.
@@ -367,22 +320,21 @@ CompareAsAuthor(AuthorGate *gate, Definition *t, RecChunk *chunks, int n,
 }
 
 /*
- * backfill_reconcile
- *		reconcile(run_id) -> setof (chunk_no, chunk_start, chunk_end, status,
- *		target_value, ledger_value, ledger_ok, neighbor_median, neighbor_ok,
- *		verdict)
+ * ReconcileRun
+ *		See backfill.h: reconcile(run_id), the number of chunks and, in
+ *		*out, their figures and verdicts.
  *
  * Compares every done chunk of the run with the ledger and with the
  * neighbour chunks around the run's range, under the run's TimeZone and
  * search_path, and stores the figures and verdicts of the done and
  * no_source chunks in one UPDATE.  Chunks that have not run (pending,
  * failed, cancelled) are reported as not_run and their stored figures
- * (for a failed chunk: what the gate found) are left as they are.
+ * (for a failed chunk: what the gate found) are left as they are.  Caller
+ * is connected to SPI.
  */
-Datum
-backfill_reconcile(PG_FUNCTION_ARGS)
+int
+ReconcileRun(int64 run_id, RecChunk **out)
 {
-	int64		run_id;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
@@ -399,12 +351,6 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int32		version;
 	Oid			planner;
 	AuthorGate	gate;
-
-	RequireArg(fcinfo, 0, "run_id", NULL);
-	run_id = PG_GETARG_INT64(0);
-	InitMaterializedSRF(fcinfo, 0);
-
-	SpiConnect();
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT r.target::pg_catalog.oid, r.chunk, r.timezone, r.search_path,"
@@ -468,9 +414,8 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 			c->neighbor_ok = SpiGetBool(k, 9, &c->neighbor_ok_null);
 			c->verdict = SpiGetText(k, 10);
 		}
-		EmitChunks(fcinfo, chunks, n);
-		SpiFinish();
-		return (Datum) 0;
+		*out = chunks;
+		return n;
 	}
 
 	CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status"
@@ -571,9 +516,8 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 					7, utypes, uvalues, NULL, SPI_OK_UPDATE);
 	}
 
-	EmitChunks(fcinfo, chunks, n);
-	SpiFinish();
-	return (Datum) 0;
+	*out = chunks;
+	return n;
 }
 
 /*
@@ -672,29 +616,4 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 	AuthorGateLeave(&gate);
 	*out = chunks;
 	return n;
-}
-
-/*
- * backfill_check
- *		check(target, range_start, range_end) -> the columns of reconcile
- *
- * The comparison of reconcile for any range of a registered target,
- * chunked by its chunk interval in the session TimeZone; stores nothing.
- */
-Datum
-backfill_check(PG_FUNCTION_ARGS)
-{
-	RecChunk   *chunks;
-	int			n;
-
-	RequireArg(fcinfo, 0, "target", NULL);
-	InitMaterializedSRF(fcinfo, 0);
-	SpiConnect();
-	n = CheckRange(PG_GETARG_OID(0),
-				   PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-				   PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
-				   &chunks);
-	EmitChunks(fcinfo, chunks, n);
-	SpiFinish();
-	return (Datum) 0;
 }

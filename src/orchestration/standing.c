@@ -2,10 +2,11 @@
  *
  * standing.c
  *	  Standing checks: schedule_check records a check of a target's recent
- *	  chunks in backfill.checks and gives it a pg_cron job; each tick runs
- *	  run_check, which compares the whole chunks of the lookback
- *	  (CheckRange, reconcile.c) and appends to backfill.check_results;
- *	  unschedule_check removes the job.
+ *	  chunks in backfill.checks and gives it a pg_cron job (ScheduleCheck);
+ *	  each tick runs run_check (RunCheck), which compares the whole chunks
+ *	  of the lookback (CheckRange, reconcile.c) and appends to
+ *	  backfill.check_results; unschedule_check (UnscheduleCheck) removes
+ *	  the job.
  *
  * Catalog rows are read and written through CatalogExec as the extension
  * owner; the measure, ledger and horizon run only as their author
@@ -21,25 +22,18 @@
 
 #include "backfill.h"
 
-PG_FUNCTION_INFO_V1(backfill_schedule_check);
-PG_FUNCTION_INFO_V1(backfill_unschedule_check);
-PG_FUNCTION_INFO_V1(backfill_run_check);
-
 /*
- * backfill_schedule_check
- *		schedule_check(target, cron, lookback) -> the pg_cron job id
+ * ScheduleCheck
+ *		See backfill.h: schedule_check -> the pg_cron job id.
  *
  * Records the standing check in backfill.checks (as the extension owner)
  * and creates, as the calling user, a pg_cron job named
  * backfill_check_<check_id> whose command is exactly
- * SELECT backfill.run_check(<check_id>).
+ * SELECT backfill.run_check(<check_id>).  Caller is connected to SPI.
  */
-Datum
-backfill_schedule_check(PG_FUNCTION_ARGS)
+int64
+ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 {
-	Oid			relid;
-	text	   *cron;
-	Interval   *lookback;
 	Interval	zero = {0, 0, 0};
 	int64		check_id;
 	int64		job_id;
@@ -53,12 +47,6 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	char	   *jobname;
 	char	   *command;
 
-	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
-	RequireArg(fcinfo, 2, "lookback", NULL);
-	relid = PG_GETARG_OID(0);
-	cron = PG_GETARG_TEXT_PP(1);
-	lookback = PG_GETARG_INTERVAL_P(2);
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
 										  IntervalPGetDatum(lookback),
 										  IntervalPGetDatum(&zero))) <= 0)
@@ -67,7 +55,6 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				 errmsg("lookback must be positive")));
 
 	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
-	SpiConnect();
 	CheckSelectPrivilege(relid);
 	{
 		Definition *t = LoadDefinition(relid, 0);
@@ -77,7 +64,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	}
 
 	ivalues[0] = ObjectIdGetDatum(relid);
-	ivalues[1] = PointerGetDatum(cron);
+	ivalues[1] = CStringGetTextDatum(cron);
 	ivalues[2] = IntervalPGetDatum(lookback);
 	ivalues[3] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
 	ivalues[4] = ObjectIdGetDatum(GetUserId());
@@ -91,7 +78,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	jobname = psprintf("backfill_check_" INT64_FORMAT, check_id);
 	command = psprintf("SELECT backfill.run_check(" INT64_FORMAT ")", check_id);
 	svalues[0] = CStringGetTextDatum(jobname);
-	svalues[1] = PointerGetDatum(cron);
+	svalues[1] = CStringGetTextDatum(cron);
 	svalues[2] = CStringGetTextDatum(command);
 	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
 			false, 0, SPI_OK_SELECT);
@@ -104,31 +91,25 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	CatalogExec("UPDATE backfill.checks SET job_id = $2"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				2, utypes, uvalues, NULL, SPI_OK_UPDATE);
-	SpiFinish();
-	PG_RETURN_INT64(job_id);
+	return job_id;
 }
 
 /*
- * backfill_unschedule_check
- *		unschedule_check(check_id) -> whether a pg_cron job was removed
- *
- * Only the role that scheduled the check (or a role with its privileges)
- * may remove it.  The check and its results stay; job_id is cleared.
+ * UnscheduleCheck
+ *		See backfill.h: unschedule_check -> whether a pg_cron job was
+ *		removed.  Only the role that scheduled the check (or a role with
+ *		its privileges) may remove it.  The check and its results stay;
+ *		job_id is cleared.  Caller is connected to SPI.
  */
-Datum
-backfill_unschedule_check(PG_FUNCTION_ARGS)
+bool
+UnscheduleCheck(int64 check_id)
 {
-	int64		check_id;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
 	CheckInfo  *check;
 	bool		removed = false;
 
-	RequireArg(fcinfo, 0, "check_id", NULL);
-	check_id = PG_GETARG_INT64(0);
-
-	SpiConnect();
 	ScheduleCheckTick();
 	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
@@ -140,10 +121,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 				 errdetail("The check was scheduled by role \"%s\".",
 						   check->created_by)));
 	if (!check->has_job)
-	{
-		SpiFinish();
-		PG_RETURN_BOOL(false);
-	}
+		return false;
 
 	if (OidIsValid(get_extension_oid("pg_cron", true)))
 	{
@@ -161,8 +139,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
-	SpiFinish();
-	PG_RETURN_BOOL(removed);
+	return removed;
 }
 
 /*
@@ -186,18 +163,18 @@ AlignmentUnit(Interval *step)
 }
 
 /*
- * backfill_run_check
- *		run_check(check_id) -> the number of failing chunks
+ * RunCheck
+ *		See backfill.h: run_check -> the number of failing chunks.
  *
  * Checks the whole chunks of the last lookback: the range ends at
  * date_trunc(<unit of the chunk>, now()) in the session TimeZone and
  * starts the largest whole number of chunks (at least one) back that stays
  * within the lookback.  Appends one backfill.check_results row per chunk.
+ * Caller is connected to SPI.
  */
-Datum
-backfill_run_check(PG_FUNCTION_ARGS)
+int32
+RunCheck(int64 check_id)
 {
-	int64		check_id;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
@@ -216,10 +193,6 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	Oid			owner;
 	CheckInfo  *check;
 
-	RequireArg(fcinfo, 0, "check_id", NULL);
-	check_id = PG_GETARG_INT64(0);
-
-	SpiConnect();
 	ScheduleCheckTick();
 	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
@@ -248,8 +221,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 					"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
 					1, argtypes, values, NULL, SPI_OK_SELECT);
 		failing = SpiGetInt32(0, 1, &isnull);
-		SpiFinish();
-		PG_RETURN_INT32(failing);
+		return failing;
 	}
 	t = LoadDefinition(relid, 0);
 
@@ -345,6 +317,5 @@ backfill_run_check(PG_FUNCTION_ARGS)
 					11, itypes, ivalues, NULL, SPI_OK_INSERT);
 	}
 
-	SpiFinish();
-	PG_RETURN_INT32(failing);
+	return failing;
 }
