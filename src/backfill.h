@@ -572,6 +572,21 @@ extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							  ErrorData *edata);
 
+/* What preview finds: the replacement's figures and the ledger's. */
+typedef struct PreviewResult
+{
+	ReplaceResult rr;
+	Datum		ledger_value;	/* numeric, valid unless ledger_null */
+	bool		ledger_null;
+} PreviewResult;
+
+/*
+ * preview: what replacing [lo, hi) would do, rolled back (chunk.c).
+ * Caller is connected to SPI; the figures are in its memory context.
+ */
+extern void PreviewRange(Oid target, TimestampTz lo, TimestampTz hi,
+						 PreviewResult *out);
+
 /* ---- reconciliation (reconcile.c) ---- */
 
 /*
@@ -691,6 +706,13 @@ extern Interval *RequireRegistered(Oid target, int32 *version);
 extern List *DownstreamOrder(Oid root, Edges *edges);
 
 /*
+ * depend -> true when added (a cycle is refused with 42P17); undepend ->
+ * true when removed (dependencies.c).  Callers are connected to SPI.
+ */
+extern bool AddDependency(Oid down, Oid up);
+extern bool RemoveDependency(Oid down, Oid up);
+
+/*
  * The run ids (int64 *) of a group in run id order, in the current memory
  * context (group.c); 42704 for an unknown group.  Caller is connected to
  * SPI.
@@ -720,6 +742,12 @@ typedef struct Piece
  */
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
+
+/*
+ * lineage_chart: the lines of the chart of [lo, hi) (lineage.c); the
+ * caller needs SELECT on the target (42501).  Caller is connected to SPI.
+ */
+extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
 
 /*
  * plan (cascade.c): PlanRun, or with only the target's run over the chunks

@@ -10,13 +10,55 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
+PG_FUNCTION_INFO_V1(backfill_depend);
+PG_FUNCTION_INFO_V1(backfill_undepend);
 PG_FUNCTION_INFO_V1(backfill_run_group);
 PG_FUNCTION_INFO_V1(backfill_cancel_group);
 PG_FUNCTION_INFO_V1(backfill_schedule_group);
+PG_FUNCTION_INFO_V1(backfill_lineage_chart);
+
+/*
+ * backfill_depend
+ *		depend(downstream, upstream) -> true when added (AddDependency).
+ */
+Datum
+backfill_depend(PG_FUNCTION_ARGS)
+{
+	bool		added;
+
+	RequireArg(fcinfo, 0, "downstream", NULL);
+	RequireArg(fcinfo, 1, "upstream", NULL);
+
+	SpiConnect();
+	added = AddDependency(PG_GETARG_OID(0), PG_GETARG_OID(1));
+	SpiFinish();
+	PG_RETURN_BOOL(added);
+}
+
+/*
+ * backfill_undepend
+ *		undepend(downstream, upstream) -> true when removed
+ *		(RemoveDependency).
+ */
+Datum
+backfill_undepend(PG_FUNCTION_ARGS)
+{
+	bool		removed;
+
+	RequireArg(fcinfo, 0, "downstream", NULL);
+	RequireArg(fcinfo, 1, "upstream", NULL);
+
+	SpiConnect();
+	removed = RemoveDependency(PG_GETARG_OID(0), PG_GETARG_OID(1));
+	SpiFinish();
+	PG_RETURN_BOOL(removed);
+}
 
 /*
  * backfill_run_group
@@ -80,4 +122,35 @@ backfill_schedule_group(PG_FUNCTION_ARGS)
 					  PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)));
 	SpiFinish();
 	PG_RETURN_INT32(n);
+}
+
+/*
+ * backfill_lineage_chart
+ *		lineage_chart(target, range_start, range_end) -> setof text: the
+ *		lines of LineageChart.
+ */
+Datum
+backfill_lineage_chart(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *lines;
+	ListCell   *lc;
+
+	RequireArg(fcinfo, 0, "target", NULL);
+	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+
+	SpiConnect();
+	lines = LineageChart(PG_GETARG_OID(0), PG_GETARG_TIMESTAMPTZ(1),
+						 PG_GETARG_TIMESTAMPTZ(2));
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	foreach(lc, lines)
+	{
+		Datum		value = CStringGetTextDatum((char *) lfirst(lc));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+	}
+	SpiFinish();
+	return (Datum) 0;
 }

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -19,6 +20,7 @@ PG_FUNCTION_INFO_V1(backfill_plan);
 PG_FUNCTION_INFO_V1(backfill_run);
 PG_FUNCTION_INFO_V1(backfill_backfill);
 PG_FUNCTION_INFO_V1(backfill_cancel);
+PG_FUNCTION_INFO_V1(backfill_preview);
 
 /*
  * RangeRequest
@@ -133,4 +135,41 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	n = CancelRun(PG_GETARG_INT64(0));
 	SpiFinish();
 	PG_RETURN_INT32(n);
+}
+
+/*
+ * backfill_preview
+ *		preview(target, range_start, range_end) -> one row (rows_deleted,
+ *		rows_inserted, before_value, after_value, ledger_value): what
+ *		replacing the range would do, rolled back (PreviewRange).
+ */
+Datum
+backfill_preview(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PreviewResult result;
+	Datum		out[5];
+	bool		outnull[5];
+
+	RequireArg(fcinfo, 0, "target", NULL);
+	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
+					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+
+	SpiConnect();
+	PreviewRange(PG_GETARG_OID(0), PG_GETARG_TIMESTAMPTZ(1),
+				 PG_GETARG_TIMESTAMPTZ(2), &result);
+	InitMaterializedSRF(fcinfo, 0);
+	out[0] = Int64GetDatum(result.rr.rows_deleted);
+	outnull[0] = false;
+	out[1] = Int64GetDatum(result.rr.rows_inserted);
+	outnull[1] = false;
+	out[2] = result.rr.before_value;
+	outnull[2] = !result.rr.have_values || result.rr.before_null;
+	out[3] = result.rr.after_value;
+	outnull[3] = !result.rr.have_values || result.rr.after_null;
+	out[4] = result.ledger_value;
+	outnull[4] = result.ledger_null;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
+	SpiFinish();
+	return (Datum) 0;
 }

@@ -25,8 +25,6 @@
 
 #include "backfill.h"
 
-PG_FUNCTION_INFO_V1(backfill_preview);
-
 /* Where a chunk was when an error interrupted it. */
 typedef enum ChunkPhase
 {
@@ -849,21 +847,18 @@ RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 }
 
 /*
- * backfill_preview
- *		preview(target, range_start, range_end) -> one row (rows_deleted,
- *		rows_inserted, before_value, after_value, ledger_value): the
- *		replacement is done in an internal subtransaction that is always
- *		rolled back, so nothing changes.
+ * PreviewRange
+ *		See backfill.h: what replacing [lo, hi) of target with its current
+ *		definition would do, computed as the definition's author in an
+ *		internal subtransaction that is always rolled back, so nothing
+ *		changes.  The figures are in the caller's memory context.  Caller
+ *		is connected to SPI; [lo, hi) has passed CheckRangeBounds.
  */
-Datum
-backfill_preview(PG_FUNCTION_ARGS)
+void
+PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt;
 	ResourceOwner owner = CurrentResourceOwner;
-	Oid			target;
-	TimestampTz lo;
-	TimestampTz hi;
 	Definition *def;
 	char	   *time_column;
 	char	   *measure;
@@ -874,20 +869,9 @@ backfill_preview(PG_FUNCTION_ARGS)
 	ReplaceResult rr;
 	volatile Datum ledger_value = (Datum) 0;
 	volatile bool ledger_null = true;
-	Datum		out[5];
-	bool		outnull[5];
 
-	RequireArg(fcinfo, 0, "target", NULL);
-	target = PG_GETARG_OID(0);
-	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
-	lo = PG_GETARG_TIMESTAMPTZ(1);
-	hi = PG_GETARG_TIMESTAMPTZ(2);
 	CheckTargetPrivileges(target);
 
-	InitMaterializedSRF(fcinfo, 0);
-
-	SpiConnect();
 	cxt = CurrentMemoryContext;
 	def = LoadDefinition(target, 0);
 	time_column = def->time_column;
@@ -903,7 +887,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		AuthorGate gate;
+		AuthorGate	gate;
 
 		/* as the author; the rollback below restores the caller */
 		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
@@ -936,18 +920,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
 
-	out[0] = Int64GetDatum(rr.rows_deleted);
-	outnull[0] = false;
-	out[1] = Int64GetDatum(rr.rows_inserted);
-	outnull[1] = false;
-	out[2] = rr.before_value;
-	outnull[2] = !rr.have_values || rr.before_null;
-	out[3] = rr.after_value;
-	outnull[3] = !rr.have_values || rr.after_null;
-	out[4] = ledger_value;
-	outnull[4] = ledger_null;
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
-
-	SpiFinish();
-	return (Datum) 0;
+	out->rr = rr;
+	out->ledger_value = ledger_value;
+	out->ledger_null = ledger_null;
 }

@@ -70,31 +70,22 @@ RequireRegistered(Oid target, int32 *version)
 }
 
 /*
- * backfill_depend
- *		depend(downstream, upstream) -> true when added, false when it was
- *		already declared.  Both must be registered and the caller must be
+ * AddDependency
+ *		See backfill.h: depend(downstream, upstream) -> true when added,
+ *		false when it was already declared.  Both must be registered and the caller must be
  *		allowed to rewrite both (as for register).  A dependency that would
  *		close a cycle is refused (42P17) with the cycle in the detail.
  */
-PG_FUNCTION_INFO_V1(backfill_depend);
-Datum
-backfill_depend(PG_FUNCTION_ARGS)
+bool
+AddDependency(Oid down, Oid up)
 {
-	Oid			down;
-	Oid			up;
 	Oid			argtypes[3] = {REGCLASSOID, REGCLASSOID, TEXTOID};
 	Datum		values[3];
 	bool		added;
 
-	RequireArg(fcinfo, 0, "downstream", NULL);
-	RequireArg(fcinfo, 1, "upstream", NULL);
-	down = PG_GETARG_OID(0);
-	up = PG_GETARG_OID(1);
-
 	CheckTargetPrivileges(down);
 	CheckTargetPrivileges(up);
 
-	SpiConnect();
 	LockDependencies();
 	(void) RequireRegistered(down, NULL);
 	(void) RequireRegistered(up, NULL);
@@ -145,30 +136,21 @@ backfill_depend(PG_FUNCTION_ARGS)
 				" ON CONFLICT (downstream, upstream) DO NOTHING",
 				3, argtypes, values, NULL, SPI_OK_INSERT);
 	added = SPI_processed > 0;
-	SpiFinish();
-	PG_RETURN_BOOL(added);
+	return added;
 }
 
 /*
- * backfill_undepend
- *		undepend(downstream, upstream) -> true when removed, false when
- *		there was no such dependency.  Same rights as depend on the tables
+ * RemoveDependency
+ *		See backfill.h: undepend(downstream, upstream) -> true when
+ *		removed, false when there was no such dependency.  Same rights as depend on the tables
  *		that still exist.
  */
-PG_FUNCTION_INFO_V1(backfill_undepend);
-Datum
-backfill_undepend(PG_FUNCTION_ARGS)
+bool
+RemoveDependency(Oid down, Oid up)
 {
-	Oid			down;
-	Oid			up;
 	Oid			argtypes[2] = {REGCLASSOID, REGCLASSOID};
 	Datum		values[2];
 	bool		removed;
-
-	RequireArg(fcinfo, 0, "downstream", NULL);
-	RequireArg(fcinfo, 1, "upstream", NULL);
-	down = PG_GETARG_OID(0);
-	up = PG_GETARG_OID(1);
 
 	if (get_rel_name(down) != NULL)
 		CheckTargetPrivileges(down);
@@ -180,7 +162,6 @@ backfill_undepend(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to remove a dependency between dropped tables"),
 				 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
 
-	SpiConnect();
 	LockDependencies();
 	values[0] = ObjectIdGetDatum(down);
 	values[1] = ObjectIdGetDatum(up);
@@ -189,8 +170,7 @@ backfill_undepend(PG_FUNCTION_ARGS)
 				" AND upstream OPERATOR(pg_catalog.=) $2",
 				2, argtypes, values, NULL, SPI_OK_DELETE);
 	removed = SPI_processed > 0;
-	SpiFinish();
-	PG_RETURN_BOOL(removed);
+	return removed;
 }
 
 /*

@@ -2,7 +2,8 @@
  *
  * lineage.c
  *	  A target's history cut into pieces, and which run wins each piece
- *	  (ClassifyPieces); and lineage_chart, a text picture of it.
+ *	  (ClassifyPieces); and lineage_chart, a text picture of it
+ *	  (LineageChart).
  *
  *-------------------------------------------------------------------------
  */
@@ -156,35 +157,30 @@ LocalFields(TimestampTz t, struct pg_tm *tm)
 }
 
 /*
- * PutLine
- *		Append one text line to the function's result.
+ * AddLine
+ *		Append a copy of one text line to the chart.
  */
 static void
-PutLine(ReturnSetInfo *rsinfo, const char *line)
+AddLine(List **lines, const char *line)
 {
-	Datum		value = CStringGetTextDatum(line);
-	bool		isnull = false;
-
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+	*lines = lappend(*lines, pstrdup(line));
 }
 
 /*
- * backfill_lineage_chart
- *		lineage_chart(target, range_start, range_end) -> text lines.  A
- *		range of at most 7 days: one line per local day, one character per
- *		hour; at most 92 days: one line per week (from Monday), one
- *		character per day; longer: one line per month, one character per
- *		day.  Times are read in the session TimeZone; characters outside
- *		the range are blank.  The caller needs SELECT on the target.
+ * LineageChart
+ *		See backfill.h: lineage_chart(target, range_start, range_end), its
+ *		text lines (char *) in a list.  A range of at most 7 days: one line
+ *		per local day, one character per hour; at most 92 days: one line
+ *		per week (from Monday), one character per day; longer: one line per
+ *		month, one character per day.  Times are read in the session
+ *		TimeZone; characters outside the range are blank.  The caller needs
+ *		SELECT on the target, and is connected to SPI; [lo, hi) has passed
+ *		CheckRangeBounds.
  */
-PG_FUNCTION_INFO_V1(backfill_lineage_chart);
-Datum
-backfill_lineage_chart(PG_FUNCTION_ARGS)
+List *
+LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			target;
-	TimestampTz lo;
-	TimestampTz hi;
+	List	   *lines = NIL;
 	Piece	   *pieces;
 	int			np;
 	int			from = 0;
@@ -198,20 +194,12 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	int			i;
 
-	RequireArg(fcinfo, 0, "target", NULL);
-	target = PG_GETARG_OID(0);
-	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
-	lo = PG_GETARG_TIMESTAMPTZ(1);
-	hi = PG_GETARG_TIMESTAMPTZ(2);
 	if (pg_class_aclcheck(target, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for table %s", QualifiedRelName(target)),
 				 errdetail("The lineage of a table is shown to those who may read it.")));
 
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	SpiConnect();
 	np = ClassifyPieces(target, lo, hi, &pieces);
 
 	if (hi - lo <= 7 * USECS_PER_DAY)
@@ -240,7 +228,7 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	appendStringInfo(&buf, "%s from %s to %s: one line per %s, one character per %s",
 					 QualifiedRelName(target), TimestampText(lo),
 					 TimestampText(hi), unit, cell_name);
-	PutLine(rsinfo, buf.data);
+	AddLine(&lines, buf.data);
 
 	line = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
 												   CStringGetTextDatum(unit),
@@ -276,12 +264,12 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 			cell = cend;
 		}
 		appendStringInfoChar(&buf, '|');
-		PutLine(rsinfo, buf.data);
+		AddLine(&lines, buf.data);
 		line = next;
 	}
 
 	/* the legend: every definition version of the target */
-	PutLine(rsinfo, "legend:");
+	AddLine(&lines, "legend:");
 	values[0] = ObjectIdGetDatum(target);
 	CatalogExec("SELECT d.version, d.label,"
 				" d.version OPERATOR(pg_catalog.=) t.current_version"
@@ -301,13 +289,12 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 						 VersionChar(version), version,
 						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
 						 current ? " (current)" : "");
-		PutLine(rsinfo, buf.data);
+		AddLine(&lines, buf.data);
 	}
 	SPI_freetuptable(SPI_tuptable);
-	PutLine(rsinfo, "  -  no source data (no_source)");
-	PutLine(rsinfo, "  .  never filled (no backfill covers it)");
-	PutLine(rsinfo, "  X  failed (the latest attempt failed)");
-	PutLine(rsinfo, "     (blank) outside the range");
-	SpiFinish();
-	return (Datum) 0;
+	AddLine(&lines, "  -  no source data (no_source)");
+	AddLine(&lines, "  .  never filled (no backfill covers it)");
+	AddLine(&lines, "  X  failed (the latest attempt failed)");
+	AddLine(&lines, "     (blank) outside the range");
+	return lines;
 }
