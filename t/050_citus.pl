@@ -70,6 +70,9 @@ like($err, qr/backfill runs on the Citus coordinator only/, '... saying so');
 like($err, qr/Connect to the coordinator/, '... with the hint');
 ($ret, $out, $err) = $w2->psql($db, 'CALL backfill.run(1)');
 like($err, qr/backfill runs on the Citus coordinator only/, 'run on a worker fails too');
+# cleanup_jobs takes no argument: its check is its own call, not a NULL check's
+($ret, $out, $err) = $w1->psql($db, 'SELECT * FROM backfill.cleanup_jobs()');
+like($err, qr/backfill runs on the Citus coordinator only/, 'cleanup_jobs on a worker fails too');
 
 # The source: payments, hash-distributed by customer; 20 customers, one
 # payment an hour for 14 days.  hold() waits while session 4242 holds its

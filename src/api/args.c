@@ -18,17 +18,11 @@
  * RequireArg
  *		Raise 22004 "<name> must not be null" when argument argno of a
  *		SQL-callable function is NULL, with hint (may be NULL).
- *
- * Citus: every SQL-callable function that touches the catalog or a user
- * table checks its first argument first, so that is where a Citus worker
- * is refused (citus.c).
  */
 void
 RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 		   const char *hint)
 {
-	if (argno == 0)
-		CitusRequireCoordinator();	/* Citus */
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

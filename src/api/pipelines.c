@@ -32,6 +32,7 @@ backfill_depend(PG_FUNCTION_ARGS)
 {
 	bool		added;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "downstream", NULL);
 	RequireArg(fcinfo, 1, "upstream", NULL);
 
@@ -51,6 +52,7 @@ backfill_undepend(PG_FUNCTION_ARGS)
 {
 	bool		removed;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "downstream", NULL);
 	RequireArg(fcinfo, 1, "upstream", NULL);
 
@@ -72,6 +74,7 @@ backfill_run_group(PG_FUNCTION_ARGS)
 	int			max_chunks;
 
 	RequireTopLevelCall(fcinfo, "backfill.run_group");
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	group_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
@@ -92,6 +95,7 @@ backfill_cancel_group(PG_FUNCTION_ARGS)
 {
 	int32		total;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 
 	SpiConnect();
@@ -111,6 +115,7 @@ backfill_schedule_group(PG_FUNCTION_ARGS)
 {
 	int32		n;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
@@ -136,6 +141,7 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	List	   *lines;
 	ListCell   *lc;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));

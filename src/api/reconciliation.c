@@ -79,6 +79,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	RecChunk   *chunks;
 	int			n;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -102,6 +103,7 @@ backfill_check(PG_FUNCTION_ARGS)
 	RecChunk   *chunks;
 	int			n;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -125,6 +127,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 {
 	int64		job_id;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
 	RequireArg(fcinfo, 2, "lookback", NULL);
@@ -147,6 +150,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 {
 	bool		removed;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "check_id", NULL);
 
 	SpiConnect();
@@ -164,6 +168,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 {
 	int32		failing;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "check_id", NULL);
 
 	SpiConnect();

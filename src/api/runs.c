@@ -55,6 +55,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	int64		run_id;
 	bool		planned;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 5, "probe", NULL);
 	RequireArg(fcinfo, 6, "backwards", NULL);
@@ -88,6 +89,7 @@ backfill_run(PG_FUNCTION_ARGS)
 	int			max_chunks;
 
 	RequireTopLevelCall(fcinfo, "backfill.run");
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
@@ -111,6 +113,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 	PlanRequest req;
 
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RangeRequest(fcinfo, &req);
 
@@ -129,6 +132,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 {
 	int32		n;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 
 	SpiConnect();
@@ -151,6 +155,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	Datum		out[5];
 	bool		outnull[5];
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));

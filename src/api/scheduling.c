@@ -32,6 +32,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 {
 	int64		job_id;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
@@ -54,6 +55,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 {
 	bool		removed;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 
 	SpiConnect();
@@ -70,6 +72,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 Datum
 backfill_lock_target(PG_FUNCTION_ARGS)
 {
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	LockTargetForJob(PG_GETARG_OID(0));
 	PG_RETURN_VOID();
@@ -114,6 +117,7 @@ backfill_cleanup_jobs(PG_FUNCTION_ARGS)
 	List	   *jobs;
 	ListCell   *lc;
 
+	CitusRequireCoordinator();
 	jobs = CleanupJobs();
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, jobs)

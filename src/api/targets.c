@@ -31,6 +31,7 @@ backfill_register(PG_FUNCTION_ARGS)
 	Registration reg;
 	int32		version;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "time_column", NULL);
 	RequireArg(fcinfo, 2, "source", NULL);
@@ -64,6 +65,7 @@ backfill_register(PG_FUNCTION_ARGS)
 Datum
 backfill_unregister(PG_FUNCTION_ARGS)
 {
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 
 	SpiConnect();
@@ -85,6 +87,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	ReplaceStrategy strategy;
 	ReplaceStrategy previous;
 
+	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 	target = PG_GETARG_OID(0);

@@ -12,9 +12,9 @@
  * the citus extension every function here is a cheap no-op.
  *
  * The rest of backfill calls in at three places (marked "Citus" there):
- * RequireArg (backfill.c) for the coordinator check of every SQL-callable
- * function that touches the catalog or a user table, ChooseStrategy
- * (partition.c) and set_strategy (strategy.c) for the strategy rules.
+ * every SQL entry point (src/api) that reads the catalog or a user table
+ * calls CitusRequireCoordinator first; ChooseStrategy (partition.c) and
+ * SetTargetStrategy (registry.c) apply the strategy rules.
  *
  *-------------------------------------------------------------------------
  */
