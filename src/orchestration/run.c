@@ -146,15 +146,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
-		/* pipeline hook: a group's chunk waits for its upstream chunks */
-		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
-		{
-			SPI_finish();
-			SPI_commit();
-			break;
-		}
-
-		/* pipeline hook: a group's chunk waits for its upstream chunks */
+		/* a chunk of a group waits for its upstream chunks (group.c) */
 		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
 		{
 			SpiFinish();
