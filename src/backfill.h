@@ -366,6 +366,7 @@ typedef struct RunInfo
 	bool		scheduled;		/* it has a pg_cron job (job_id) */
 	int64		job_id;
 	char	   *quiet_hours;
+	Interval   *chunk;			/* the run's chunk interval */
 	/* whether backfill.targets still has the target */
 	bool		registered;
 	/* from the run's pinned version in backfill.definitions */

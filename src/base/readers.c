@@ -76,7 +76,7 @@ LoadDefinition(Oid target, int32 version)
  *		settings, author) into the current memory context; whether the
  *		target is still registered, and its pg_cron job.  Unknown or
  *		invisible run (CheckRunVisible): 42704.  The one loader of a run,
- *		for run, cancel, schedule and unschedule.  Caller is connected to
+ *		for run, cancel, schedule, unschedule and reconcile.  Caller is connected to
  *		SPI.
  */
 RunInfo *
@@ -94,7 +94,7 @@ LoadRun(int64 run_id)
 				" r.job_id IS NOT NULL, r.quiet_hours,"
 				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
-				" r.created_by_oid, d.author, r.job_id"
+				" r.created_by_oid, d.author, r.job_id, r.chunk"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -136,6 +136,7 @@ LoadRun(int64 run_id)
 	run->created_by_oid = SpiGetOid(0, 21, &isnull);
 	run->author = SpiGetOid(0, 22, &isnull);
 	run->job_id = run->scheduled ? SpiGetInt64(0, 23, &isnull) : 0;
+	run->chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 24, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;

@@ -338,6 +338,7 @@ ReconcileRun(int64 run_id, RecChunk **out)
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
+	RunInfo    *run;
 	Oid			relid;
 	bool		registered;
 	Interval   *step;
@@ -353,25 +354,15 @@ ReconcileRun(int64 run_id, RecChunk **out)
 	AuthorGate	gate;
 
 	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT r.target::pg_catalog.oid, r.chunk, r.timezone, r.search_path,"
-				" t.target IS NOT NULL, r.definition_version, r.created_by_oid"
-				" FROM backfill.runs r LEFT JOIN backfill.targets t"
-				" ON t.target OPERATOR(pg_catalog.=) r.target"
-				" WHERE r.run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("run %lld does not exist", (long long) run_id)));
-	relid = SpiGetOid(0, 1, &isnull);
-	step = DatumGetIntervalP(SpiGetDatumCopy(0, 2, &isnull));
-	timezone = SpiGetText(0, 3);
-	search_path = SpiGetText(0, 4);
-	registered = SpiGetBool(0, 5, &isnull);
-	version = SpiGetInt32(0, 6, &isnull);
-	planner = SpiGetOid(0, 7, &isnull);
+	run = LoadRun(run_id);		/* 42704 for an unknown or invisible run */
+	relid = run->target;
+	step = run->chunk;
+	timezone = run->timezone;
+	search_path = run->search_path;
+	registered = run->registered;
+	version = run->definition_version;
+	planner = run->created_by_oid;
 
-	CheckRunVisible(run_id, relid, planner);
 	CheckSelectPrivilege(relid);
 	if (!registered)
 		ereport(ERROR,
