@@ -694,12 +694,6 @@ typedef struct Edges
 } Edges;
 
 /*
- * 42704 unless target is registered; its current chunk interval and
- * version (dependencies.c).  Caller is connected to SPI.
- */
-extern Interval *RequireRegistered(Oid target, int32 *version);
-
-/*
  * The target and every target built from it, in dependency order (ties by
  * name); *edges gets the dependencies among them.  Caller is connected to
  * SPI.

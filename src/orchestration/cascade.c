@@ -342,7 +342,12 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	}
 
 	CheckTargetPrivileges(target);
-	step = RequireRegistered(target, &version);
+	{
+		Definition *def = LoadDefinition(target, 0);
+
+		step = def->chunk;
+		version = def->version;
+	}
 	if (req->chunk != NULL)
 		step = req->chunk;
 	n = ComputeChunkBounds(req->start, req->start_null, req->end,
@@ -404,7 +409,7 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 		}
 		else
 		{
-			Interval   *dstep = RequireRegistered(node->target, NULL);
+			Interval   *dstep = LoadDefinition(node->target, 0)->chunk;
 			PlanRequest down = {0};
 
 			for (e = 0; e < edges.n; e++)

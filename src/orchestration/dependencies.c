@@ -36,40 +36,6 @@ LockDependencies(void)
 }
 
 /*
- * RequireRegistered
- *		42704 unless target is registered; returns the chunk interval of
- *		its current definition and that version.  Caller is connected to
- *		SPI.
- */
-Interval *
-RequireRegistered(Oid target, int32 *version)
-{
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
-	bool		isnull;
-	Interval   *chunk;
-
-	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT d.chunk, t.current_version"
-				" FROM backfill.targets t JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Call backfill.register first, with its time column and source query.")));
-	chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 1, &isnull));
-	if (version)
-		*version = SpiGetInt32(0, 2, &isnull);
-	SPI_freetuptable(SPI_tuptable);
-	return chunk;
-}
-
-/*
  * AddDependency
  *		See backfill.h: depend(downstream, upstream) -> true when added,
  *		false when it was already declared.  Both must be registered and the caller must be
@@ -87,8 +53,9 @@ AddDependency(Oid down, Oid up)
 	CheckTargetPrivileges(up);
 
 	LockDependencies();
-	(void) RequireRegistered(down, NULL);
-	(void) RequireRegistered(up, NULL);
+	/* both must be registered (42704) */
+	(void) LoadDefinition(down, 0);
+	(void) LoadDefinition(up, 0);
 
 	/* the path downstream -> ... -> upstream that the new edge would close */
 	values[0] = ObjectIdGetDatum(down);
