@@ -265,6 +265,46 @@ typedef enum OnlyChunks
 extern OnlyChunks ParseOnlyChunks(const char *name);
 extern const char *OnlyChunksName(OnlyChunks only);
 
+/* Run statuses (names.c; the CHECK constraint of backfill.runs). */
+typedef enum RunStatus
+{
+	RUN_PLANNED,
+	RUN_PROBED,
+	RUN_FAILED,
+	RUN_DONE,
+	RUN_CANCELLED
+} RunStatus;
+
+/* Chunk statuses (names.c; the CHECK constraint of backfill.chunks). */
+typedef enum ChunkStatus
+{
+	CHUNK_NONE,					/* NULL: no chunk (check's lineage) */
+	CHUNK_PENDING,
+	CHUNK_DONE,
+	CHUNK_FAILED,
+	CHUNK_NO_SOURCE,
+	CHUNK_CANCELLED
+} ChunkStatus;
+
+/* Verdicts of reconcile and check (names.c; backfill.chunks.verdict). */
+typedef enum Verdict
+{
+	VERDICT_NONE,				/* NULL */
+	VERDICT_OK,
+	VERDICT_LEDGER_MISMATCH,
+	VERDICT_OUTLIER,
+	VERDICT_NO_SOURCE,
+	VERDICT_NOT_RUN
+} Verdict;
+
+/* By name as the catalog spells them (NULL: the NONE value), and back. */
+extern RunStatus ParseRunStatus(const char *name);
+extern const char *RunStatusName(RunStatus status);
+extern ChunkStatus ParseChunkStatus(const char *name);
+extern const char *ChunkStatusName(ChunkStatus status);
+extern Verdict ParseVerdict(const char *name);
+extern const char *VerdictName(Verdict verdict);
+
 /* ---- range replacement (strategy.c, replace.c, partition.c) ---- */
 typedef struct ReplaceResult
 {
@@ -354,7 +394,7 @@ typedef struct RunInfo
 	int64		run_id;
 	Oid			target;
 	char	   *target_name;
-	char	   *status;
+	RunStatus	status;
 	bool		probe;
 	bool		backwards;
 	bool		clear_no_source;
@@ -393,9 +433,9 @@ typedef struct ChunkInfo
 /* How one chunk's execution ended. */
 typedef enum ChunkOutcome
 {
-	CHUNK_DONE,					/* committed */
-	CHUNK_DEFERRED,				/* lock timeout: still pending */
-	CHUNK_FAILED				/* recorded as failed */
+	OUTCOME_DONE,				/* committed */
+	OUTCOME_DEFERRED,			/* lock timeout: still pending */
+	OUTCOME_FAILED				/* recorded as failed */
 } ChunkOutcome;
 
 /* What one chunk did, for its NOTICE and for the run loop. */
@@ -406,7 +446,8 @@ typedef struct ChunkReport
 	int64		rows_inserted;
 	bool		ledger_checked;
 	bool		ledger_ok;
-	char	   *run_status;		/* run status after the chunk, if changed */
+	RunStatus	run_status;		/* the run's status after the chunk (not for
+								 * a deferral) */
 	double		elapsed_ms;
 	ErrorData  *error;			/* for DEFERRED and FAILED */
 	int32		deferrals;
@@ -562,11 +603,11 @@ extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 
 /* The chunk engine (chunk.c); callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
-extern const char *SetRunStatus(RunInfo *run, const char *status);
-extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status);
+extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
 extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-						 const char *run_status, const char *via,
+						 RunStatus run_status, const char *via,
 						 const char *user, ChunkReport *report);
 extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
@@ -618,13 +659,6 @@ extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 
 /* ---- the comparison shared by check and the standing checks (reconcile.c) ---- */
 
-/* Verdicts, as in the CHECK constraint of backfill.chunks. */
-#define VERDICT_OK				"ok"
-#define VERDICT_LEDGER_MISMATCH	"ledger_mismatch"
-#define VERDICT_OUTLIER			"outlier"
-#define VERDICT_NO_SOURCE		"no_source"
-#define VERDICT_NOT_RUN			"not_run"
-
 /*
  * One compared chunk and its figures.  "compare" chunks are checked
  * against the ledger and the neighbours; no_source and not_run chunks are
@@ -635,9 +669,9 @@ typedef struct RecChunk
 	int32		chunk_no;
 	TimestampTz start;
 	TimestampTz end;
-	char	   *status;			/* chunk or lineage status, may be NULL */
+	ChunkStatus status;		/* chunk or lineage status, CHUNK_NONE for none */
 	bool		compare;
-	const char *verdict;
+	Verdict		verdict;
 	Datum		target_value;
 	bool		target_null;
 	Datum		ledger_value;

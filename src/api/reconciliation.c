@@ -46,8 +46,8 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		values[0] = Int32GetDatum(c->chunk_no);
 		values[1] = TimestampTzGetDatum(c->start);
 		values[2] = TimestampTzGetDatum(c->end);
-		if (c->status != NULL)
-			values[3] = CStringGetTextDatum(c->status);
+		if (c->status != CHUNK_NONE)
+			values[3] = CStringGetTextDatum(ChunkStatusName(c->status));
 		else
 			nulls[3] = true;
 		values[4] = c->target_value;
@@ -60,8 +60,8 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		nulls[7] = c->median_null;
 		values[8] = BoolGetDatum(c->neighbor_ok);
 		nulls[8] = c->neighbor_ok_null;
-		if (c->verdict != NULL)
-			values[9] = CStringGetTextDatum(c->verdict);
+		if (c->verdict != VERDICT_NONE)
+			values[9] = CStringGetTextDatum(VerdictName(c->verdict));
 		else
 			nulls[9] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -100,3 +100,125 @@ OnlyChunksName(OnlyChunks only)
 		elog(ERROR, "unknown only_chunks value %u", i);
 	return only_chunks_names[i];
 }
+
+/* Run statuses, by RunStatus (the CHECK constraint of backfill.runs). */
+static const char *const run_status_names[] = {
+	[RUN_PLANNED] = "planned",
+	[RUN_PROBED] = "probed",
+	[RUN_FAILED] = "failed",
+	[RUN_DONE] = "done",
+	[RUN_CANCELLED] = "cancelled",
+};
+
+/* Chunk statuses, by ChunkStatus (the CHECK constraint of backfill.chunks). */
+static const char *const chunk_status_names[] = {
+	[CHUNK_NONE] = NULL,
+	[CHUNK_PENDING] = "pending",
+	[CHUNK_DONE] = "done",
+	[CHUNK_FAILED] = "failed",
+	[CHUNK_NO_SOURCE] = "no_source",
+	[CHUNK_CANCELLED] = "cancelled",
+};
+
+/* Verdicts, by Verdict (the CHECK constraint of backfill.chunks.verdict). */
+static const char *const verdict_names[] = {
+	[VERDICT_NONE] = NULL,
+	[VERDICT_OK] = "ok",
+	[VERDICT_LEDGER_MISMATCH] = "ledger_mismatch",
+	[VERDICT_OUTLIER] = "outlier",
+	[VERDICT_NO_SOURCE] = "no_source",
+	[VERDICT_NOT_RUN] = "not_run",
+};
+
+/*
+ * NameIndex
+ *		The index of name in a name table of n entries; NULL matches a NULL
+ *		entry.  -1 when there is none.
+ */
+static int
+NameIndex(const char *const *names, int n, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (name == NULL ? names[i] == NULL :
+			names[i] != NULL && strcmp(name, names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * ParseRunStatus / RunStatusName
+ *		A run status as the catalog spells it, and back.  Anything else
+ *		cannot come from the catalog (its CHECK constraint): elog.
+ */
+RunStatus
+ParseRunStatus(const char *name)
+{
+	int			i = NameIndex(run_status_names, lengthof(run_status_names), name);
+
+	if (i < 0)
+		elog(ERROR, "backfill: unknown run status \"%s\"", name ? name : "(null)");
+	return (RunStatus) i;
+}
+
+const char *
+RunStatusName(RunStatus status)
+{
+	unsigned int i = (unsigned int) status;
+
+	if (i >= lengthof(run_status_names))
+		elog(ERROR, "backfill: unknown run status %u", i);
+	return run_status_names[i];
+}
+
+/*
+ * ParseChunkStatus / ChunkStatusName
+ *		A chunk status as the catalog spells it (NULL: CHUNK_NONE), and
+ *		back.
+ */
+ChunkStatus
+ParseChunkStatus(const char *name)
+{
+	int			i = NameIndex(chunk_status_names, lengthof(chunk_status_names), name);
+
+	if (i < 0)
+		elog(ERROR, "backfill: unknown chunk status \"%s\"", name);
+	return (ChunkStatus) i;
+}
+
+const char *
+ChunkStatusName(ChunkStatus status)
+{
+	unsigned int i = (unsigned int) status;
+
+	if (i >= lengthof(chunk_status_names))
+		elog(ERROR, "backfill: unknown chunk status %u", i);
+	return chunk_status_names[i];
+}
+
+/*
+ * ParseVerdict / VerdictName
+ *		A verdict as the catalog spells it (NULL: VERDICT_NONE), and back.
+ */
+Verdict
+ParseVerdict(const char *name)
+{
+	int			i = NameIndex(verdict_names, lengthof(verdict_names), name);
+
+	if (i < 0)
+		elog(ERROR, "backfill: unknown verdict \"%s\"", name);
+	return (Verdict) i;
+}
+
+const char *
+VerdictName(Verdict verdict)
+{
+	unsigned int i = (unsigned int) verdict;
+
+	if (i >= lengthof(verdict_names))
+		elog(ERROR, "backfill: unknown verdict %u", i);
+	return verdict_names[i];
+}

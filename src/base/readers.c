@@ -110,7 +110,7 @@ LoadRun(int64 run_id)
 	run->run_id = run_id;
 	run->target = SpiGetOid(0, 1, &isnull);
 	run->target_name = SpiGetText(0, 2);
-	run->status = SpiGetText(0, 3);
+	run->status = ParseRunStatus(SpiGetText(0, 3));
 	run->probe = SpiGetBool(0, 4, &isnull);
 	run->backwards = SpiGetBool(0, 5, &isnull);
 	run->clear_no_source = SpiGetBool(0, 6, &isnull);

@@ -152,18 +152,18 @@ RemainingChunks(RunInfo *run)
  * SetRunStatus
  *		Set the run's status (finished_at with done) unless it has been
  *		cancelled meanwhile; remove its pg_cron job when it is finished.
- *		Returns the status the run has now: status, or "cancelled" when a
+ *		Returns the status the run has now: status, or RUN_CANCELLED when a
  *		cancel came first.
  */
-const char *
-SetRunStatus(RunInfo *run, const char *status)
+RunStatus
+SetRunStatus(RunInfo *run, RunStatus status)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
 	bool		updated;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = CStringGetTextDatum(status);
+	values[1] = CStringGetTextDatum(RunStatusName(status));
 	CatalogExec("UPDATE backfill.runs SET status = $2,"
 				" finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'done'"
 				"  THEN pg_catalog.clock_timestamp() END"
@@ -172,9 +172,9 @@ SetRunStatus(RunInfo *run, const char *status)
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
 	updated = SPI_processed > 0;
 	if (!updated)
-		return "cancelled";
+		return RUN_CANCELLED;
 	/* a job may have been added since the run was loaded: always look */
-	if (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0)
+	if (status == RUN_DONE || status == RUN_FAILED)
 		(void) ScheduleRemoveJob(run->run_id);
 	return status;
 }
@@ -190,7 +190,7 @@ typedef struct ChunkWork
 	ChunkPhase	phase;
 	TimestampTz started;
 	ReplaceResult rr;
-	const char *verdict;		/* NULL, no_source, ok or ledger_mismatch */
+	Verdict		verdict;		/* none, no_source, ok or ledger_mismatch */
 	bool		have_ledger;	/* the ledger gave a (non-null) figure */
 	Datum		ledger_value;	/* numeric, valid if have_ledger */
 	bool		ledger_ok;
@@ -243,7 +243,7 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
 										   chunk->start, chunk->end);
 		work->rr.strategy = STRATEGY_DELETE;
-		work->verdict = "no_source";
+		work->verdict = VERDICT_NO_SOURCE;
 		return;
 	}
 	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
@@ -279,7 +279,7 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 		rr->after_value;
 	work->ledger_ok = LedgerCompare(rr->after_value, measure_null,
 									lv, ledger_null, run->tolerance);
-	work->verdict = work->ledger_ok ? "ok" : "ledger_mismatch";
+	work->verdict = work->ledger_ok ? VERDICT_OK : VERDICT_LEDGER_MISMATCH;
 	if (!work->ledger_ok && run->ledger_gate)
 	{
 		work->gate_failed = true;
@@ -314,7 +314,8 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "done");
+	vals[2] = CStringGetTextDatum(ChunkStatusName(chunk->no_source ?
+												  CHUNK_NO_SOURCE : CHUNK_DONE));
 	vals[3] = CStringGetTextDatum(StrategyName(rr->strategy));
 	vals[4] = Int64GetDatum(rr->rows_deleted);
 	vals[5] = Int64GetDatum(rr->rows_inserted);
@@ -326,8 +327,9 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	nulls[8] = !work->have_ledger;
 	vals[9] = BoolGetDatum(work->ledger_ok);
 	nulls[9] = run->ledger == NULL || chunk->no_source;
-	vals[10] = work->verdict ? CStringGetTextDatum(work->verdict) : (Datum) 0;
-	nulls[10] = work->verdict == NULL;
+	vals[10] = work->verdict != VERDICT_NONE ?
+		CStringGetTextDatum(VerdictName(work->verdict)) : (Datum) 0;
+	nulls[10] = work->verdict == VERDICT_NONE;
 	vals[11] = TimestampTzGetDatum(work->started);
 	vals[12] = CStringGetTextDatum(user);
 	vals[13] = CStringGetTextDatum(via);
@@ -351,20 +353,20 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
  *		left, probed after the probe chunk of a probe run, else planned;
  *		written only when it changes (a cancel that came first wins).
  */
-static const char *
+static RunStatus
 ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-			   const char *run_status)
+			   RunStatus run_status)
 {
-	const char *status;
+	RunStatus	status;
 	bool		after_probe = !probe_pending || !chunk->no_source;
 
 	if (!RemainingChunks(run))
-		status = "done";
+		status = RUN_DONE;
 	else if (run->probe && after_probe)
-		status = "probed";
+		status = RUN_PROBED;
 	else
-		status = "planned";
-	if (strcmp(status, run_status) != 0)
+		status = RUN_PLANNED;
+	if (status != run_status)
 		status = SetRunStatus(run, status);
 	return status;
 }
@@ -455,17 +457,19 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	TEXTOID, TEXTOID};
 	Datum		vals[13];
 	bool		nulls[13] = {0};
-	const char *verdict = chunk->no_source ? "no_source" :
-	(work->gate_failed ? "ledger_mismatch" : NULL);
+	Verdict		verdict = chunk->no_source ? VERDICT_NO_SOURCE :
+	(work->gate_failed ? VERDICT_LEDGER_MISMATCH : VERDICT_NONE);
 
 	vals[0] = Int64GetDatum(run->run_id);
 	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(chunk->no_source ? "no_source" : "failed");
+	vals[2] = CStringGetTextDatum(ChunkStatusName(chunk->no_source ?
+												  CHUNK_NO_SOURCE : CHUNK_FAILED));
 	vals[3] = Int32GetDatum(deferrals);
 	vals[4] = work->ledger_value;
 	nulls[4] = !(work->gate_failed && work->have_ledger);
-	vals[5] = verdict ? CStringGetTextDatum(verdict) : (Datum) 0;
-	nulls[5] = verdict == NULL;
+	vals[5] = verdict != VERDICT_NONE ?
+		CStringGetTextDatum(VerdictName(verdict)) : (Datum) 0;
+	nulls[5] = verdict == VERDICT_NONE;
 	vals[6] = TimestampTzGetDatum(work->started);
 	vals[7] = CStringGetTextDatum(user);
 	vals[8] = CStringGetTextDatum(via);
@@ -485,7 +489,7 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
 					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
 					 13, types, vals, nulls, SPI_OK_UPDATE);
-	SetRunStatus(run, "failed");
+	SetRunStatus(run, RUN_FAILED);
 }
 
 /*
@@ -503,7 +507,7 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
  */
 void
 ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-			 const char *run_status, const char *via, const char *user,
+			 RunStatus run_status, const char *via, const char *user,
 			 ChunkReport *report)
 {
 	MemoryContext cxt = CurrentMemoryContext;
@@ -522,7 +526,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	PG_TRY();
 	{
 		int			nest = NewGUCNestLevel();
-		const char *status;
+		RunStatus	status;
 		AuthorGate	gate;
 
 		/*
@@ -554,12 +558,12 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ChunkRecordDone(run, chunk, work, via, user);
 		status = ChunkRunStatus(run, chunk, probe_pending, run_status);
 
-		report->outcome = CHUNK_DONE;
+		report->outcome = OUTCOME_DONE;
 		report->rows_deleted = work->rr.rows_deleted;
 		report->rows_inserted = work->rr.rows_inserted;
 		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
 		report->ledger_ok = work->ledger_ok;
-		report->run_status = MemoryContextStrdup(cxt, status);
+		report->run_status = status;
 
 		DisarmChunkTimeout();
 		if (chunk_timed_out)
@@ -606,14 +610,14 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
 			ChunkRecordDeferral(run, chunk, edata);
-			report->outcome = CHUNK_DEFERRED;
+			report->outcome = OUTCOME_DEFERRED;
 		}
 		else
 		{
 			ChunkRecordFailure(run, chunk, work, edata, report->deferrals,
 							   via, user);
-			report->outcome = CHUNK_FAILED;
-			report->run_status = MemoryContextStrdup(cxt, "failed");
+			report->outcome = OUTCOME_FAILED;
+			report->run_status = RUN_FAILED;
 		}
 	}
 	PG_END_TRY();
@@ -657,7 +661,7 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		ReThrowError(edata);
-	if (report->outcome == CHUNK_FAILED && report->error != NULL)
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
 		edata = report->error;
 
 	SpiConnect();
@@ -675,13 +679,13 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
 					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
 					 6, types, vals, nulls, SPI_OK_UPDATE);
-	SetRunStatus(run, "failed");
+	SetRunStatus(run, RUN_FAILED);
 	SpiFinish();
 	SPI_commit();
 	MemoryContextSwitchTo(cxt);
-	report->outcome = CHUNK_FAILED;
+	report->outcome = OUTCOME_FAILED;
 	report->error = edata;
-	report->run_status = pstrdup("failed");
+	report->run_status = RUN_FAILED;
 }
 
 /*
@@ -719,7 +723,7 @@ FirstTodo(RunInfo *run, const char *predicate)
  *		connected to SPI.
  */
 bool
-NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
+NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
 {
 	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
@@ -734,7 +738,8 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status)
 	CatalogExec("SELECT status FROM backfill.runs"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
-	*run_status = SPI_processed > 0 ? SpiGetText(0, 1) : pstrdup("cancelled");
+	*run_status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
+		RUN_CANCELLED;
 	SPI_freetuptable(SPI_tuptable);
 
 	pending = FirstTodo(run, TODO_PENDING);
@@ -806,7 +811,7 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 							 chunk->chunk_no, (long long) run->run_id,
 							 report->elapsed_ms)));
 
-	if (report->outcome == CHUNK_DEFERRED)
+	if (report->outcome == OUTCOME_DEFERRED)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s) deferred: %s",
 						chunk->chunk_no, lo, hi, report->error->message),
@@ -814,12 +819,12 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 						   report->deferrals, backfill_max_attempts),
 				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
 						 (long long) run->run_id)));
-	else if (report->outcome == CHUNK_DONE && chunk->no_source)
+	else if (report->outcome == OUTCOME_DONE && chunk->no_source)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
 						chunk->chunk_no, lo, hi,
 						(long long) report->rows_deleted)));
-	else if (report->outcome == CHUNK_DONE)
+	else if (report->outcome == OUTCOME_DONE)
 		ereport(NOTICE,
 				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
 						chunk->chunk_no, lo, hi,

@@ -129,10 +129,10 @@ GroupRuns(int64 group_id, bool unfinished_only)
 	{
 		bool		isnull;
 		int64		run_id = SpiGetInt64(i, 1, &isnull);
-		char	   *status = SpiGetText(i, 2);
+		RunStatus	status = ParseRunStatus(SpiGetText(i, 2));
 
 		if (unfinished_only &&
-			(strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0))
+			(status == RUN_DONE || status == RUN_CANCELLED))
 			continue;
 		runs = lappend(runs, palloc(sizeof(int64)));
 		*(int64 *) llast(runs) = run_id;

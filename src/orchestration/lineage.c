@@ -82,7 +82,8 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 
 		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
 		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-		out[i].settled = st == NULL ? 0 : (strcmp(st, "done") == 0 ? 'd' : 'n');
+		out[i].settled = st == NULL ? 0 :
+			(ParseChunkStatus(st) == CHUNK_DONE ? 'd' : 'n');
 		out[i].version = SpiGetInt32(i, 4, &isnull);
 		out[i].cleared = SpiGetBool(i, 5, &isnull);
 		out[i].latest = la == NULL ? 0 : la[0];

@@ -206,7 +206,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 		if (!c->compare)
 		{
 			/* not_run chunks still show what the target holds now */
-			if (strcmp(c->verdict, VERDICT_NOT_RUN) == 0 && has_rows[b])
+			if (c->verdict == VERDICT_NOT_RUN && has_rows[b])
 			{
 				c->target_value = bucket_value[b];
 				c->target_null = bucket_null[b];
@@ -397,13 +397,13 @@ ReconcileRun(int64 run_id, RecChunk **out)
 			c->chunk_no = SpiGetInt32(k, 1, &isnull);
 			c->start = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
 			c->end = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
-			c->status = SpiGetText(k, 4);
+			c->status = ParseChunkStatus(SpiGetText(k, 4));
 			c->target_value = SpiGetDatumCopy(k, 5, &c->target_null);
 			c->ledger_value = SpiGetDatumCopy(k, 6, &c->ledger_null);
 			c->ledger_ok = SpiGetBool(k, 7, &c->ledger_ok_null);
 			c->neighbor_median = SpiGetDatumCopy(k, 8, &c->median_null);
 			c->neighbor_ok = SpiGetBool(k, 9, &c->neighbor_ok_null);
-			c->verdict = SpiGetText(k, 10);
+			c->verdict = ParseVerdict(SpiGetText(k, 10));
 		}
 		*out = chunks;
 		return n;
@@ -428,13 +428,13 @@ ReconcileRun(int64 run_id, RecChunk **out)
 													 SPI_tuptable->tupdesc, 2, &isnull));
 		c->end = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[k],
 												   SPI_tuptable->tupdesc, 3, &isnull));
-		c->status = SpiGetText(k, 4);
-		if (strcmp(c->status, "done") == 0)
+		c->status = ParseChunkStatus(SpiGetText(k, 4));
+		if (c->status == CHUNK_DONE)
 		{
 			c->compare = true;
 			c->verdict = VERDICT_OK;
 		}
-		else if (strcmp(c->status, "no_source") == 0)
+		else if (c->status == CHUNK_NO_SOURCE)
 			c->verdict = VERDICT_NO_SOURCE;
 		else
 			c->verdict = VERDICT_NOT_RUN;
@@ -448,7 +448,7 @@ ReconcileRun(int64 run_id, RecChunk **out)
 
 	/* store the figures of the done and no_source chunks in one UPDATE */
 	for (k = 0; k < n; k++)
-		if (chunks[k].compare || strcmp(chunks[k].verdict, VERDICT_NO_SOURCE) == 0)
+		if (chunks[k].compare || chunks[k].verdict == VERDICT_NO_SOURCE)
 			nstore++;
 	if (nstore > 0)
 	{
@@ -471,7 +471,7 @@ ReconcileRun(int64 run_id, RecChunk **out)
 		{
 			RecChunk   *c = &chunks[k];
 
-			if (!(c->compare || strcmp(c->verdict, VERDICT_NO_SOURCE) == 0))
+			if (!(c->compare || c->verdict == VERDICT_NO_SOURCE))
 				continue;
 			nos[j] = Int32GetDatum(c->chunk_no);
 			lv[j] = c->ledger_value;
@@ -482,7 +482,7 @@ ReconcileRun(int64 run_id, RecChunk **out)
 			nmn[j] = c->median_null;
 			nok[j] = BoolGetDatum(c->neighbor_ok);
 			nokn[j] = c->neighbor_ok_null;
-			vd[j] = CStringGetTextDatum(c->verdict);
+			vd[j] = CStringGetTextDatum(VerdictName(c->verdict));
 			j++;
 		}
 		uvalues[0] = Int64GetDatum(run_id);
@@ -585,7 +585,7 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 		int32		b = SpiGetInt32(i, 1, &isnull);
 
 		if (b >= 1 && b <= n)
-			chunks[b - 1].status = SpiGetText(i, 2);
+			chunks[b - 1].status = ParseChunkStatus(SpiGetText(i, 2));
 	}
 	SPI_freetuptable(SPI_tuptable);
 
@@ -594,7 +594,7 @@ CheckRange(Oid relid, TimestampTz start, bool start_null,
 		RecChunk   *c = &chunks[k];
 
 		if ((have_horizon && c->start < horizon) ||
-			(c->status != NULL && strcmp(c->status, "no_source") == 0))
+			c->status == CHUNK_NO_SOURCE)
 			c->verdict = VERDICT_NO_SOURCE;
 		else
 		{

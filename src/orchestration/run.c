@@ -96,8 +96,8 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	{
 		ChunkInfo	chunk;
 		ChunkReport report;
-		char	   *run_status;
-		const char *final_status;
+		RunStatus	run_status;
+		RunStatus	final_status;
 		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
@@ -112,20 +112,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		SpiConnect();
 		found = NextChunk(run, &chunk, &run_status);
 
-		/*
-		 * SPI_finish frees SPI's procedure context, where every SPI call
-		 * leaves CurrentMemoryContext: what is read after it (the run
-		 * status, the chunk's report and ErrorData) lives in the chunk's
-		 * context instead.
-		 */
-		run_status = MemoryContextStrdup(chunkcxt, run_status);
-		if (strcmp(run_status, "cancelled") == 0 ||
-			strcmp(run_status, "done") == 0)
+		if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
 		{
 			SpiFinish();
 			ereport(NOTICE,
 					(errmsg("run %lld is %s", (long long) run->run_id,
-							run_status)));
+							RunStatusName(run_status))));
 			break;
 		}
 		if (!found)
@@ -137,12 +129,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 				SPI_commit();
 				continue;
 			}
-			final_status = SetRunStatus(run, "done");
+			final_status = SetRunStatus(run, RUN_DONE);
 			SpiFinish();
 			SPI_commit();
 			ereport(NOTICE,
 					(errmsg("run %lld is %s", (long long) run->run_id,
-							final_status)));
+							RunStatusName(final_status))));
 			break;
 		}
 
@@ -154,6 +146,11 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
+		/*
+		 * SPI_finish frees SPI's procedure context, where every SPI call
+		 * leaves CurrentMemoryContext: what is read after it (the chunk's
+		 * report and ErrorData) lives in the chunk's context instead.
+		 */
 		MemoryContextSwitchTo(chunkcxt);
 		ExecuteChunk(run, &chunk, probe_pending, run_status, via, user,
 					 &report);
@@ -162,16 +159,16 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		executed++;
 
 		ReportChunk(run, &chunk, &report);
-		if (report.outcome == CHUNK_FAILED)
+		if (report.outcome == OUTCOME_FAILED)
 			RaiseChunkFailure(run, &chunk, report.error);
-		if (report.outcome == CHUNK_DEFERRED)
+		if (report.outcome == OUTCOME_DEFERRED)
 			break;
-		if (strcmp(report.run_status, "done") == 0 ||
-			strcmp(report.run_status, "cancelled") == 0)
+		if (report.run_status == RUN_DONE ||
+			report.run_status == RUN_CANCELLED)
 		{
 			ereport(NOTICE,
 					(errmsg("run %lld is %s", (long long) run->run_id,
-							report.run_status)));
+							RunStatusName(report.run_status))));
 			break;
 		}
 		if (probe_pending && !chunk.no_source)
@@ -207,10 +204,11 @@ ExecuteRun(int64 run_id, int max_chunks)
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "run", true);
 
-	if (strcmp(run->status, "done") == 0 || strcmp(run->status, "cancelled") == 0)
+	if (run->status == RUN_DONE || run->status == RUN_CANCELLED)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is already %s", (long long) run_id, run->status)));
+				(errmsg("run %lld is already %s", (long long) run_id,
+						RunStatusName(run->status))));
 		/* a job left behind (scheduled while it finished) stops here */
 		(void) ScheduleRemoveJob(run_id);
 		MemoryContextSwitchTo(oldcxt);
@@ -323,12 +321,12 @@ CancelRun(int64 run_id)
 	values[0] = Int64GetDatum(run_id);
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "cancel", false);
-	if (strcmp(run->status, "done") == 0)
+	if (run->status == RUN_DONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run %lld is already done", (long long) run_id),
 				 errdetail("A finished run cannot be cancelled; its history stays in backfill.chunks.")));
-	if (strcmp(run->status, "cancelled") == 0)
+	if (run->status == RUN_CANCELLED)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld is already cancelled", (long long) run_id)));
@@ -362,20 +360,20 @@ CancelRun(int64 run_id)
  *		A run's status and the attempts of its chunks so far.  Caller is
  *		connected to SPI.
  */
-static char *
+static RunStatus
 RunState(int64 run_id, int64 *attempts)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
-	char	   *status;
+	RunStatus	status;
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT r.status, (SELECT COALESCE(pg_catalog.sum(c.attempts), 0)::pg_catalog.int8"
 				"  FROM backfill.chunks c WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id)"
 				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
-	status = SpiGetText(0, 1);
+	status = ParseRunStatus(SpiGetText(0, 1));
 	*attempts = SpiGetInt64(0, 2, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	return status;
@@ -402,16 +400,16 @@ RunGroup(int64 group_id, int max_chunks)
 		int64		run_id = *(int64 *) lfirst(lc);
 		int64		before;
 		int64		after;
-		char	   *status;
+		RunStatus	status;
 
 		status = RunState(run_id, &before);
-		if (strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0)
+		if (status == RUN_DONE || status == RUN_CANCELLED)
 			continue;
 		ExecuteRun(run_id, max_chunks);
 		status = RunState(run_id, &after);
 		if (max_chunks > 0)
 			max_chunks = Max(max_chunks - (int) (after - before), 0);
-		if (strcmp(status, "done") != 0)
+		if (status != RUN_DONE)
 		{
 			all_done = false;
 			break;

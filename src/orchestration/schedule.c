@@ -84,15 +84,15 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	CheckRunIdentity(run, "schedule", false);
 	CheckTargetPrivileges(run->target);
 
-	if (strcmp(run->status, "planned") != 0 && strcmp(run->status, "probed") != 0)
+	if (run->status != RUN_PLANNED && run->status != RUN_PROBED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot schedule run " INT64_FORMAT " because it is %s",
-						run_id, run->status),
-				 strcmp(run->status, "failed") == 0 ?
+						run_id, RunStatusName(run->status)),
+				 run->status == RUN_FAILED ?
 				 errhint("Look at the failed chunk in backfill.chunks; CALL backfill.run(" INT64_FORMAT ") retries it.",
 						 run_id) : 0));
-	if (run->probe && strcmp(run->status, "planned") == 0)
+	if (run->probe && run->status == RUN_PLANNED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot schedule run " INT64_FORMAT " before its probe chunk has run",

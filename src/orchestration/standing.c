@@ -288,9 +288,9 @@ RunCheck(int64 check_id)
 			nmn[k] = c->median_null;
 			nok[k] = BoolGetDatum(c->neighbor_ok);
 			nokn[k] = c->neighbor_ok_null;
-			vd[k] = CStringGetTextDatum(c->verdict);
-			if (strcmp(c->verdict, VERDICT_LEDGER_MISMATCH) == 0 ||
-				strcmp(c->verdict, VERDICT_OUTLIER) == 0)
+			vd[k] = CStringGetTextDatum(VerdictName(c->verdict));
+			if (c->verdict == VERDICT_LEDGER_MISMATCH ||
+				c->verdict == VERDICT_OUTLIER)
 				failing++;
 		}
 		ivalues[0] = Int64GetDatum(check_id);
