@@ -80,9 +80,6 @@ extern void SpiConnect(void);
 extern void SpiConnectNonatomic(void);
 extern void SpiFinish(void);
 
-/* SPI's ' '/'n' nulls string for bool nulls[] (NULL stays NULL). */
-extern char *SpiNulls(int nargs, const bool *nulls);
-
 /*
  * Run one statement with $n parameters and insist on the SPI result code
  * "expected"; any other result is an internal error naming the statement.
@@ -110,9 +107,28 @@ extern Oid	BackfillExtensionOwner(void);
  */
 extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
-/* The same with bool nulls[] (NULL: no nulls). */
-extern int	CatalogExecNulls(const char *sql, int nargs, Oid *argtypes,
-							 Datum *values, const bool *nulls, int expected);
+
+/*
+ * The parameters of one catalog statement, added in $n order, each one's
+ * type, value and null-ness together (catalog.c): CatalogArgsInit, then
+ * CatalogArg or CatalogArgText per parameter, then CatalogExecArgs, which
+ * refuses a statement whose highest $n is not the number given.
+ */
+#define CATALOG_MAX_ARGS 16
+
+typedef struct CatalogArgs
+{
+	int			n;
+	Oid			types[CATALOG_MAX_ARGS];
+	Datum		values[CATALOG_MAX_ARGS];
+	char		nulls[CATALOG_MAX_ARGS + 1];	/* SPI's ' '/'n' string */
+} CatalogArgs;
+
+extern void CatalogArgsInit(CatalogArgs *args);
+extern int	CatalogArg(CatalogArgs *args, Oid type, Datum value, bool isnull);
+extern int	CatalogArgText(CatalogArgs *args, const char *text);
+extern int	CatalogExecArgs(const char *sql, const CatalogArgs *args,
+							int expected);
 
 /* Whether a catalog query returns a row (the result is freed). */
 extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,

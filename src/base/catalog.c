@@ -13,11 +13,14 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -170,15 +173,74 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 }
 
 /*
- * CatalogExecNulls
- *		CatalogExec with bool nulls[] (true: the argument is NULL).
+ * CatalogArgsInit
+ *		Start the parameters of a catalog statement: none yet.
+ */
+void
+CatalogArgsInit(CatalogArgs *args)
+{
+	args->n = 0;
+	args->nulls[0] = '\0';
+}
+
+/*
+ * CatalogArg
+ *		Add the next parameter, $n (returned): a value of "type", SQL NULL
+ *		when isnull.
  */
 int
-CatalogExecNulls(const char *sql, int nargs, Oid *argtypes, Datum *values,
-				 const bool *nulls, int expected)
+CatalogArg(CatalogArgs *args, Oid type, Datum value, bool isnull)
 {
-	return CatalogExec(sql, nargs, argtypes, values, SpiNulls(nargs, nulls),
-					   expected);
+	if (args->n >= CATALOG_MAX_ARGS)
+		elog(ERROR, "backfill: more than %d parameters in a catalog statement",
+			 CATALOG_MAX_ARGS);
+	args->types[args->n] = type;
+	args->values[args->n] = isnull ? (Datum) 0 : value;
+	args->nulls[args->n] = isnull ? 'n' : ' ';
+	args->n++;
+	args->nulls[args->n] = '\0';
+	return args->n;
+}
+
+/*
+ * CatalogArgText
+ *		Add the next parameter as text; a NULL pointer is SQL NULL.
+ */
+int
+CatalogArgText(CatalogArgs *args, const char *text)
+{
+	return CatalogArg(args, TEXTOID,
+					  text ? CStringGetTextDatum(text) : (Datum) 0,
+					  text == NULL);
+}
+
+/*
+ * CatalogExecArgs
+ *		CatalogExec with the parameters of args.  The statement must use
+ *		them all: its highest $n must be args->n, else it is an internal
+ *		error naming the statement (a parameter added or dropped on one
+ *		side only).
+ */
+int
+CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
+{
+	const char *p;
+	int			highest = 0;
+
+	for (p = sql; *p; p++)
+	{
+		if (*p == '$' && isdigit((unsigned char) p[1]))
+		{
+			int			k = atoi(p + 1);
+
+			highest = Max(highest, k);
+		}
+	}
+	if (highest != args->n)
+		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
+			 highest, args->n, sql);
+	return CatalogExec(sql, args->n, (Oid *) args->types,
+					   (Datum *) args->values, args->nulls, expected);
 }
 
 /*

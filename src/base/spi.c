@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * spi_util.c
+ * spi.c
  *	  A thin layer over SPI, in the style of pg_repack's pgut-spi: connect
  *	  and finish wrappers that cannot be ignored, every statement states
  *	  the result it expects (a different result is reported with the
- *	  statement that produced it), bool nulls[] instead of SPI's ' '/'n'
- *	  strings, and typed readers of one result row.
+ *	  statement that produced it), and typed readers of one result row.
+ *	  The parameters of catalog statements are built by CatalogArgs
+ *	  (catalog.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,26 +52,6 @@ SpiFinish(void)
 	if (rc != SPI_OK_FINISH)
 		elog(ERROR, "backfill: SPI_finish failed: %s",
 			 SPI_result_code_string(rc));
-}
-
-/*
- * SpiNulls
- *		SPI's nulls string (' ' or 'n' per argument) for bool nulls[]; NULL
- *		when nulls is NULL (no nulls).  palloc'd in the current context.
- */
-char *
-SpiNulls(int nargs, const bool *nulls)
-{
-	char	   *s;
-	int			i;
-
-	if (nulls == NULL)
-		return NULL;
-	s = palloc(nargs + 1);
-	for (i = 0; i < nargs; i++)
-		s[i] = nulls[i] ? 'n' : ' ';
-	s[nargs] = '\0';
-	return s;
 }
 
 /*

@@ -306,45 +306,39 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 				const char *via, const char *user)
 {
 	ReplaceResult *rr = &work->rr;
-	Oid			types[14] = {INT8OID, INT4OID, TEXTOID, TEXTOID, INT8OID,
-		INT8OID, NUMERICOID, NUMERICOID, NUMERICOID, BOOLOID, TEXTOID,
-	TIMESTAMPTZOID, TEXTOID, TEXTOID};
-	Datum		vals[14];
-	bool		nulls[14] = {0};
+	CatalogArgs args;
 
-	vals[0] = Int64GetDatum(run->run_id);
-	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(ChunkStatusName(chunk->no_source ?
-												  CHUNK_NO_SOURCE : CHUNK_DONE));
-	vals[3] = CStringGetTextDatum(StrategyName(rr->strategy));
-	vals[4] = Int64GetDatum(rr->rows_deleted);
-	vals[5] = Int64GetDatum(rr->rows_inserted);
-	vals[6] = rr->before_value;
-	nulls[6] = !rr->have_values || rr->before_null;
-	vals[7] = rr->after_value;
-	nulls[7] = !rr->have_values || rr->after_null;
-	vals[8] = work->ledger_value;
-	nulls[8] = !work->have_ledger;
-	vals[9] = BoolGetDatum(work->ledger_ok);
-	nulls[9] = run->ledger == NULL || chunk->no_source;
-	vals[10] = work->verdict != VERDICT_NONE ?
-		CStringGetTextDatum(VerdictName(work->verdict)) : (Datum) 0;
-	nulls[10] = work->verdict == VERDICT_NONE;
-	vals[11] = TimestampTzGetDatum(work->started);
-	vals[12] = CStringGetTextDatum(user);
-	vals[13] = CStringGetTextDatum(via);
-	CatalogExecNulls("UPDATE backfill.chunks SET status = $3,"
-					 " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
-					 " strategy = $4, rows_deleted = $5, rows_inserted = $6,"
-					 " before_value = $7, after_value = $8, ledger_value = $9,"
-					 " ledger_ok = $10, verdict = $11, started_at = $12,"
-					 " finished_at = pg_catalog.clock_timestamp(),"
-					 " executed_by = $13::pg_catalog.name, executed_via = $14,"
-					 " error_sqlstate = NULL, error_message = NULL,"
-					 " error_detail = NULL, error_hint = NULL"
-					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
-					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
-					 14, types, vals, nulls, SPI_OK_UPDATE);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	CatalogArgText(&args, ChunkStatusName(chunk->no_source ?
+										  CHUNK_NO_SOURCE : CHUNK_DONE));
+	CatalogArgText(&args, StrategyName(rr->strategy));
+	CatalogArg(&args, INT8OID, Int64GetDatum(rr->rows_deleted), false);
+	CatalogArg(&args, INT8OID, Int64GetDatum(rr->rows_inserted), false);
+	CatalogArg(&args, NUMERICOID, rr->before_value,
+			   !rr->have_values || rr->before_null);
+	CatalogArg(&args, NUMERICOID, rr->after_value,
+			   !rr->have_values || rr->after_null);
+	CatalogArg(&args, NUMERICOID, work->ledger_value, !work->have_ledger);
+	CatalogArg(&args, BOOLOID, BoolGetDatum(work->ledger_ok),
+			   run->ledger == NULL || chunk->no_source);
+	CatalogArgText(&args, VerdictName(work->verdict));
+	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
+	CatalogArgText(&args, user);
+	CatalogArgText(&args, via);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+					" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+					" before_value = $7, after_value = $8, ledger_value = $9,"
+					" ledger_ok = $10, verdict = $11, started_at = $12,"
+					" finished_at = pg_catalog.clock_timestamp(),"
+					" executed_by = $13::pg_catalog.name, executed_via = $14,"
+					" error_sqlstate = NULL, error_message = NULL,"
+					" error_detail = NULL, error_hint = NULL"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
 }
 
 /*
@@ -397,22 +391,18 @@ ChunkErrorText(ErrorData *edata, bool timed_out, bool last_deferral,
 }
 
 /*
- * ErrorParams
- *		An error's SQLSTATE, message, detail and hint as four statement
- *		parameters (text; detail and hint NULL when absent), for the
- *		error_* columns of backfill.chunks.
+ * ErrorArgs
+ *		An error's SQLSTATE, message, detail and hint as the next four
+ *		statement parameters (text; detail and hint NULL when absent), for
+ *		the error_* columns of backfill.chunks.
  */
 static void
-ErrorParams(ErrorData *edata, Datum *vals, bool *nulls)
+ErrorArgs(CatalogArgs *args, ErrorData *edata)
 {
-	vals[0] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	nulls[0] = false;
-	vals[1] = CStringGetTextDatum(edata->message ? edata->message : "");
-	nulls[1] = false;
-	vals[2] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
-	nulls[2] = edata->detail == NULL;
-	vals[3] = edata->hint ? CStringGetTextDatum(edata->hint) : (Datum) 0;
-	nulls[3] = edata->hint == NULL;
+	CatalogArgText(args, unpack_sql_state(edata->sqlerrcode));
+	CatalogArgText(args, edata->message ? edata->message : "");
+	CatalogArgText(args, edata->detail);
+	CatalogArgText(args, edata->hint);
 }
 
 /*
@@ -423,21 +413,20 @@ ErrorParams(ErrorData *edata, Datum *vals, bool *nulls)
 static void
 ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 {
-	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		vals[6];
-	bool		nulls[6] = {0};
+	CatalogArgs args;
 
-	vals[0] = Int64GetDatum(run->run_id);
-	vals[1] = Int32GetDatum(chunk->chunk_no);
-	ErrorParams(edata, vals + 2, nulls + 2);
-	CatalogExecNulls("UPDATE backfill.chunks SET"
-					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
-					 " deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
-					 " error_sqlstate = $3, error_message = $4,"
-					 " error_detail = $5, error_hint = $6"
-					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
-					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
-					 6, types, vals, nulls, SPI_OK_UPDATE);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+					" error_sqlstate = $3, error_message = $4,"
+					" error_detail = $5, error_hint = $6"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
 }
 
 /*
@@ -452,43 +441,38 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 				   ErrorData *edata, int32 deferrals, const char *via,
 				   const char *user)
 {
-	Oid			types[13] = {INT8OID, INT4OID, TEXTOID, INT4OID, NUMERICOID,
-		TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	TEXTOID, TEXTOID};
-	Datum		vals[13];
-	bool		nulls[13] = {0};
+	CatalogArgs args;
 	Verdict		verdict = chunk->no_source ? VERDICT_NO_SOURCE :
 	(work->gate_failed ? VERDICT_LEDGER_MISMATCH : VERDICT_NONE);
 
-	vals[0] = Int64GetDatum(run->run_id);
-	vals[1] = Int32GetDatum(chunk->chunk_no);
-	vals[2] = CStringGetTextDatum(ChunkStatusName(chunk->no_source ?
-												  CHUNK_NO_SOURCE : CHUNK_FAILED));
-	vals[3] = Int32GetDatum(deferrals);
-	vals[4] = work->ledger_value;
-	nulls[4] = !(work->gate_failed && work->have_ledger);
-	vals[5] = verdict != VERDICT_NONE ?
-		CStringGetTextDatum(VerdictName(verdict)) : (Datum) 0;
-	nulls[5] = verdict == VERDICT_NONE;
-	vals[6] = TimestampTzGetDatum(work->started);
-	vals[7] = CStringGetTextDatum(user);
-	vals[8] = CStringGetTextDatum(via);
-	ErrorParams(edata, vals + 9, nulls + 9);
-	CatalogExecNulls("UPDATE backfill.chunks SET status = $3,"
-					 " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
-					 " rows_deleted = NULL, rows_inserted = NULL,"
-					 " before_value = NULL, after_value = NULL,"
-					 " ledger_value = $5,"
-					 " ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
-					 " verdict = $6, started_at = $7,"
-					 " finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
-					 "  THEN pg_catalog.clock_timestamp() END,"
-					 " executed_by = $8::pg_catalog.name, executed_via = $9,"
-					 " error_sqlstate = $10, error_message = $11,"
-					 " error_detail = $12, error_hint = $13"
-					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
-					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
-					 13, types, vals, nulls, SPI_OK_UPDATE);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	CatalogArgText(&args, ChunkStatusName(chunk->no_source ?
+										  CHUNK_NO_SOURCE : CHUNK_FAILED));
+	CatalogArg(&args, INT4OID, Int32GetDatum(deferrals), false);
+	CatalogArg(&args, NUMERICOID, work->ledger_value,
+			   !(work->gate_failed && work->have_ledger));
+	CatalogArgText(&args, VerdictName(verdict));
+	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
+	CatalogArgText(&args, user);
+	CatalogArgText(&args, via);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+					" rows_deleted = NULL, rows_inserted = NULL,"
+					" before_value = NULL, after_value = NULL,"
+					" ledger_value = $5,"
+					" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+					" verdict = $6, started_at = $7,"
+					" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+					"  THEN pg_catalog.clock_timestamp() END,"
+					" executed_by = $8::pg_catalog.name, executed_via = $9,"
+					" error_sqlstate = $10, error_message = $11,"
+					" error_detail = $12, error_hint = $13"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
 	SetRunStatus(run, RUN_FAILED);
 }
 
@@ -641,9 +625,7 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ErrorData  *volatile edata = NULL;
-	Oid			types[6] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		vals[6];
-	bool		nulls[6] = {0};
+	CatalogArgs args;
 
 	PG_TRY();
 	{
@@ -665,20 +647,21 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		edata = report->error;
 
 	SpiConnect();
-	vals[0] = Int64GetDatum(run->run_id);
-	vals[1] = Int32GetDatum(chunk->chunk_no);
-	ErrorParams(edata, vals + 2, nulls + 2);
-	CatalogExecNulls("UPDATE backfill.chunks SET status = 'failed',"
-					 " attempts = attempts OPERATOR(pg_catalog.+) 1,"
-					 " rows_deleted = NULL, rows_inserted = NULL,"
-					 " before_value = NULL, after_value = NULL,"
-					 " ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
-					 " finished_at = pg_catalog.clock_timestamp(),"
-					 " error_sqlstate = $3, error_message = $4,"
-					 " error_detail = $5, error_hint = $6"
-					 " WHERE run_id OPERATOR(pg_catalog.=) $1"
-					 " AND chunk_no OPERATOR(pg_catalog.=) $2",
-					 6, types, vals, nulls, SPI_OK_UPDATE);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" rows_deleted = NULL, rows_inserted = NULL,"
+					" before_value = NULL, after_value = NULL,"
+					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
+					" finished_at = pg_catalog.clock_timestamp(),"
+					" error_sqlstate = $3, error_message = $4,"
+					" error_detail = $5, error_hint = $6"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
 	SetRunStatus(run, RUN_FAILED);
 	SpiFinish();
 	SPI_commit();

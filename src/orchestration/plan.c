@@ -135,44 +135,37 @@ PlanRun(const PlanRequest *req)
 
 	/* the run */
 	{
-		Oid			types[14] = {REGCLASSOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
-			INTERVALOID, TEXTOID, BOOLOID, BOOLOID, BOOLOID, INT4OID, TEXTOID,
-		TEXTOID, TEXTOID, OIDOID};
-		Datum		vals[14];
-		char		nulls[14];
+		CatalogArgs args;
 
-		memset(nulls, ' ', sizeof(nulls));
-		vals[0] = ObjectIdGetDatum(target);
-		vals[1] = CStringGetTextDatum(QualifiedRelName(target));
-		vals[2] = TimestampTzGetDatum(start);
-		vals[3] = TimestampTzGetDatum(end);
-		vals[4] = IntervalPGetDatum(step);
-		vals[5] = req->note ? CStringGetTextDatum(req->note) : (Datum) 0;
-		nulls[5] = req->note ? ' ' : 'n';
-		vals[6] = BoolGetDatum(req->probe);
-		vals[7] = BoolGetDatum(req->backwards);
-		vals[8] = BoolGetDatum(req->clear_no_source);
-		vals[9] = Int32GetDatum(version);
-		vals[10] = CStringGetTextDatum(GetConfigOption("TimeZone", false, false));
-		vals[11] = CStringGetTextDatum(GetConfigOption("search_path", false, false));
-		vals[12] = CStringGetTextDatum(CurrentUserName());
-		vals[13] = ObjectIdGetDatum(GetUserId());
-		CatalogExec("INSERT INTO backfill.runs (target, target_name, range_start,"
-					" range_end, chunk, note, probe, backwards, clear_no_source,"
-					" definition_version, timezone, search_path, created_by,"
-					" created_by_oid)"
-					" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-					" $13::pg_catalog.name, $14) RETURNING run_id",
-					14, types, vals, nulls, SPI_OK_INSERT_RETURNING);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, QualifiedRelName(target));
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(start), false);
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(end), false);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(step), false);
+		CatalogArgText(&args, req->note);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->probe), false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->backwards), false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->clear_no_source), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArgText(&args, GetConfigOption("TimeZone", false, false));
+		CatalogArgText(&args, GetConfigOption("search_path", false, false));
+		CatalogArgText(&args, CurrentUserName());
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
+						" range_end, chunk, note, probe, backwards, clear_no_source,"
+						" definition_version, timezone, search_path, created_by,"
+						" created_by_oid)"
+						" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+						" $13::pg_catalog.name, $14) RETURNING run_id",
+						&args, SPI_OK_INSERT_RETURNING);
 		run_id = SpiGetInt64(0, 1, &isnull);
 		SPI_freetuptable(SPI_tuptable);
 	}
 
 	/* its chunks, set-based: one statement whatever their number */
 	{
-		Oid			types[4];
-		Datum		vals[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
+		CatalogArgs args;
 		Datum	   *starts = palloc(sizeof(Datum) * n);
 		Datum	   *ends = palloc(sizeof(Datum) * n);
 		int			k;
@@ -182,27 +175,22 @@ PlanRun(const PlanRequest *req)
 			starts[k] = TimestampTzGetDatum(given ? given->starts[k] : bounds[k]);
 			ends[k] = TimestampTzGetDatum(given ? given->ends[k] : bounds[k + 1]);
 		}
-		types[0] = INT8OID;
-		types[1] = TIMESTAMPTZARRAYOID;
-		types[2] = TIMESTAMPTZARRAYOID;
-		types[3] = TIMESTAMPTZOID;
-		vals[0] = Int64GetDatum(run_id);
-		vals[1] = PointerGetDatum(construct_array(starts, n, TIMESTAMPTZOID,
-												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
-												  TYPALIGN_DOUBLE));
-		vals[2] = PointerGetDatum(construct_array(ends, n, TIMESTAMPTZOID,
-												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
-												  TYPALIGN_DOUBLE));
-		vals[3] = TimestampTzGetDatum(horizon);
-		nulls[3] = horizon_null ? 'n' : ' ';
-		CatalogExec("INSERT INTO backfill.chunks"
-					" (run_id, chunk_no, chunk_start, chunk_end, status, verdict)"
-					" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
-					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
-					"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
-					" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
-					" WITH ORDINALITY AS c(s, e, n)",
-					4, types, vals, nulls, SPI_OK_INSERT);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(starts, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(ends, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(horizon),
+				   horizon_null);
+		CatalogExecArgs("INSERT INTO backfill.chunks"
+						" (run_id, chunk_no, chunk_start, chunk_end, status, verdict)"
+						" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
+						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
+						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
+						" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+						" WITH ORDINALITY AS c(s, e, n)",
+						&args, SPI_OK_INSERT);
 	}
 
 	return run_id;

@@ -462,9 +462,7 @@ ReconcileRun(int64 run_id, RecChunk **out)
 		Datum	   *nok = palloc(sizeof(Datum) * nstore);
 		bool	   *nokn = palloc(sizeof(bool) * nstore);
 		Datum	   *vd = palloc(sizeof(Datum) * nstore);
-		Oid			utypes[7] = {INT8OID, INT4ARRAYOID, NUMERICARRAYOID,
-		BOOLARRAYOID, NUMERICARRAYOID, BOOLARRAYOID, TEXTARRAYOID};
-		Datum		uvalues[7];
+		CatalogArgs args;
 		int			j = 0;
 
 		for (k = 0; k < n; k++)
@@ -485,26 +483,33 @@ ReconcileRun(int64 run_id, RecChunk **out)
 			vd[j] = CStringGetTextDatum(VerdictName(c->verdict));
 			j++;
 		}
-		uvalues[0] = Int64GetDatum(run_id);
-		uvalues[1] = MakeArray(nos, NULL, nstore, INT4OID);
-		uvalues[2] = MakeArray(lv, lvn, nstore, NUMERICOID);
-		uvalues[3] = MakeArray(lok, lokn, nstore, BOOLOID);
-		uvalues[4] = MakeArray(nm, nmn, nstore, NUMERICOID);
-		uvalues[5] = MakeArray(nok, nokn, nstore, BOOLOID);
-		uvalues[6] = MakeArray(vd, NULL, nstore, TEXTOID);
-		CatalogExec("UPDATE backfill.chunks c"
-					" SET ledger_value = u.ledger_value, ledger_ok = u.ledger_ok,"
-					" neighbor_median = u.neighbor_median,"
-					" neighbor_ok = u.neighbor_ok, verdict = u.verdict"
-					" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
-					" pg_catalog.unnest($4), pg_catalog.unnest($5),"
-					" pg_catalog.unnest($6), pg_catalog.unnest($7))"
-					" AS u(chunk_no, ledger_value, ledger_ok, neighbor_median,"
-					" neighbor_ok, verdict)"
-					" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-					" AND c.chunk_no OPERATOR(pg_catalog.=) u.chunk_no"
-					" AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])",
-					7, utypes, uvalues, NULL, SPI_OK_UPDATE);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+		CatalogArg(&args, INT4ARRAYOID,
+				   MakeArray(nos, NULL, nstore, INT4OID), false);
+		CatalogArg(&args, NUMERICARRAYOID,
+				   MakeArray(lv, lvn, nstore, NUMERICOID), false);
+		CatalogArg(&args, BOOLARRAYOID,
+				   MakeArray(lok, lokn, nstore, BOOLOID), false);
+		CatalogArg(&args, NUMERICARRAYOID,
+				   MakeArray(nm, nmn, nstore, NUMERICOID), false);
+		CatalogArg(&args, BOOLARRAYOID,
+				   MakeArray(nok, nokn, nstore, BOOLOID), false);
+		CatalogArg(&args, TEXTARRAYOID,
+				   MakeArray(vd, NULL, nstore, TEXTOID), false);
+		CatalogExecArgs("UPDATE backfill.chunks c"
+						" SET ledger_value = u.ledger_value, ledger_ok = u.ledger_ok,"
+						" neighbor_median = u.neighbor_median,"
+						" neighbor_ok = u.neighbor_ok, verdict = u.verdict"
+						" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
+						" pg_catalog.unnest($4), pg_catalog.unnest($5),"
+						" pg_catalog.unnest($6), pg_catalog.unnest($7))"
+						" AS u(chunk_no, ledger_value, ledger_ok, neighbor_median,"
+						" neighbor_ok, verdict)"
+						" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
+						" AND c.chunk_no OPERATOR(pg_catalog.=) u.chunk_no"
+						" AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])",
+						&args, SPI_OK_UPDATE);
 	}
 
 	*out = chunks;

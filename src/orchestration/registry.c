@@ -109,44 +109,37 @@ RegisterTarget(const Registration *reg)
 	 * strategy is kept from the current registration (set_strategy).
 	 */
 	{
-		Oid			types[12] = {REGCLASSOID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
-			INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID,
-		BOOLOID};
-		Datum		vals[12];
-		char		nulls[12];
+		CatalogArgs args;
 		bool		isnull;
 
-		memset(nulls, ' ', sizeof(nulls));
-		vals[0] = ObjectIdGetDatum(target);
-		vals[1] = CStringGetTextDatum(sq->sql);
-		vals[2] = label ? CStringGetTextDatum(label) : (Datum) 0;
-		nulls[2] = label ? ' ' : 'n';
-		vals[3] = ObjectIdGetDatum(GetUserId());
-		vals[4] = CStringGetTextDatum(time_column);
-		vals[5] = IntervalPGetDatum(chunk);
-		vals[6] = retention ? IntervalPGetDatum(retention) : (Datum) 0;
-		nulls[6] = retention ? ' ' : 'n';
-		vals[7] = horizon ? CStringGetTextDatum(horizon) : (Datum) 0;
-		nulls[7] = horizon ? ' ' : 'n';
-		vals[8] = ledger ? CStringGetTextDatum(ledger) : (Datum) 0;
-		nulls[8] = ledger ? ' ' : 'n';
-		vals[9] = CStringGetTextDatum(measure);
-		vals[10] = tolerance;
-		vals[11] = BoolGetDatum(ledger_gate);
-		CatalogExec("SELECT d.version,"
-					" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
-					"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
-					"  d.measure, d.tolerance, d.ledger_gate)"
-					"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
-					"  $11, $12),"
-					" d.strategy IS NOT DISTINCT FROM"
-					"  coalesce(t.strategy, d.strategy)"
-					" FROM backfill.definitions d"
-					" LEFT JOIN backfill.targets t"
-					"  ON t.target OPERATOR(pg_catalog.=) d.target"
-					" WHERE d.target OPERATOR(pg_catalog.=) $1"
-					" ORDER BY d.version DESC LIMIT 1",
-					12, types, vals, nulls, SPI_OK_SELECT);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, sq->sql);
+		CatalogArgText(&args, label);
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogArgText(&args, time_column);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
+				   retention == NULL);
+		CatalogArgText(&args, horizon);
+		CatalogArgText(&args, ledger);
+		CatalogArgText(&args, measure);
+		CatalogArg(&args, NUMERICOID, tolerance, false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+		CatalogExecArgs("SELECT d.version,"
+						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
+						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
+						"  d.measure, d.tolerance, d.ledger_gate)"
+						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
+						"  $11, $12),"
+						" d.strategy IS NOT DISTINCT FROM"
+						"  coalesce(t.strategy, d.strategy)"
+						" FROM backfill.definitions d"
+						" LEFT JOIN backfill.targets t"
+						"  ON t.target OPERATOR(pg_catalog.=) d.target"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" ORDER BY d.version DESC LIMIT 1",
+						&args, SPI_OK_SELECT);
 		if (SPI_processed == 0)
 			new_version = true;
 		else
@@ -158,81 +151,67 @@ RegisterTarget(const Registration *reg)
 
 		if (new_version)
 		{
-			Oid			itypes[13];
-			Datum		ivals[13];
-			char		inulls[13];
-
+			/* the same twelve parameters, and the version as $13 */
 			version++;
-			memcpy(itypes, types, sizeof(types));
-			memcpy(ivals, vals, sizeof(vals));
-			memcpy(inulls, nulls, sizeof(nulls));
-			itypes[12] = INT4OID;
-			ivals[12] = Int32GetDatum(version);
-			inulls[12] = ' ';
-			CatalogExec("INSERT INTO backfill.definitions"
-						" (target, version, label, source, source_hash, created_by,"
-						"  author, time_column, chunk, source_retention,"
-						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-						"  strategy)"
-						" SELECT $1, $13, $3, $2,"
-						" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
-						" (SELECT rolname FROM pg_catalog.pg_roles"
-						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
-						" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
-						" coalesce((SELECT strategy FROM backfill.targets"
-						"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto')",
-						13, itypes, ivals, inulls, SPI_OK_INSERT);
+			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+			CatalogExecArgs("INSERT INTO backfill.definitions"
+							" (target, version, label, source, source_hash, created_by,"
+							"  author, time_column, chunk, source_retention,"
+							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+							"  strategy)"
+							" SELECT $1, $13, $3, $2,"
+							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
+							" (SELECT rolname FROM pg_catalog.pg_roles"
+							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
+							" coalesce((SELECT strategy FROM backfill.targets"
+							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto')",
+							&args, SPI_OK_INSERT);
 		}
 	}
 
 	{
-		Oid			types[12] = {REGCLASSOID, TEXTOID, TEXTOID, INTERVALOID,
-			INTERVALOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, BOOLOID, INT4OID,
-		TEXTOID};
-		Datum		values[12];
-		char		nulls[12];
+		CatalogArgs args;
 
-		memset(nulls, ' ', sizeof(nulls));
-		values[0] = ObjectIdGetDatum(target);
-		values[1] = CStringGetTextDatum(QualifiedRelName(target));
-		values[2] = CStringGetTextDatum(time_column);
-		values[3] = IntervalPGetDatum(chunk);
-		values[4] = retention ? IntervalPGetDatum(retention) : (Datum) 0;
-		nulls[4] = retention ? ' ' : 'n';
-		values[5] = horizon ? CStringGetTextDatum(horizon) : (Datum) 0;
-		nulls[5] = horizon ? ' ' : 'n';
-		values[6] = ledger ? CStringGetTextDatum(ledger) : (Datum) 0;
-		nulls[6] = ledger ? ' ' : 'n';
-		values[7] = CStringGetTextDatum(measure);
-		values[8] = tolerance;
-		values[9] = BoolGetDatum(ledger_gate);
-		values[10] = Int32GetDatum(version);
-		values[11] = CStringGetTextDatum(user);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, QualifiedRelName(target));
+		CatalogArgText(&args, time_column);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
+				   retention == NULL);
+		CatalogArgText(&args, horizon);
+		CatalogArgText(&args, ledger);
+		CatalogArgText(&args, measure);
+		CatalogArg(&args, NUMERICOID, tolerance, false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArgText(&args, user);
 		/* a read-only copy of the current version (the engine never reads it) */
-		CatalogExec("INSERT INTO backfill.targets AS t"
-					" (target, target_name, time_column, chunk, source_retention,"
-					"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-					"  current_version, registered_by, strategy)"
-					" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
-					"  $11, $12::pg_catalog.name, d.strategy"
-					" FROM backfill.definitions d"
-					" WHERE d.target OPERATOR(pg_catalog.=) $1"
-					" AND d.version OPERATOR(pg_catalog.=) $11"
-					" ON CONFLICT (target) DO UPDATE SET"
-					"  target_name = excluded.target_name,"
-					"  time_column = excluded.time_column,"
-					"  chunk = excluded.chunk,"
-					"  source_retention = excluded.source_retention,"
-					"  source_horizon = excluded.source_horizon,"
-					"  ledger = excluded.ledger,"
-					"  measure = excluded.measure,"
-					"  tolerance = excluded.tolerance,"
-					"  ledger_gate = excluded.ledger_gate,"
-					"  strategy = excluded.strategy,"
-					"  current_version = excluded.current_version,"
-					"  registered_at = pg_catalog.now(),"
-					"  registered_by = excluded.registered_by",
-					12, types, values, nulls, SPI_OK_INSERT);
+		CatalogExecArgs("INSERT INTO backfill.targets AS t"
+						" (target, target_name, time_column, chunk, source_retention,"
+						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+						"  current_version, registered_by, strategy)"
+						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
+						"  $11, $12::pg_catalog.name, d.strategy"
+						" FROM backfill.definitions d"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" AND d.version OPERATOR(pg_catalog.=) $11"
+						" ON CONFLICT (target) DO UPDATE SET"
+						"  target_name = excluded.target_name,"
+						"  time_column = excluded.time_column,"
+						"  chunk = excluded.chunk,"
+						"  source_retention = excluded.source_retention,"
+						"  source_horizon = excluded.source_horizon,"
+						"  ledger = excluded.ledger,"
+						"  measure = excluded.measure,"
+						"  tolerance = excluded.tolerance,"
+						"  ledger_gate = excluded.ledger_gate,"
+						"  strategy = excluded.strategy,"
+						"  current_version = excluded.current_version,"
+						"  registered_at = pg_catalog.now(),"
+						"  registered_by = excluded.registered_by",
+						&args, SPI_OK_INSERT);
 	}
 	return version;
 }
@@ -346,8 +325,7 @@ SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 		Definition *def = LoadDefinition(target, 0);
 		int32		version = def->version;
 		Oid			author = def->author;
-		Oid			types[4] = {REGCLASSOID, TEXTOID, INT4OID, OIDOID};
-		Datum		vals[4];
+		CatalogArgs args;
 
 		previous = def->strategy;
 
@@ -356,28 +334,29 @@ SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 		 * version's text: only a role with its author's privileges may.
 		 */
 		CheckAuthor(author, target, version);
-		vals[0] = ObjectIdGetDatum(target);
-		vals[1] = CStringGetTextDatum(StrategyName(strategy));
-		vals[2] = Int32GetDatum(version);
-		vals[3] = ObjectIdGetDatum(GetUserId());
-		CatalogExec("INSERT INTO backfill.definitions (target, version, label,"
-					" source, source_hash, created_by, author, time_column, chunk,"
-					" source_retention, source_horizon, ledger, measure, tolerance,"
-					" ledger_gate, strategy)"
-					" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
-					" d.source, d.source_hash,"
-					" (SELECT rolname FROM pg_catalog.pg_roles"
-					"  WHERE oid OPERATOR(pg_catalog.=) $4),"
-					" $4, d.time_column, d.chunk, d.source_retention,"
-					" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-					" d.ledger_gate, $2"
-					" FROM backfill.definitions d,"
-					" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
-					"  WHERE target OPERATOR(pg_catalog.=) $1) m"
-					" WHERE d.target OPERATOR(pg_catalog.=) $1"
-					" AND d.version OPERATOR(pg_catalog.=) $3"
-					" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
-					4, types, vals, NULL, SPI_OK_INSERT);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, StrategyName(strategy));
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogExecArgs("INSERT INTO backfill.definitions (target, version, label,"
+						" source, source_hash, created_by, author, time_column, chunk,"
+						" source_retention, source_horizon, ledger, measure, tolerance,"
+						" ledger_gate, strategy)"
+						" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
+						" d.source, d.source_hash,"
+						" (SELECT rolname FROM pg_catalog.pg_roles"
+						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+						" $4, d.time_column, d.chunk, d.source_retention,"
+						" d.source_horizon, d.ledger, d.measure, d.tolerance,"
+						" d.ledger_gate, $2"
+						" FROM backfill.definitions d,"
+						" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
+						"  WHERE target OPERATOR(pg_catalog.=) $1) m"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" AND d.version OPERATOR(pg_catalog.=) $3"
+						" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
+						&args, SPI_OK_INSERT);
 		CatalogExec("UPDATE backfill.targets SET strategy = $2,"
 					" current_version = (SELECT pg_catalog.max(version)"
 					"  FROM backfill.definitions"

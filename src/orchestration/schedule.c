@@ -67,9 +67,9 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	char	   *command;
 	int64		job_id;
 	bool		isnull;
-	Oid			argtypes[4];
-	Datum		values[4];
-	char		nulls[4];
+	Oid			argtypes[3];
+	Datum		values[3];
+	CatalogArgs args;
 
 	if (chunks_per_tick < 1)
 		ereport(ERROR,
@@ -146,21 +146,16 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	 * for a concurrent run call's row lock, so a run that finished meanwhile
 	 * is not left with a job (the whole call rolls back, job included).
 	 */
-	argtypes[0] = INT8OID;
-	argtypes[1] = INT8OID;
-	argtypes[2] = INT4OID;
-	argtypes[3] = TEXTOID;
-	values[0] = Int64GetDatum(run_id);
-	values[1] = Int64GetDatum(job_id);
-	values[2] = Int32GetDatum(chunks_per_tick);
-	values[3] = quiet_hours ? CStringGetTextDatum(quiet_hours) : (Datum) 0;
-	memset(nulls, ' ', sizeof(nulls));
-	nulls[3] = quiet_hours ? ' ' : 'n';
-	CatalogExec("UPDATE backfill.runs"
-				" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])",
-				4, argtypes, values, nulls, SPI_OK_UPDATE);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INT8OID, Int64GetDatum(job_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunks_per_tick), false);
+	CatalogArgText(&args, quiet_hours);
+	CatalogExecArgs("UPDATE backfill.runs"
+					" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])",
+					&args, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

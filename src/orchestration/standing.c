@@ -38,8 +38,7 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 	int64		check_id;
 	int64		job_id;
 	bool		isnull;
-	Oid			itypes[5] = {REGCLASSOID, TEXTOID, INTERVALOID, NAMEOID, OIDOID};
-	Datum		ivalues[5];
+	CatalogArgs args;
 	Oid			stypes[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		svalues[3];
 	Oid			utypes[2] = {INT8OID, INT8OID};
@@ -63,15 +62,18 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 		CheckAuthor(t->author, relid, t->version);
 	}
 
-	ivalues[0] = ObjectIdGetDatum(relid);
-	ivalues[1] = CStringGetTextDatum(cron);
-	ivalues[2] = IntervalPGetDatum(lookback);
-	ivalues[3] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
-	ivalues[4] = ObjectIdGetDatum(GetUserId());
-	CatalogExec("INSERT INTO backfill.checks (target, cron, lookback, created_by,"
-				" created_by_oid)"
-				" VALUES ($1, $2, $3, $4, $5) RETURNING check_id",
-				5, itypes, ivalues, NULL, SPI_OK_INSERT_RETURNING);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(relid), false);
+	CatalogArgText(&args, cron);
+	CatalogArg(&args, INTERVALOID, IntervalPGetDatum(lookback), false);
+	CatalogArg(&args, NAMEOID,
+			   DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName())),
+			   false);
+	CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+	CatalogExecArgs("INSERT INTO backfill.checks (target, cron, lookback, created_by,"
+					" created_by_oid)"
+					" VALUES ($1, $2, $3, $4, $5) RETURNING check_id",
+					&args, SPI_OK_INSERT_RETURNING);
 	check_id = SpiGetInt64(0, 1, &isnull);
 
 	/* the job belongs to the caller: schedule it as the caller */
@@ -266,11 +268,7 @@ RunCheck(int64 check_id)
 		Datum	   *nok = palloc(sizeof(Datum) * n);
 		bool	   *nokn = palloc(sizeof(bool) * n);
 		Datum	   *vd = palloc(sizeof(Datum) * n);
-		Oid			itypes[11] = {INT8OID, REGCLASSOID, NAMEOID,
-			TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID, NUMERICARRAYOID,
-			NUMERICARRAYOID, BOOLARRAYOID, NUMERICARRAYOID, BOOLARRAYOID,
-		TEXTARRAYOID};
-		Datum		ivalues[11];
+		CatalogArgs args;
 
 		for (k = 0; k < n; k++)
 		{
@@ -293,28 +291,39 @@ RunCheck(int64 check_id)
 				c->verdict == VERDICT_OUTLIER)
 				failing++;
 		}
-		ivalues[0] = Int64GetDatum(check_id);
-		ivalues[1] = ObjectIdGetDatum(relid);
-		ivalues[2] = DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName()));
-		ivalues[3] = MakeArray(los, NULL, n, TIMESTAMPTZOID);
-		ivalues[4] = MakeArray(his, NULL, n, TIMESTAMPTZOID);
-		ivalues[5] = MakeArray(tv, tvn, n, NUMERICOID);
-		ivalues[6] = MakeArray(lv, lvn, n, NUMERICOID);
-		ivalues[7] = MakeArray(lok, lokn, n, BOOLOID);
-		ivalues[8] = MakeArray(nm, nmn, n, NUMERICOID);
-		ivalues[9] = MakeArray(nok, nokn, n, BOOLOID);
-		ivalues[10] = MakeArray(vd, NULL, n, TEXTOID);
-		CatalogExec("INSERT INTO backfill.check_results (check_id, target,"
-					" chunk_start, chunk_end, target_value, ledger_value,"
-					" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
-					" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
-					" u.verdict, $3"
-					" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
-					" pg_catalog.unnest($6), pg_catalog.unnest($7),"
-					" pg_catalog.unnest($8), pg_catalog.unnest($9),"
-					" pg_catalog.unnest($10), pg_catalog.unnest($11))"
-					" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
-					11, itypes, ivalues, NULL, SPI_OK_INSERT);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(check_id), false);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(relid), false);
+		CatalogArg(&args, NAMEOID,
+				   DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName())),
+				   false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(los, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(his, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, NUMERICARRAYOID,
+				   MakeArray(tv, tvn, n, NUMERICOID), false);
+		CatalogArg(&args, NUMERICARRAYOID,
+				   MakeArray(lv, lvn, n, NUMERICOID), false);
+		CatalogArg(&args, BOOLARRAYOID,
+				   MakeArray(lok, lokn, n, BOOLOID), false);
+		CatalogArg(&args, NUMERICARRAYOID,
+				   MakeArray(nm, nmn, n, NUMERICOID), false);
+		CatalogArg(&args, BOOLARRAYOID,
+				   MakeArray(nok, nokn, n, BOOLOID), false);
+		CatalogArg(&args, TEXTARRAYOID,
+				   MakeArray(vd, NULL, n, TEXTOID), false);
+		CatalogExecArgs("INSERT INTO backfill.check_results (check_id, target,"
+						" chunk_start, chunk_end, target_value, ledger_value,"
+						" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
+						" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
+						" u.verdict, $3"
+						" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
+						" pg_catalog.unnest($6), pg_catalog.unnest($7),"
+						" pg_catalog.unnest($8), pg_catalog.unnest($9),"
+						" pg_catalog.unnest($10), pg_catalog.unnest($11))"
+						" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
+						&args, SPI_OK_INSERT);
 	}
 
 	return failing;
