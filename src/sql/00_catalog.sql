@@ -125,10 +125,21 @@ CREATE TABLE backfill.runs (
     -- why the run cannot go on by itself (a dropped scheduling role, a
     -- pg_cron tick refused for lack of privileges); NULL when fine
     last_error         pg_catalog.text,
+    -- A cascading plan's runs form a group: group_id is the run id of the
+    -- run the plan was asked for (the root); upstream_runs are the runs of
+    -- the group, of the target's direct upstream targets, whose chunks each
+    -- of this run's chunks waits for (the lineage of a downstream chunk:
+    -- which upstream run caused it).  NULL for a run planned without cascade.
+    group_id           pg_catalog.int8,
+    upstream_runs      pg_catalog.int8[],
     CHECK (range_start < range_end)
 );
 COMMENT ON TABLE backfill.runs IS
     'One row per planned backfill of a range: who, when, why, under which definition.';
+COMMENT ON COLUMN backfill.runs.group_id IS
+    'The group of a cascading plan (the run id of its root run); NULL outside a group.';
+COMMENT ON COLUMN backfill.runs.upstream_runs IS
+    'The runs of the same group whose chunks this run''s chunks wait for: which upstream runs caused it.';
 
 CREATE TABLE backfill.chunks (
     run_id          pg_catalog.int8 NOT NULL REFERENCES backfill.runs,
@@ -198,6 +209,7 @@ COMMENT ON TABLE backfill.check_results IS
 
 CREATE INDEX chunks_status_idx ON backfill.chunks (run_id, status);
 CREATE INDEX runs_target_idx ON backfill.runs (target, status);
+CREATE INDEX runs_group_idx ON backfill.runs (group_id) WHERE group_id IS NOT NULL;
 CREATE INDEX check_results_target_idx ON backfill.check_results (target, chunk_start, checked_at);
 
 -- pg_dump keeps the history (and the sequences behind the ids).

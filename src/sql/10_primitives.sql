@@ -1,6 +1,7 @@
 
 -------------------------------------------------------------------------
--- Primitives (range.c, replace.c)
+-- Primitives: split_range, replace_range, _in_range (api/primitives.c;
+-- the work in base/range.c, engine/strategy.c and engine/replace.c)
 -------------------------------------------------------------------------
 
 CREATE FUNCTION backfill.split_range(range_start pg_catalog.timestamptz,

@@ -1,6 +1,8 @@
 
 -------------------------------------------------------------------------
--- Targets, runs and chunks (validate.c, run.c)
+-- Targets, runs and chunks: register and unregister (api/targets.c,
+-- orchestration/registry.c); plan, run, backfill, cancel and preview
+-- (api/runs.c; orchestration/cascade.c, plan.c, run.c, engine/chunk.c)
 -------------------------------------------------------------------------
 
 CREATE FUNCTION backfill.register(target pg_catalog.regclass,
@@ -82,10 +84,11 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.preview(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) IS
     'What replacing the range would do, computed and rolled back.';
 
--- The run engine's lookups of the next chunk to execute and of whether any
--- is left (run.c): the chunks still to do, in chunk order, so that a run
--- of 100,000 chunks never rescans the ones already done.  The predicates
--- are spelled exactly as in run.c's queries.
+-- The chunk engine's lookups of the next chunk to execute and of whether
+-- any is left (engine/chunk.c: NextChunk, RemainingChunks): the chunks
+-- still to do, in chunk order, so that a run of 100,000 chunks never
+-- rescans the ones already done.  The predicates are spelled exactly as
+-- in those queries (TODO_PENDING, TODO_NO_SOURCE).
 CREATE INDEX chunks_todo_idx ON backfill.chunks (run_id, chunk_no)
     WHERE status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[]);
 CREATE INDEX chunks_no_source_todo_idx ON backfill.chunks (run_id, chunk_no)

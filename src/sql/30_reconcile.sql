@@ -1,6 +1,7 @@
 
 -------------------------------------------------------------------------
--- Reconciliation and validation (reconcile.c)
+-- Reconciliation and validation (api/reconciliation.c;
+-- orchestration/reconcile.c, standing.c)
 -------------------------------------------------------------------------
 
 CREATE FUNCTION backfill.reconcile(run_id pg_catalog.int8)

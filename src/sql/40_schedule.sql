@@ -1,6 +1,7 @@
 
 -------------------------------------------------------------------------
--- Scheduling with pg_cron and yielding to the daily job (schedule.c)
+-- Scheduling with pg_cron and yielding to the daily job
+-- (api/scheduling.c; orchestration/schedule.c, base/cron.c)
 -------------------------------------------------------------------------
 
 CREATE FUNCTION backfill.schedule(run_id pg_catalog.int8,

@@ -1,6 +1,7 @@
 
 -------------------------------------------------------------------------
--- How a target's chunks replace their rows (partition.c)
+-- How a target's chunks replace their rows: set_strategy (api/targets.c,
+-- orchestration/registry.c; the strategies themselves are in engine/)
 -------------------------------------------------------------------------
 
 CREATE FUNCTION backfill.set_strategy(target pg_catalog.regclass,

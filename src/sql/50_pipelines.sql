@@ -1,7 +1,9 @@
 
 -------------------------------------------------------------------------
 -- Pipelines: dependencies between targets, groups of runs planned by a
--- cascading plan, and the lineage chart (pipeline.c)
+-- cascading plan, and the lineage chart (api/pipelines.c;
+-- orchestration/dependencies.c, cascade.c, group.c, run.c, schedule.c,
+-- lineage.c).  The runs' group columns are in 00_catalog.sql.
 -------------------------------------------------------------------------
 
 -- downstream is built from upstream.  Written only by backfill.depend and
@@ -24,19 +26,6 @@ ALTER TABLE backfill.dependencies ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readable_target ON backfill.dependencies FOR SELECT
     USING (pg_catalog.has_table_privilege(downstream::pg_catalog.oid, 'SELECT')
            AND pg_catalog.has_table_privilege(upstream::pg_catalog.oid, 'SELECT'));
-
--- A cascading plan's runs form a group: group_id is the run id of the
--- run the plan was asked for (the root); upstream_runs are the runs of the
--- group, of the target's direct upstream targets, whose chunks each of
--- this run's chunks waits for (the lineage of a downstream chunk: which
--- upstream run caused it).  NULL for a run planned without cascade.
-ALTER TABLE backfill.runs ADD COLUMN group_id pg_catalog.int8;
-ALTER TABLE backfill.runs ADD COLUMN upstream_runs pg_catalog.int8[];
-COMMENT ON COLUMN backfill.runs.group_id IS
-    'The group of a cascading plan (the run id of its root run); NULL outside a group.';
-COMMENT ON COLUMN backfill.runs.upstream_runs IS
-    'The runs of the same group whose chunks this run''s chunks wait for: which upstream runs caused it.';
-CREATE INDEX runs_group_idx ON backfill.runs (group_id) WHERE group_id IS NOT NULL;
 
 CREATE FUNCTION backfill.depend(downstream pg_catalog.regclass,
                                 upstream pg_catalog.regclass)
