@@ -765,25 +765,25 @@ extern bool RemoveDependency(Oid down, Oid up);
 extern List *GroupRuns(int64 group_id, bool unfinished_only);
 
 /*
- * One piece of a target's history over a range: the settled state that
- * wins there (lineage: done or no_source, 0 when never filled) and the
- * status of the latest attempt of any kind (done, no_source, failed,
- * cancelled; 0 when none).
+ * One piece of a target's history over a range (backfill._lineage_pieces):
+ * the settled state that wins there (lineage: done or no_source; none when
+ * never filled) and the status of the latest attempt of any kind (done,
+ * no_source, failed, cancelled; none when none).
  */
 typedef struct Piece
 {
 	TimestampTz lo;
 	TimestampTz hi;
-	char		settled;		/* 'd' done, 'n' no_source, 0 never filled */
+	ChunkStatus settled;		/* CHUNK_DONE, CHUNK_NO_SOURCE or CHUNK_NONE */
 	int32		version;		/* of the settled state */
 	bool		cleared;		/* a no_source piece whose rows were cleared */
-	char		latest;			/* 'd', 'n', 'f' failed, 'c' cancelled, 0 */
+	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
 } Piece;
 
 /*
- * Cut [lo, hi) of target's history into pieces and say which run wins
- * each (lineage.c); returns the number of pieces, *pieces palloc'd.
- * Caller is connected to SPI.
+ * Cut [lo, hi) of target's history into pieces, in order, and say which
+ * run wins each (lineage.c, from backfill._lineage_pieces); returns the
+ * number of pieces, *pieces palloc'd.  Caller is connected to SPI.
  */
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);

@@ -67,12 +67,13 @@ PieceNeeds(const Piece *p, OnlyChunks only, bool clear_no_source,
 	switch (only)
 	{
 		case ONLY_MISSING:
-			return p->settled == 0 ||
-				(clear_no_source && p->settled == 'n' && !p->cleared);
+			return p->settled == CHUNK_NONE ||
+				(clear_no_source && p->settled == CHUNK_NO_SOURCE &&
+				 !p->cleared);
 		case ONLY_OUTDATED:
-			return p->settled == 'd' && p->version < current_version;
+			return p->settled == CHUNK_DONE && p->version < current_version;
 		case ONLY_FAILED:
-			return p->latest == 'f' || p->latest == 'c';
+			return p->latest == CHUNK_FAILED || p->latest == CHUNK_CANCELLED;
 		case ONLY_ALL:
 			break;
 	}

@@ -23,12 +23,11 @@
 
 /*
  * ClassifyPieces
- *		Cut [lo, hi) of target's history into pieces at every chunk bound
- *		and say, per piece, which settled chunk wins there (the one that
- *		finished last, then the higher run id, as backfill.lineage) and the
- *		status of the latest attempt of any kind (failed and cancelled
- *		included).  Returns the number of pieces, *pieces palloc'd.  Caller
- *		is connected to SPI.
+ *		See backfill.h.  The pieces and their winners come from
+ *		backfill._lineage_pieces (25_views.sql), the one implementation of
+ *		which run wins a stretch, shared with backfill.lineage: read as the
+ *		extension owner, they cover [lo, hi) in order.  Returns the number
+ *		of pieces, *pieces palloc'd.  Caller is connected to SPI.
  */
 int
 ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
@@ -42,51 +41,23 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = TimestampTzGetDatum(lo);
 	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("WITH att AS ("
-				"  SELECT c.run_id, c.chunk_start AS s, c.chunk_end AS e, c.status,"
-				"   r.definition_version AS v, c.finished_at IS NOT NULL AS cleared,"
-				"   COALESCE(c.finished_at, r.finished_at) AS t"
-				"  FROM backfill.chunks c JOIN backfill.runs r"
-				"   ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
-				"  WHERE r.target OPERATOR(pg_catalog.=) $1"
-				"   AND c.chunk_end OPERATOR(pg_catalog.>) $2"
-				"   AND c.chunk_start OPERATOR(pg_catalog.<) $3"
-				"   AND ((c.status OPERATOR(pg_catalog.=) ANY ('{done,failed}'::pg_catalog.text[])"
-				"         AND c.finished_at IS NOT NULL)"
-				"    OR (c.status OPERATOR(pg_catalog.=) 'no_source'"
-				"        AND (c.finished_at IS NOT NULL OR r.status OPERATOR(pg_catalog.=) 'done'))"
-				"    OR c.status OPERATOR(pg_catalog.=) 'cancelled')),"
-				" b AS (SELECT GREATEST(a.s, $2) AS t FROM att a"
-				"  UNION SELECT LEAST(a.e, $3) FROM att a"
-				"  UNION SELECT $2 UNION SELECT $3),"
-				" p AS (SELECT b.t AS lo, pg_catalog.lead(b.t) OVER (ORDER BY b.t) AS hi FROM b)"
-				" SELECT p.lo, p.hi, st.status, st.v, st.cleared, la.status"
-				" FROM p"
-				" LEFT JOIN LATERAL (SELECT a.status, a.v, a.cleared FROM att a"
-				"  WHERE a.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])"
-				"   AND a.s OPERATOR(pg_catalog.<=) p.lo AND a.e OPERATOR(pg_catalog.>=) p.hi"
-				"  ORDER BY a.t DESC NULLS LAST, a.run_id DESC LIMIT 1) st ON true"
-				" LEFT JOIN LATERAL (SELECT a.status FROM att a"
-				"  WHERE a.s OPERATOR(pg_catalog.<=) p.lo AND a.e OPERATOR(pg_catalog.>=) p.hi"
-				"  ORDER BY a.t DESC NULLS LAST, a.run_id DESC LIMIT 1) la ON true"
-				" WHERE p.hi IS NOT NULL"
-				" ORDER BY p.lo",
+	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
+				" p.definition_version, p.cleared, p.latest_status"
+				" FROM backfill._lineage_pieces($1, $2, $3) p"
+				" ORDER BY p.piece_start",
 				3, argtypes, values, NULL, SPI_OK_SELECT);
 	n = (int) SPI_processed;
 	out = palloc0(sizeof(Piece) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
-		char	   *st = SpiGetText(i, 3);
-		char	   *la = SpiGetText(i, 6);
 
 		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
 		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-		out[i].settled = st == NULL ? 0 :
-			(ParseChunkStatus(st) == CHUNK_DONE ? 'd' : 'n');
+		out[i].settled = ParseChunkStatus(SpiGetText(i, 3));
 		out[i].version = SpiGetInt32(i, 4, &isnull);
 		out[i].cleared = SpiGetBool(i, 5, &isnull);
-		out[i].latest = la == NULL ? 0 : la[0];
+		out[i].latest = ParseChunkStatus(SpiGetText(i, 6));
 	}
 	SPI_freetuptable(SPI_tuptable);
 	*pieces = out;
@@ -123,11 +94,11 @@ CellChar(Piece *pieces, int np, int *from, TimestampTz lo, TimestampTz hi)
 		(*from)++;
 	for (i = *from; i < np && pieces[i].lo < hi; i++)
 	{
-		if (pieces[i].latest == 'f')
+		if (pieces[i].latest == CHUNK_FAILED)
 			failed = true;
-		else if (pieces[i].settled == 0)
+		else if (pieces[i].settled == CHUNK_NONE)
 			never = true;
-		else if (pieces[i].settled == 'n')
+		else if (pieces[i].settled == CHUNK_NO_SOURCE)
 			no_source = true;
 		else if (oldest == 0 || pieces[i].version < oldest)
 			oldest = pieces[i].version;

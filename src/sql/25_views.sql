@@ -149,14 +149,182 @@ COMMENT ON VIEW backfill.progress IS
 
 GRANT SELECT ON backfill.history, backfill.progress TO PUBLIC;
 
--- Merged lineage of a target over [range_start, range_end).  The settled
--- chunks (done -> backfilled, reached no_source -> no_source) are first
--- merged, per run, into islands of contiguous chunks with the same state
--- and executor; where islands of different runs overlap, the one that
--- finished last (then the higher run id) wins each piece; adjacent pieces
--- of one island are merged again and everything is clipped to the range.
--- Only input parameters are named in a SQL function body, and they are
--- referred to as $1 (target), $2 (range_start), $3 (range_end).
+-- The pieces of a target's history over [range_start, range_end), and the
+-- one rule of which run wins each: lineage() below, lineage_chart and
+-- plan's only_chunks (orchestration/lineage.c, ClassifyPieces) all read it
+-- here.  The chunks that reached their range (done or failed, once
+-- finished; no_source, once cleared or once its run is done; cancelled)
+-- are merged, per run, into islands of contiguous chunks with the same
+-- status, executor and clearing; the range is cut at every island bound
+-- and at its own ends; on each piece, the island that finished last (then
+-- the higher run id) wins.  Per piece, in order: the settled winner (a
+-- done or no_source island: its run, chunk status, definition version,
+-- executor, whether its rows were cleared, and the last finished_at of
+-- that run's settled chunks on the piece), all NULL where nothing settled
+-- it, and the status of the latest attempt of any kind.  Internal: its
+-- callers filter and present it.  SET jit = off: the planner cannot see
+-- through the CTEs and estimates millions of rows for a few dozen pieces,
+-- and JIT would then spend seconds compiling a query that runs in
+-- milliseconds.  Only input parameters are named in a SQL
+-- function body, and they are referred to as $1 (target), $2
+-- (range_start), $3 (range_end).
+CREATE FUNCTION backfill._lineage_pieces(target pg_catalog.regclass,
+                                         range_start pg_catalog.timestamptz,
+                                         range_end pg_catalog.timestamptz)
+RETURNS TABLE (piece_start pg_catalog.timestamptz,
+               piece_end pg_catalog.timestamptz,
+               run_id pg_catalog.int8,
+               settled_status pg_catalog.text,
+               definition_version pg_catalog.int4,
+               executed_by pg_catalog.name,
+               cleared pg_catalog.bool,
+               finished_at pg_catalog.timestamptz,
+               latest_status pg_catalog.text)
+LANGUAGE sql STABLE
+SET jit = off
+AS $pieces$
+WITH attempts AS (
+    SELECT c.run_id,
+           c.chunk_start,
+           c.chunk_end,
+           c.status,
+           c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[]) AS settled,
+           r.definition_version AS version,
+           c.executed_by,
+           c.finished_at IS NOT NULL AS cleared,
+           COALESCE(c.finished_at, r.finished_at) AS finished_at
+      FROM backfill.chunks c
+      JOIN backfill.runs r
+        ON r.run_id OPERATOR(pg_catalog.=) c.run_id
+     WHERE r.target OPERATOR(pg_catalog.=) $1
+       AND c.chunk_end OPERATOR(pg_catalog.>) $2
+       AND c.chunk_start OPERATOR(pg_catalog.<) $3
+       AND ((c.status OPERATOR(pg_catalog.=) ANY ('{done,failed}'::pg_catalog.text[])
+             AND c.finished_at IS NOT NULL)
+            OR (c.status OPERATOR(pg_catalog.=) 'no_source'
+                AND (c.finished_at IS NOT NULL
+                     OR r.status OPERATOR(pg_catalog.=) 'done'))
+            OR c.status OPERATOR(pg_catalog.=) 'cancelled')
+),
+marked AS (
+    SELECT a.*,
+           CASE WHEN pg_catalog.lag(a.chunk_end) OVER w OPERATOR(pg_catalog.=) a.chunk_start
+                 AND pg_catalog.lag(a.status) OVER w OPERATOR(pg_catalog.=) a.status
+                 AND pg_catalog.lag(a.cleared) OVER w OPERATOR(pg_catalog.=) a.cleared
+                 AND (pg_catalog.lag(a.executed_by) OVER w OPERATOR(pg_catalog.=) a.executed_by
+                      OR (pg_catalog.lag(a.executed_by) OVER w IS NULL
+                          AND a.executed_by IS NULL))
+                THEN 0 ELSE 1
+           END AS brk
+      FROM attempts a
+    WINDOW w AS (PARTITION BY a.run_id ORDER BY a.chunk_start)
+),
+numbered AS (
+    SELECT m.*,
+           pg_catalog.sum(m.brk) OVER (PARTITION BY m.run_id ORDER BY m.chunk_start) AS island
+      FROM marked m
+),
+islands AS (
+    SELECT n.run_id,
+           n.island,
+           pg_catalog.min(n.chunk_start) AS lo,
+           pg_catalog.max(n.chunk_end) AS hi,
+           n.status,
+           n.settled,
+           n.version,
+           n.executed_by,
+           n.cleared,
+           pg_catalog.max(n.finished_at) AS finished_at
+      FROM numbered n
+     GROUP BY n.run_id, n.island, n.status, n.settled, n.version,
+              n.executed_by, n.cleared
+),
+bounds AS (
+    SELECT GREATEST(i.lo, $2) AS t FROM islands i
+    UNION
+    SELECT LEAST(i.hi, $3) FROM islands i
+    UNION
+    SELECT $2
+    UNION
+    SELECT $3
+),
+pieces AS (
+    SELECT b.t AS lo, pg_catalog.lead(b.t) OVER (ORDER BY b.t) AS hi
+      FROM bounds b
+),
+-- the rule: of the islands that cover a piece, the one that finished
+-- last wins, then the one of the higher run id
+ranked AS (
+    SELECT p.lo AS piece_lo,
+           p.hi AS piece_hi,
+           i.run_id,
+           i.island,
+           i.status,
+           i.settled,
+           i.version,
+           i.executed_by,
+           i.cleared,
+           pg_catalog.row_number() OVER (PARTITION BY p.lo
+                                         ORDER BY i.finished_at DESC NULLS LAST,
+                                                  i.run_id DESC) AS rank
+      FROM pieces p
+      JOIN islands i
+        ON i.lo OPERATOR(pg_catalog.<=) p.lo
+       AND i.hi OPERATOR(pg_catalog.>=) p.hi
+     WHERE p.hi IS NOT NULL
+),
+settled_winner AS (
+    SELECT DISTINCT ON (r.piece_lo) r.*
+      FROM ranked r
+     WHERE r.settled
+     ORDER BY r.piece_lo, r.rank
+),
+-- the last finished_at of the winning island's chunks on each piece (the
+-- run's other chunks lie outside the island, so off the piece)
+winner_finished AS (
+    SELECT w.piece_lo, pg_catalog.max(n.finished_at) AS finished_at
+      FROM settled_winner w
+      JOIN numbered n
+        ON n.run_id OPERATOR(pg_catalog.=) w.run_id
+       AND n.island OPERATOR(pg_catalog.=) w.island
+     WHERE n.chunk_start OPERATOR(pg_catalog.<) w.piece_hi
+       AND n.chunk_end OPERATOR(pg_catalog.>) w.piece_lo
+     GROUP BY w.piece_lo
+),
+latest AS (
+    SELECT r.piece_lo, r.status
+      FROM ranked r
+     WHERE r.rank OPERATOR(pg_catalog.=) 1
+)
+SELECT p.lo,
+       p.hi,
+       w.run_id,
+       w.status,
+       w.version,
+       w.executed_by,
+       w.cleared,
+       f.finished_at,
+       l.status
+  FROM pieces p
+  LEFT JOIN settled_winner w
+    ON w.piece_lo OPERATOR(pg_catalog.=) p.lo
+  LEFT JOIN winner_finished f
+    ON f.piece_lo OPERATOR(pg_catalog.=) p.lo
+  LEFT JOIN latest l
+    ON l.piece_lo OPERATOR(pg_catalog.=) p.lo
+ WHERE p.hi IS NOT NULL
+ ORDER BY p.lo
+$pieces$;
+COMMENT ON FUNCTION backfill._lineage_pieces(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) IS
+    'Internal: the pieces of a target''s history and which run wins each (the rule of lineage, lineage_chart and only_chunks).';
+
+-- Merged lineage of a target over [range_start, range_end): the pieces
+-- that a settled run wins (_lineage_pieces, done -> backfilled, no_source
+-- -> no_source), adjacent pieces of the same run, state, executor and
+-- clearing merged again, each with the last finished_at of that run's
+-- chunks in it.  Only input parameters are named in a SQL function body,
+-- and they are referred to as $1 (target), $2 (range_start), $3
+-- (range_end).
 CREATE FUNCTION backfill.lineage(target pg_catalog.regclass,
                                  range_start pg_catalog.timestamptz DEFAULT '-infinity',
                                  range_end pg_catalog.timestamptz DEFAULT 'infinity')
@@ -170,122 +338,46 @@ RETURNS TABLE (range_start pg_catalog.timestamptz,
                executed_by pg_catalog.name)
 LANGUAGE sql STABLE STRICT
 AS $lineage$
-WITH settled AS (
-    SELECT c.run_id,
-           c.chunk_start,
-           c.chunk_end,
-           CASE WHEN c.status OPERATOR(pg_catalog.=) 'done'
-                THEN 'backfilled'::pg_catalog.text
-                ELSE 'no_source'::pg_catalog.text
-           END AS state,
-           r.definition_version AS version,
-           COALESCE(c.finished_at, r.finished_at) AS finished_at,
-           c.executed_by
-      FROM backfill.chunks c
-      JOIN backfill.runs r
-        ON r.run_id OPERATOR(pg_catalog.=) c.run_id
-     WHERE r.target OPERATOR(pg_catalog.=) $1
-       AND ((c.status OPERATOR(pg_catalog.=) 'done'
-             AND c.finished_at IS NOT NULL)
-            OR (c.status OPERATOR(pg_catalog.=) 'no_source'
-                AND (c.finished_at IS NOT NULL
-                     OR r.status OPERATOR(pg_catalog.=) 'done')))
-       AND c.chunk_end OPERATOR(pg_catalog.>) $2
-       AND c.chunk_start OPERATOR(pg_catalog.<) $3
+WITH won AS (
+    SELECT p.*
+      FROM backfill._lineage_pieces($1, $2, $3) p
+     WHERE p.run_id IS NOT NULL
 ),
 marked AS (
-    SELECT s.*,
-           CASE WHEN pg_catalog.lag(s.chunk_end) OVER w OPERATOR(pg_catalog.=) s.chunk_start
-                 AND pg_catalog.lag(s.state) OVER w OPERATOR(pg_catalog.=) s.state
-                 AND (pg_catalog.lag(s.executed_by) OVER w OPERATOR(pg_catalog.=) s.executed_by
-                      OR (pg_catalog.lag(s.executed_by) OVER w IS NULL
-                          AND s.executed_by IS NULL))
-                THEN 0 ELSE 1
-           END AS brk
-      FROM settled s
-    WINDOW w AS (PARTITION BY s.run_id ORDER BY s.chunk_start)
-),
-numbered AS (
-    SELECT m.*,
-           pg_catalog.sum(m.brk) OVER (PARTITION BY m.run_id ORDER BY m.chunk_start) AS island
-      FROM marked m
-),
-islands AS (
-    SELECT n.run_id,
-           n.island,
-           pg_catalog.min(n.chunk_start) AS lo,
-           pg_catalog.max(n.chunk_end) AS hi,
-           n.state,
-           n.version,
-           pg_catalog.max(n.finished_at) AS finished_at,
-           n.executed_by
-      FROM numbered n
-     GROUP BY n.run_id, n.island, n.state, n.version, n.executed_by
-),
-bounds AS (
-    SELECT GREATEST(i.lo, $2) AS t FROM islands i
-    UNION
-    SELECT LEAST(i.hi, $3) FROM islands i
-),
-pieces AS (
-    SELECT b.t AS lo, pg_catalog.lead(b.t) OVER (ORDER BY b.t) AS hi
-      FROM bounds b
-),
-winners AS (
-    SELECT p.lo, p.hi, x.run_id, x.island, x.state, x.version,
-           x.finished_at, x.executed_by
-      FROM pieces p
-     CROSS JOIN LATERAL (
-           SELECT i.*
-             FROM islands i
-            WHERE i.lo OPERATOR(pg_catalog.<=) p.lo
-              AND i.hi OPERATOR(pg_catalog.>=) p.hi
-            ORDER BY i.finished_at DESC NULLS LAST, i.run_id DESC
-            LIMIT 1) x
-     WHERE p.hi IS NOT NULL
-),
-merged AS (
     SELECT w.*,
-           CASE WHEN pg_catalog.lag(w.hi) OVER o OPERATOR(pg_catalog.=) w.lo
+           CASE WHEN pg_catalog.lag(w.piece_end) OVER o OPERATOR(pg_catalog.=) w.piece_start
                  AND pg_catalog.lag(w.run_id) OVER o OPERATOR(pg_catalog.=) w.run_id
-                 AND pg_catalog.lag(w.island) OVER o OPERATOR(pg_catalog.=) w.island
+                 AND pg_catalog.lag(w.settled_status) OVER o OPERATOR(pg_catalog.=) w.settled_status
+                 AND pg_catalog.lag(w.cleared) OVER o OPERATOR(pg_catalog.=) w.cleared
+                 AND (pg_catalog.lag(w.executed_by) OVER o OPERATOR(pg_catalog.=) w.executed_by
+                      OR (pg_catalog.lag(w.executed_by) OVER o IS NULL
+                          AND w.executed_by IS NULL))
                 THEN 0 ELSE 1
            END AS brk
-      FROM winners w
-    WINDOW o AS (ORDER BY w.lo)
+      FROM won w
+    WINDOW o AS (ORDER BY w.piece_start)
 ),
 grouped AS (
-    SELECT m.*, pg_catalog.sum(m.brk) OVER (ORDER BY m.lo) AS grp
-      FROM merged m
-),
-ranges AS (
-    SELECT pg_catalog.min(g.lo) AS lo,
-           pg_catalog.max(g.hi) AS hi,
-           g.state,
-           g.version,
-           g.run_id,
-           g.executed_by
-      FROM grouped g
-     GROUP BY g.grp, g.state, g.version, g.run_id, g.executed_by
+    SELECT m.*, pg_catalog.sum(m.brk) OVER (ORDER BY m.piece_start) AS grp
+      FROM marked m
 )
-SELECT rg.lo,
-       rg.hi,
-       rg.state,
-       rg.version,
+SELECT pg_catalog.min(g.piece_start),
+       pg_catalog.max(g.piece_end),
+       CASE g.settled_status WHEN 'done' THEN 'backfilled'::pg_catalog.text
+                             ELSE 'no_source'::pg_catalog.text
+       END,
+       g.definition_version,
        d.label,
-       rg.run_id,
-       -- the last chunk of the winning run that lies in the shown range
-       (SELECT pg_catalog.max(s.finished_at)
-          FROM settled s
-         WHERE s.run_id OPERATOR(pg_catalog.=) rg.run_id
-           AND s.chunk_start OPERATOR(pg_catalog.<) rg.hi
-           AND s.chunk_end OPERATOR(pg_catalog.>) rg.lo),
-       rg.executed_by
-  FROM ranges rg
+       g.run_id,
+       pg_catalog.max(g.finished_at),
+       g.executed_by
+  FROM grouped g
   LEFT JOIN backfill.definitions d
     ON d.target OPERATOR(pg_catalog.=) $1
-   AND d.version OPERATOR(pg_catalog.=) rg.version
- ORDER BY rg.lo
+   AND d.version OPERATOR(pg_catalog.=) g.definition_version
+ GROUP BY g.grp, g.settled_status, g.definition_version, d.label, g.run_id,
+          g.executed_by
+ ORDER BY 1
 $lineage$;
 COMMENT ON FUNCTION backfill.lineage(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) IS
     'Merged ranges of a target with their state (backfilled or no_source), definition, run, time and executor; the latest run wins where runs overlap.';

@@ -34,6 +34,7 @@ GRANT EXECUTE ON PROCEDURE
 TO PUBLIC;
 -- Monitoring and lineage (25_views.sql); the views are covered by the
 -- SELECT grant above.
+GRANT EXECUTE ON FUNCTION backfill._lineage_pieces(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.lineage(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.changes(pg_catalog.int8) TO PUBLIC;
 -- How a target's chunks replace their rows (45_strategy.sql).
