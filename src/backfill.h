@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * backfill.h
- *	  Shared declarations of the backfill extension: settings, the SPI
- *	  helper layer, range splitting, source validation, range replacement,
- *	  catalog access, targets, plans, runs and chunks, reconciliation and
- *	  scheduling.
+ *	  The one shared header of the backfill extension, in the order of
+ *	  the layers of src/ (CONTRIBUTING.md): base/, engine/, orchestration/,
+ *	  api/.
  *
- * Each .c file owns one concern; this header is the only contract between
- * them.
+ * Each .c file owns one concern and declares here what other files may
+ * call.  A file calls only files of its own layer or of the layers below,
+ * and never around a circle; t/003_layers.pl checks that from the object
+ * files.  Each section names the file that defines what it declares.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +25,14 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
-/* ---- settings (backfill.c) ---- */
+
+/* ================================================================
+ *		Layer 1: base/ -- settings, names, the catalog, identity, SPI,
+ *		ranges, user SQL, Citus, pg_cron, catalog readers
+ * ================================================================
+ */
+
+/* ---- settings (settings.c; _PG_init defines them) ---- */
 extern int	backfill_lock_timeout;	/* ms */
 extern int	backfill_chunk_timeout; /* ms, 0 = none */
 extern int	backfill_max_attempts;
@@ -37,6 +45,8 @@ extern double backfill_neighbor_tolerance;
  * plan, check or split_range produce more chunks than this.
  */
 #define BACKFILL_MAX_CHUNKS_CEILING 10000000
+
+/* ---- lock tags (locks.c) ---- */
 
 /*
  * Lock classes of the extension's own locks (BackfillLockTag).  A run being
@@ -55,14 +65,81 @@ extern double backfill_neighbor_tolerance;
  */
 #define BACKFILL_LOCK_SUBID			0x4246	/* 16966 */
 
-/* The lock tag of (lockclass, key) in this database (backfill.c). */
+/* The lock tag of (lockclass, key) in this database. */
 extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
-/* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
-extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
-					   const char *hint);
+/* The lock that serializes register, unregister and plan of a target. */
+extern void TakeTargetPlanLock(Oid target);
 
-/* ---- text of values and names (util.c) ---- */
+/* ---- the vocabulary, one name table each (names.c) ---- */
+
+/* How a chunk replaces its rows; parsed once from its name. */
+typedef enum ReplaceStrategy
+{
+	STRATEGY_AUTO,				/* swap, truncate or delete: the safest fast one */
+	STRATEGY_DELETE,
+	STRATEGY_TRUNCATE,
+	STRATEGY_SWAP
+} ReplaceStrategy;
+
+/* A strategy name; 22004 for NULL, 22023 for an unknown one. */
+extern ReplaceStrategy ParseStrategy(const char *name);
+extern const char *StrategyName(ReplaceStrategy strategy);
+
+/* Which chunks of the range plan keeps (only_chunks). */
+typedef enum OnlyChunks
+{
+	ONLY_ALL,					/* NULL: every chunk of the range */
+	ONLY_MISSING,				/* never filled */
+	ONLY_OUTDATED,				/* filled under an older definition version */
+	ONLY_FAILED					/* the latest attempt failed or was cancelled */
+} OnlyChunks;
+
+/* only_chunks by name (NULL: ONLY_ALL; 22023 for an unknown one), and back. */
+extern OnlyChunks ParseOnlyChunks(const char *name);
+extern const char *OnlyChunksName(OnlyChunks only);
+
+/* Run statuses (the CHECK constraint of backfill.runs). */
+typedef enum RunStatus
+{
+	RUN_PLANNED,
+	RUN_PROBED,
+	RUN_FAILED,
+	RUN_DONE,
+	RUN_CANCELLED
+} RunStatus;
+
+/* Chunk statuses (the CHECK constraint of backfill.chunks). */
+typedef enum ChunkStatus
+{
+	CHUNK_NONE,					/* NULL: no chunk (check's lineage) */
+	CHUNK_PENDING,
+	CHUNK_DONE,
+	CHUNK_FAILED,
+	CHUNK_NO_SOURCE,
+	CHUNK_CANCELLED
+} ChunkStatus;
+
+/* Verdicts of reconcile and check (backfill.chunks.verdict). */
+typedef enum Verdict
+{
+	VERDICT_NONE,				/* NULL */
+	VERDICT_OK,
+	VERDICT_LEDGER_MISMATCH,
+	VERDICT_OUTLIER,
+	VERDICT_NO_SOURCE,
+	VERDICT_NOT_RUN
+} Verdict;
+
+/* By name as the catalog spells them (NULL: the NONE value), and back. */
+extern RunStatus ParseRunStatus(const char *name);
+extern const char *RunStatusName(RunStatus status);
+extern ChunkStatus ParseChunkStatus(const char *name);
+extern const char *ChunkStatusName(ChunkStatus status);
+extern Verdict ParseVerdict(const char *name);
+extern const char *VerdictName(Verdict verdict);
+
+/* ---- text of values and names, arrays (util.c) ---- */
 
 /* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
 extern char *TimestampText(TimestampTz t);
@@ -73,7 +150,10 @@ extern char *NumericText(Datum d, bool isnull);
 /* The quoted, schema-qualified name of a relation; 42P01 if it is gone. */
 extern char *QualifiedRelName(Oid relid);
 
-/* ---- SPI helper layer (spi_util.c) ---- */
+/* A one-dimensional array of n elements (nulls may be NULL). */
+extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
+
+/* ---- the SPI layer (spi.c) ---- */
 
 /* SPI_connect (nonatomic) and SPI_finish; a failure is an internal error. */
 extern void SpiConnect(void);
@@ -110,9 +190,10 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 
 /*
  * The parameters of one catalog statement, added in $n order, each one's
- * type, value and null-ness together (catalog.c): CatalogArgsInit, then
- * CatalogArg or CatalogArgText per parameter, then CatalogExecArgs, which
- * refuses a statement whose highest $n is not the number given.
+ * type, value and null-ness together: CatalogArgsInit, then CatalogArg or
+ * CatalogArgText per parameter, then CatalogExecArgs, which refuses a
+ * statement whose highest $n is not the number given.  Statements of four
+ * parameters or more use it.
  */
 #define CATALOG_MAX_ARGS 16
 
@@ -171,7 +252,7 @@ extern bool HasRunPermission(Oid planner);
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
 extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
 
-/* ---- range splitting (range.c) ---- */
+/* ---- chunk bounds (range.c) ---- */
 
 /*
  * Compute the chunk bounds of [start, end) with "step": bound k is
@@ -191,7 +272,10 @@ extern int	ComputeChunkBounds(TimestampTz start, bool start_null,
 extern void CheckRangeBounds(TimestampTz start, bool start_null,
 							 TimestampTz end, bool end_null);
 
-/* ---- validation of user SQL (validate.c) ---- */
+/* bound shifted by k steps (k may be negative), in the session TimeZone. */
+extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
+
+/* ---- user SQL and privileges on targets (validate.c) ---- */
 
 /*
  * A validated source query: the statement text exactly as the user wrote
@@ -214,6 +298,9 @@ extern Oid	TimeColumnType(Oid target, const char *time_column);
 
 /* Check that the current user may DELETE from and INSERT into target. */
 extern void CheckTargetPrivileges(Oid target);
+
+/* 42P01 unless the target exists, 42501 unless the caller may read it. */
+extern void CheckSelectPrivilege(Oid relid);
 
 /*
  * The statements that run on a target's range, each proven by the
@@ -253,153 +340,79 @@ extern void SourceInsertParams(Oid target, const char *time_column,
 							   TimestampTz lo, TimestampTz hi,
 							   Oid *argtypes, Datum *values);
 
-/* ---- replacement strategies (strategy.c) ---- */
+/*
+ * The earliest time from which a target's source is complete: now() -
+ * retention, or the value of horizon_sql (run as the current user: the
+ * caller enters the author gate first); false when there is neither, or
+ * the query gives no row or NULL (used by plan and check).
+ */
+extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
+						  TimestampTz *horizon);
 
-/* How a chunk replaces its rows; parsed once from its name. */
-typedef enum ReplaceStrategy
+/* ---- Citus (citus.c); no-ops without the citus extension ---- */
+
+/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
+extern void CitusRequireCoordinator(void);
+
+/* "distributed", "reference" or "local" for a Citus table, else NULL. */
+extern const char *CitusTableKind(Oid relid);
+
+/* Raise 0A000 for strategy "swap" on a Citus table. */
+extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
+
+/* Whether strategy "auto" must not pick swap for target (a Citus table). */
+extern bool CitusForbidsSwap(Oid target);
+
+/* ---- pg_cron (cron.c) ---- */
+
+/* A pg_cron job as recorded in cron.job. */
+typedef struct CronJob
 {
-	STRATEGY_AUTO,				/* swap, truncate or delete: the safest fast one */
-	STRATEGY_DELETE,
-	STRATEGY_TRUNCATE,
-	STRATEGY_SWAP
-} ReplaceStrategy;
+	int64		job_id;
+	char	   *owner;			/* cron.job.username */
+	char	   *jobname;		/* NULL for an unnamed job */
+} CronJob;
 
-/* A strategy name; 22004 for NULL, 22023 for an unknown one. */
-extern ReplaceStrategy ParseStrategy(const char *name);
-extern const char *StrategyName(ReplaceStrategy strategy);
+/* Whether the pg_cron extension is installed in this database. */
+extern bool PgCronInstalled(void);
 
-/* Which chunks of the range plan keeps (only_chunks); names.c. */
-typedef enum OnlyChunks
-{
-	ONLY_ALL,					/* NULL: every chunk of the range */
-	ONLY_MISSING,				/* never filled */
-	ONLY_OUTDATED,				/* filled under an older definition version */
-	ONLY_FAILED					/* the latest attempt failed or was cancelled */
-} OnlyChunks;
+/* The "how to enable pg_cron" error unless it runs its jobs here. */
+extern void RequirePgCron(const char *detail);
 
-/* only_chunks by name (NULL: ONLY_ALL; 22023 for an unknown one), and back. */
-extern OnlyChunks ParseOnlyChunks(const char *name);
-extern const char *OnlyChunksName(OnlyChunks only);
+/* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
+extern bool ScheduleCalledFromCron(void);
+extern bool ScheduleInCronWorker(void);
 
-/* Run statuses (names.c; the CHECK constraint of backfill.runs). */
-typedef enum RunStatus
-{
-	RUN_PLANNED,
-	RUN_PROBED,
-	RUN_FAILED,
-	RUN_DONE,
-	RUN_CANCELLED
-} RunStatus;
-
-/* Chunk statuses (names.c; the CHECK constraint of backfill.chunks). */
-typedef enum ChunkStatus
-{
-	CHUNK_NONE,					/* NULL: no chunk (check's lineage) */
-	CHUNK_PENDING,
-	CHUNK_DONE,
-	CHUNK_FAILED,
-	CHUNK_NO_SOURCE,
-	CHUNK_CANCELLED
-} ChunkStatus;
-
-/* Verdicts of reconcile and check (names.c; backfill.chunks.verdict). */
-typedef enum Verdict
-{
-	VERDICT_NONE,				/* NULL */
-	VERDICT_OK,
-	VERDICT_LEDGER_MISMATCH,
-	VERDICT_OUTLIER,
-	VERDICT_NO_SOURCE,
-	VERDICT_NOT_RUN
-} Verdict;
-
-/* By name as the catalog spells them (NULL: the NONE value), and back. */
-extern RunStatus ParseRunStatus(const char *name);
-extern const char *RunStatusName(RunStatus status);
-extern ChunkStatus ParseChunkStatus(const char *name);
-extern const char *ChunkStatusName(ChunkStatus status);
-extern Verdict ParseVerdict(const char *name);
-extern const char *VerdictName(Verdict verdict);
-
-/* ---- range replacement (strategy.c, replace.c, partition.c) ---- */
-typedef struct ReplaceResult
-{
-	int64		rows_deleted;
-	int64		rows_inserted;
-	bool		have_values;	/* measure was computed */
-	Datum		before_value;	/* numeric, valid if have_values */
-	bool		before_null;
-	Datum		after_value;
-	bool		after_null;
-	ReplaceStrategy strategy;	/* the strategy actually used */
-} ReplaceResult;
+/* The pg_cron job name of a run: backfill_run_<id>. */
+extern char *CronJobName(int64 run_id);
 
 /*
- * Replace the target's rows in [lo, hi) by what source yields for
- * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
- * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
- * measure is not NULL the measure is evaluated over the deleted and the
- * inserted rows.
+ * Find a pg_cron job by id (as the extension owner); remove a run's job
+ * (another role's only with that role's privileges when check); forget
+ * the run's job id.
  */
-extern void ReplaceRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi,
-						 const char *source, ReplaceStrategy strategy,
-						 const char *measure, ReplaceResult *result);
+extern bool CronLookupJob(int64 job_id, CronJob *job);
+extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
+extern void CronClearJobId(int64 run_id, int64 job_id);
+
+/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
+extern bool ScheduleRemoveJob(int64 run_id);
 
 /*
- * The delete strategy (replace.c): DELETE the range, INSERT the source's
- * rows; connects to SPI itself, figures in the caller's memory context.
+ * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
+ * day of "at" in a time zone (NULL: the session's), and whether "at" is
+ * inside the span.
  */
-extern void ReplaceByDelete(Oid target, const char *time_column,
-							TimestampTz lo, TimestampTz hi,
-							const SourceQuery *source, const char *measure,
-							ReplaceResult *result);
+extern void ParseQuietHours(const char *text, int *start, int *end);
+extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
+extern bool InQuietHours(const char *quiet_hours, const char *tzname,
+						 TimestampTz at);
 
-/*
- * Count and measure the target's rows in [lo, hi) into result->rows_deleted
- * and before_value (replace.c); the caller is connected to SPI.
- */
-extern void MeasureRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi, const char *measure,
-						 MemoryContext outcxt, ReplaceResult *result);
+/* Whether a tick of run's schedule may do work now (quiet hours). */
+extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
+								TimestampTz now);
 
-/* Delete the target's rows in [lo, hi) only (no_source chunks). */
-extern int64 ClearRange(Oid target, const char *time_column,
-						TimestampTz lo, TimestampTz hi);
-
-/* ---- partitioned targets (partition.c) ---- */
-
-/*
- * The strategy for [lo, hi): delete, truncate or swap.  Auto picks the
- * fastest that is safe; an explicit truncate or swap that is not safe
- * raises 22023 (range not aligned) or 55000.
- */
-extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
-									  ReplaceStrategy strategy,
-									  TimestampTz lo, TimestampTz hi);
-
-/*
- * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
- * filling result.  Connects to SPI itself; call it outside SPI or with
- * CurrentMemoryContext the context the results must live in.
- */
-extern void PartitionReplaceRange(Oid target, const char *time_column,
-								  TimestampTz lo, TimestampTz hi,
-								  const SourceQuery *source,
-								  ReplaceStrategy chosen,
-								  const char *measure, ReplaceResult *result);
-
-/*
- * The chunk lock of a partitioned target: RowExclusiveLock on the target
- * and intermediate partitioned tables, "lockmode" on the affected leaves
- * only (AccessExclusiveLock when "strategy" resolves to truncate or swap
- * for the chunk).  A table that is not partitioned is locked in "lockmode".
- */
-extern void LockAffectedPartitions(Oid target, const char *time_column,
-								   TimestampTz lo, TimestampTz hi,
-								   ReplaceStrategy strategy, int lockmode);
-
-/* ---- targets, plans, runs and chunks (targets.c, plan.c, run.c, chunk.c) ---- */
+/* ---- catalog readers (readers.c) ---- */
 
 /*
  * What a run call needs to know about its run and target; loaded once per
@@ -436,6 +449,178 @@ typedef struct RunInfo
 	char	   *source;
 } RunInfo;
 
+/*
+ * Read a run and its pinned definition version into the current memory
+ * context; 42704 for an unknown or invisible run.  The caller must pass
+ * CheckRunIdentity before acting on it: the run permission rule, and with
+ * check_target the target's existence and privileges.
+ */
+extern RunInfo *LoadRun(int64 run_id);
+extern void CheckRunIdentity(RunInfo *run, const char *action,
+							 bool check_target);
+
+/*
+ * One definition version of a target, as the engine reads it: its text
+ * runs only as its author (identity.c).
+ */
+typedef struct Definition
+{
+	Oid			target;
+	int32		version;
+	Oid			author;
+	char	   *source;
+	char	   *time_column;
+	Interval   *chunk;
+	Interval   *retention;		/* NULL when none */
+	char	   *horizon;		/* query text, NULL when none */
+	char	   *ledger;			/* NULL when none */
+	char	   *measure;
+	Datum		tolerance;		/* numeric */
+	bool		ledger_gate;
+	ReplaceStrategy strategy;
+} Definition;
+
+/*
+ * Definition "version" of a registered target (0: its current version),
+ * into the current memory context; 42704 when the target is not
+ * registered.  Caller is connected to SPI.
+ */
+extern Definition *LoadDefinition(Oid target, int32 version);
+
+/* A standing check as backfill.checks records it. */
+typedef struct CheckInfo
+{
+	int64		check_id;
+	Oid			target;
+	Interval   *lookback;
+	bool		has_job;
+	int64		job_id;
+	char	   *created_by;
+	Oid			created_by_oid;
+} CheckInfo;
+
+/*
+ * The one reader of a standing check; 42704 when there is none.  Caller is
+ * connected to SPI.
+ */
+extern CheckInfo *LoadCheck(int64 check_id);
+
+
+/* ================================================================
+ *		Layer 2: engine/ -- the chunk engine: ledger, replacement
+ *		strategies, partitions, one chunk's execution
+ * ================================================================
+ */
+
+/* ---- the ledger (ledger.c) ---- */
+
+/*
+ * Evaluate the ledger query for [lo, hi).  Sets *isnull when it returns
+ * no row or NULL.
+ */
+extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
+						 bool *isnull);
+
+/*
+ * The single value of a ledger query's result in SPI_tuptable, as numeric,
+ * in the upper executor context; *isnull for no row or NULL.
+ */
+extern Datum LedgerFromResult(bool *isnull);
+
+/*
+ * Compare a chunk's measure with the ledger figure: true when
+ * |measure - ledger| <= tolerance * |ledger|.
+ */
+extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
+
+/*
+ * LedgerAgrees where a NULL on either side (sum() over no rows) counts
+ * as 0, the rule of the gate and of reconcile.
+ */
+extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
+						  bool ledger_null, Datum tolerance);
+
+/* ---- replacing a range (replace.c, partition.c, strategy.c) ---- */
+
+/* What a replacement did. */
+typedef struct ReplaceResult
+{
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		have_values;	/* measure was computed */
+	Datum		before_value;	/* numeric, valid if have_values */
+	bool		before_null;
+	Datum		after_value;
+	bool		after_null;
+	ReplaceStrategy strategy;	/* the strategy actually used */
+} ReplaceResult;
+
+/*
+ * The delete strategy (replace.c): DELETE the range, INSERT the source's
+ * rows; connects to SPI itself, figures in the caller's memory context.
+ */
+extern void ReplaceByDelete(Oid target, const char *time_column,
+							TimestampTz lo, TimestampTz hi,
+							const SourceQuery *source, const char *measure,
+							ReplaceResult *result);
+
+/*
+ * Count and measure the target's rows in [lo, hi) into result->rows_deleted
+ * and before_value (replace.c); the caller is connected to SPI.
+ */
+extern void MeasureRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi, const char *measure,
+						 MemoryContext outcxt, ReplaceResult *result);
+
+/* Delete the target's rows in [lo, hi) only (no_source chunks; replace.c). */
+extern int64 ClearRange(Oid target, const char *time_column,
+						TimestampTz lo, TimestampTz hi);
+
+/*
+ * The strategy for [lo, hi) (partition.c): delete, truncate or swap.
+ * Auto picks the fastest that is safe; an explicit truncate or swap that
+ * is not safe raises 22023 (range not aligned) or 55000.
+ */
+extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
+									  ReplaceStrategy strategy,
+									  TimestampTz lo, TimestampTz hi);
+
+/*
+ * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
+ * filling result (partition.c).  Connects to SPI itself; call it outside
+ * SPI or with CurrentMemoryContext the context the results must live in.
+ */
+extern void PartitionReplaceRange(Oid target, const char *time_column,
+								  TimestampTz lo, TimestampTz hi,
+								  const SourceQuery *source,
+								  ReplaceStrategy chosen,
+								  const char *measure, ReplaceResult *result);
+
+/*
+ * The chunk lock of a partitioned target (partition.c): RowExclusiveLock
+ * on the target and intermediate partitioned tables, "lockmode" on the
+ * affected leaves only (AccessExclusiveLock when "strategy" resolves to
+ * truncate or swap for the chunk).  A table that is not partitioned is
+ * locked in "lockmode".
+ */
+extern void LockAffectedPartitions(Oid target, const char *time_column,
+								   TimestampTz lo, TimestampTz hi,
+								   ReplaceStrategy strategy, int lockmode);
+
+/*
+ * Replace the target's rows in [lo, hi) by what source yields for
+ * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
+ * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
+ * measure is not NULL the measure is evaluated over the deleted and the
+ * inserted rows.
+ */
+extern void ReplaceRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi,
+						 const char *source, ReplaceStrategy strategy,
+						 const char *measure, ReplaceResult *result);
+
+/* ---- one chunk of a run (chunk.c) ---- */
+
 /* One chunk picked for execution, copied out of SPI. */
 typedef struct ChunkInfo
 {
@@ -469,67 +654,44 @@ typedef struct ChunkReport
 	int32		deferrals;
 } ChunkReport;
 
+/* The chunk engine; callers are connected to SPI. */
+extern bool RemainingChunks(RunInfo *run);
+extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
+extern bool RunHasDoneChunk(int64 run_id);
+extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+						 RunStatus run_status, const char *via,
+						 const char *user, ChunkReport *report);
+extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							  ErrorData *edata);
 
-/*
- * Read a run and its pinned definition version into the current memory
- * context; 42704 for an unknown or invisible run (run.c).  The caller
- * must pass CheckRunIdentity before acting on it: the run permission
- * rule, and with check_target the target's existence and privileges.
- */
-extern RunInfo *LoadRun(int64 run_id);
-extern void CheckRunIdentity(RunInfo *run, const char *action,
-							 bool check_target);
-
-/*
- * One definition version of a target, as the engine reads it: its text
- * runs only as its author (identity.c).
- */
-typedef struct Definition
+/* What preview finds: the replacement's figures and the ledger's. */
+typedef struct PreviewResult
 {
-	Oid			target;
-	int32		version;
-	Oid			author;
-	char	   *source;
-	char	   *time_column;
-	Interval   *chunk;
-	Interval   *retention;		/* NULL when none */
-	char	   *horizon;		/* query text, NULL when none */
-	char	   *ledger;			/* NULL when none */
-	char	   *measure;
-	Datum		tolerance;		/* numeric */
-	bool		ledger_gate;
-	ReplaceStrategy strategy;
-} Definition;
+	ReplaceResult rr;
+	Datum		ledger_value;	/* numeric, valid unless ledger_null */
+	bool		ledger_null;
+} PreviewResult;
 
 /*
- * Definition "version" of a registered target (0: its current version),
- * into the current memory context; 42704 when the target is not
- * registered (targets.c).  Caller is connected to SPI.
+ * preview: what replacing [lo, hi) would do, rolled back.  Caller is
+ * connected to SPI; the figures are in its memory context.
  */
-extern Definition *LoadDefinition(Oid target, int32 version);
+extern void PreviewRange(Oid target, TimestampTz lo, TimestampTz hi,
+						 PreviewResult *out);
 
-/* A standing check as backfill.checks records it. */
-typedef struct CheckInfo
-{
-	int64		check_id;
-	Oid			target;
-	Interval   *lookback;
-	bool		has_job;
-	int64		job_id;
-	char	   *created_by;
-	Oid			created_by_oid;
-} CheckInfo;
 
-/*
- * The one reader of a standing check; 42704 when there is none.  Caller is
- * connected to SPI.
+/* ================================================================
+ *		Layer 3: orchestration/ -- targets, dependencies, lineage,
+ *		plans, groups, scheduling, runs, reconciliation
+ * ================================================================
  */
-extern CheckInfo *LoadCheck(int64 check_id);
 
-/* The lock that serializes register, unregister and plan of a target. */
-extern void TakeTargetPlanLock(Oid target);
+/* ---- targets and their definition versions (registry.c) ---- */
 
-/* What register is given (registry.c). */
+/* What register is given. */
 typedef struct Registration
 {
 	Oid			target;
@@ -547,11 +709,75 @@ typedef struct Registration
 
 /*
  * register -> the current definition version; unregister; set_strategy ->
- * the previous strategy (registry.c).  Callers are connected to SPI.
+ * the previous strategy.  Callers are connected to SPI.
  */
 extern int32 RegisterTarget(const Registration *reg);
 extern void UnregisterTarget(Oid target, bool cascade);
 extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
+
+/* ---- dependencies between targets (dependencies.c) ---- */
+
+/* The dependencies among the targets of a cascading plan. */
+typedef struct Edges
+{
+	int			n;
+	Oid		   *down;
+	Oid		   *up;
+} Edges;
+
+/*
+ * depend -> true when added (a cycle is refused with 42P17); undepend ->
+ * true when removed.  Callers are connected to SPI.
+ */
+extern bool AddDependency(Oid down, Oid up);
+extern bool RemoveDependency(Oid down, Oid up);
+
+/*
+ * Unregister's part: refuse (2BP01) while targets depend on target unless
+ * cascade, then forget its dependencies.  Caller is connected to SPI.
+ */
+extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
+
+/*
+ * The target and every target built from it, in dependency order (ties by
+ * name); *edges gets the dependencies among them.  Caller is connected to
+ * SPI.
+ */
+extern List *DownstreamOrder(Oid root, Edges *edges);
+
+/* ---- lineage (lineage.c) ---- */
+
+/*
+ * One piece of a target's history over a range (backfill._lineage_pieces):
+ * the settled state that wins there (lineage: done or no_source; none when
+ * never filled) and the status of the latest attempt of any kind (done,
+ * no_source, failed, cancelled; none when none).
+ */
+typedef struct Piece
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	ChunkStatus settled;		/* CHUNK_DONE, CHUNK_NO_SOURCE or CHUNK_NONE */
+	int32		version;		/* of the settled state */
+	bool		cleared;		/* a no_source piece whose rows were cleared */
+	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
+} Piece;
+
+/*
+ * Cut [lo, hi) of target's history into pieces, in order, and say which
+ * run wins each (from backfill._lineage_pieces); returns the number of
+ * pieces, *pieces palloc'd.  Caller is connected to SPI.
+ */
+extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
+						   Piece **pieces);
+
+/*
+ * lineage_chart: the lines of the chart of [lo, hi); the caller needs
+ * SELECT on the target (42501).  Caller is connected to SPI.
+ */
+extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
+
+/* ---- planning one run (plan.c) ---- */
 
 /* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
 typedef struct PlanChunks
@@ -586,94 +812,93 @@ typedef struct PlanRequest
 } PlanRequest;
 
 /*
- * Create the run the request describes and its chunks, executing nothing
- * (plan.c); only and cascade are ignored (cascade.c handles them).  Checks
+ * Create the run the request describes and its chunks, executing nothing;
+ * only and cascade are ignored (cascade.c handles them).  Checks
  * privileges, registration and overlaps.  Caller is connected to SPI.
  */
 extern int64 PlanRun(const PlanRequest *req);
 
-/* Check the caller and execute a run (CALL backfill.run; run.c). */
+/* ---- plans that choose their chunks (cascade.c) ---- */
+
+/*
+ * plan: PlanRun, or with only the target's run over the chunks that need
+ * it and, with cascade, one run per downstream target, as a group.
+ * *planned is false (and a NOTICE says so) when nothing needs it.
+ */
+extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
+
+/* ---- groups (group.c) ---- */
+
+/*
+ * The run ids (int64 *) of a group in run id order, in the current memory
+ * context; 42704 for an unknown group.  Caller is connected to SPI.
+ */
+extern List *GroupRuns(int64 group_id, bool unfinished_only);
+
+/*
+ * Whether a chunk [lo, hi) of a run may execute now: always outside a
+ * group; in a group, when no other run of the group has failed and every
+ * chunk of its upstream runs that it covers is settled (a NOTICE says
+ * what it waits for otherwise).  Caller is connected to SPI.
+ */
+extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+
+/* ---- scheduling with pg_cron (schedule.c) ---- */
+
+/*
+ * Hand the rest of a run to a pg_cron job owned by the caller, and remove
+ * it; ScheduleGroup does ScheduleRun for every unfinished run of a group.
+ * Callers are connected to SPI.
+ */
+extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
+						 const char *quiet_hours);
+extern bool UnscheduleRun(int64 run_id);
+extern int32 ScheduleGroup(int64 group_id, const char *cron,
+						   int32 chunks_per_tick, const char *quiet_hours);
+
+/*
+ * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
+ * it in the run's or check's last_error; returns them (CronJob *) in the
+ * caller's memory context.  Every backfill tick calls it; CleanupJobs is
+ * the superuser's call of it.
+ */
+extern List *ScheduleSweepOrphanJobs(void);
+extern List *CleanupJobs(void);
+
+/*
+ * The housekeeping of a pg_cron tick, nothing outside one: a run's tick
+ * sweeps orphan jobs, notes in runs.last_error why its role may not write
+ * the target, and commits (non-atomic SPI connection); a check's tick
+ * sweeps.
+ */
+extern void ScheduleRunTick(int64 run_id);
+extern void ScheduleCheckTick(void);
+
+/* The daily job's share of the target lock (backfill.lock_target). */
+extern void LockTargetForJob(Oid relid);
+
+/* ---- runs (run.c) ---- */
+
+/* Check the caller and execute a run (CALL backfill.run). */
 extern void ExecuteRun(int64 run_id, int max_chunks);
 
 /*
- * CALL backfill.backfill: plan, commit, and execute to the end (run.c).
- * Caller has a non-atomic SPI connection.
+ * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
+ * has a non-atomic SPI connection.
  */
 extern void BackfillRange(const PlanRequest *req);
 
-/* cancel: the chunks cancelled (run.c).  Caller is connected to SPI. */
+/* cancel: the chunks cancelled.  Caller is connected to SPI. */
 extern int32 CancelRun(int64 run_id);
 
 /*
- * The runs of a group, in dependency order (run.c): RunGroup executes them
+ * The runs of a group, in dependency order: RunGroup executes them
  * (non-atomic SPI connection), CancelGroup cancels the unfinished ones.
  */
 extern void RunGroup(int64 group_id, int max_chunks);
 extern int32 CancelGroup(int64 group_id);
 
-/* The max_chunks argument argno: -1 for NULL, else positive (22023). */
-extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
-
-/* 2D000 unless a procedure was called as a top-level CALL (run.c). */
-extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
-
-/* The chunk engine (chunk.c); callers are connected to SPI. */
-extern bool RemainingChunks(RunInfo *run);
-extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
-extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
-extern bool RunHasDoneChunk(int64 run_id);
-extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-						 RunStatus run_status, const char *via,
-						 const char *user, ChunkReport *report);
-extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
-extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
-extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							  ErrorData *edata);
-
-/* What preview finds: the replacement's figures and the ledger's. */
-typedef struct PreviewResult
-{
-	ReplaceResult rr;
-	Datum		ledger_value;	/* numeric, valid unless ledger_null */
-	bool		ledger_null;
-} PreviewResult;
-
-/*
- * preview: what replacing [lo, hi) would do, rolled back (chunk.c).
- * Caller is connected to SPI; the figures are in its memory context.
- */
-extern void PreviewRange(Oid target, TimestampTz lo, TimestampTz hi,
-						 PreviewResult *out);
-
 /* ---- reconciliation (reconcile.c) ---- */
-
-/*
- * Evaluate the ledger query for [lo, hi).  Sets *isnull when it returns
- * no row or NULL.
- */
-extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
-						 bool *isnull);
-
-/*
- * The single value of a ledger query's result in SPI_tuptable, as numeric,
- * in the upper executor context; *isnull for no row or NULL.
- */
-extern Datum LedgerFromResult(bool *isnull);
-
-/*
- * Compare a chunk's measure with the ledger figure: true when
- * |measure - ledger| <= tolerance * |ledger|.
- */
-extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
-
-/*
- * LedgerAgrees where a NULL on either side (sum() over no rows) counts
- * as 0, the rule of the gate and of reconcile.
- */
-extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
-						  bool ledger_null, Datum tolerance);
-
-/* ---- the comparison shared by check and the standing checks (reconcile.c) ---- */
 
 /*
  * One compared chunk and its figures.  "compare" chunks are checked
@@ -685,7 +910,7 @@ typedef struct RecChunk
 	int32		chunk_no;
 	TimestampTz start;
 	TimestampTz end;
-	ChunkStatus status;		/* chunk or lineage status, CHUNK_NONE for none */
+	ChunkStatus status;			/* chunk or lineage status; CHUNK_NONE: none */
 	bool		compare;
 	Verdict		verdict;
 	Datum		target_value;
@@ -710,211 +935,37 @@ extern int	CheckRange(Oid relid, TimestampTz start, bool start_null,
 
 /*
  * reconcile(run_id): the number of the run's chunks, *out their figures
- * and verdicts, stored on the chunks when the caller may (reconcile.c).
- * Caller is connected to SPI.
+ * and verdicts, stored on the chunks when the caller may.  Caller is
+ * connected to SPI.
  */
 extern int	ReconcileRun(int64 run_id, RecChunk **out);
 
+/* ---- standing checks (standing.c) ---- */
+
 /*
- * The standing checks (standing.c): schedule_check -> job id,
- * unschedule_check -> whether a job was removed, run_check -> the number
- * of failing chunks.  Callers are connected to SPI.
+ * schedule_check -> job id, unschedule_check -> whether a job was
+ * removed, run_check -> the number of failing chunks.  Callers are
+ * connected to SPI.
  */
 extern int64 ScheduleCheck(Oid relid, const char *cron, Interval *lookback);
 extern bool UnscheduleCheck(int64 check_id);
 extern int32 RunCheck(int64 check_id);
 
-/* 42P01 unless the target exists, 42501 unless the caller may read it. */
-extern void CheckSelectPrivilege(Oid relid);
 
-/* bound shifted by k steps (k may be negative), in the session TimeZone. */
-extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
-
-/* A one-dimensional array of n elements (nulls may be NULL). */
-extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
-
-/* ---- pipelines (pipeline.c) ---- */
-
-/* The dependencies among the targets of a cascading plan. */
-typedef struct Edges
-{
-	int			n;
-	Oid		   *down;
-	Oid		   *up;
-} Edges;
-
-/*
- * The target and every target built from it, in dependency order (ties by
- * name); *edges gets the dependencies among them.  Caller is connected to
- * SPI.
+/* ================================================================
+ *		Layer 4: api/ -- the SQL entry points (PG_FUNCTION_INFO_V1, in
+ *		the api/ files), and the checks of their arguments (args.c)
+ * ================================================================
  */
-extern List *DownstreamOrder(Oid root, Edges *edges);
 
-/*
- * depend -> true when added (a cycle is refused with 42P17); undepend ->
- * true when removed (dependencies.c).  Callers are connected to SPI.
- */
-extern bool AddDependency(Oid down, Oid up);
-extern bool RemoveDependency(Oid down, Oid up);
+/* 22004 when argument argno is NULL; hint may be NULL. */
+extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
+					   const char *hint);
 
-/*
- * The run ids (int64 *) of a group in run id order, in the current memory
- * context (group.c); 42704 for an unknown group.  Caller is connected to
- * SPI.
- */
-extern List *GroupRuns(int64 group_id, bool unfinished_only);
+/* The max_chunks argument argno: -1 for NULL, else positive (22023). */
+extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
 
-/*
- * One piece of a target's history over a range (backfill._lineage_pieces):
- * the settled state that wins there (lineage: done or no_source; none when
- * never filled) and the status of the latest attempt of any kind (done,
- * no_source, failed, cancelled; none when none).
- */
-typedef struct Piece
-{
-	TimestampTz lo;
-	TimestampTz hi;
-	ChunkStatus settled;		/* CHUNK_DONE, CHUNK_NO_SOURCE or CHUNK_NONE */
-	int32		version;		/* of the settled state */
-	bool		cleared;		/* a no_source piece whose rows were cleared */
-	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
-} Piece;
-
-/*
- * Cut [lo, hi) of target's history into pieces, in order, and say which
- * run wins each (lineage.c, from backfill._lineage_pieces); returns the
- * number of pieces, *pieces palloc'd.  Caller is connected to SPI.
- */
-extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
-						   Piece **pieces);
-
-/*
- * lineage_chart: the lines of the chart of [lo, hi) (lineage.c); the
- * caller needs SELECT on the target (42501).  Caller is connected to SPI.
- */
-extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
-
-/*
- * plan (cascade.c): PlanRun, or with only the target's run over the chunks
- * that need it and, with cascade, one run per downstream target, as a
- * group.  *planned is false (and a NOTICE says so) when nothing needs it.
- */
-extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
-
-/*
- * Whether a chunk [lo, hi) of a run may execute now: always outside a
- * group; in a group, when no other run of the group has failed and every
- * chunk of its upstream runs that it covers is settled (a NOTICE says
- * what it waits for otherwise).  Caller is connected to SPI.
- */
-extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
-
-/*
- * Unregister's part: refuse (2BP01) while targets depend on target unless
- * cascade, then forget its dependencies.  Caller is connected to SPI.
- */
-extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
-
-/* ---- scheduling (schedule.c) ---- */
-
-/* A pg_cron job as recorded in cron.job. */
-typedef struct CronJob
-{
-	int64		job_id;
-	char	   *owner;			/* cron.job.username */
-	char	   *jobname;		/* NULL for an unnamed job */
-} CronJob;
-
-/* The pg_cron job name of a run: backfill_run_<id>. */
-extern char *CronJobName(int64 run_id);
-
-/* Whether the pg_cron extension is installed in this database. */
-extern bool PgCronInstalled(void);
-
-/*
- * Find a pg_cron job by id (as the extension owner); remove a run's job
- * (another role's only with that role's privileges when check); forget
- * the run's job id.
- */
-extern bool CronLookupJob(int64 job_id, CronJob *job);
-extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
-extern void CronClearJobId(int64 run_id, int64 job_id);
-
-/*
- * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
- * day of "at" in a time zone (NULL: the session's), and whether "at" is
- * inside the span.
- */
-extern void ParseQuietHours(const char *text, int *start, int *end);
-extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
-extern bool InQuietHours(const char *quiet_hours, const char *tzname,
-						 TimestampTz at);
-
-/* Whether a tick of run's schedule may do work now (quiet hours). */
-extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
-								TimestampTz now);
-
-/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
-extern bool ScheduleRemoveJob(int64 run_id);
-
-/* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
-extern bool ScheduleCalledFromCron(void);
-extern bool ScheduleInCronWorker(void);
-extern void RequirePgCron(const char *detail);
-
-/*
- * Hand the rest of a run to a pg_cron job owned by the caller, and remove
- * it (schedule.c); ScheduleGroup does ScheduleRun for every unfinished
- * run of a group.  Callers are connected to SPI.
- */
-extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
-						 const char *quiet_hours);
-extern bool UnscheduleRun(int64 run_id);
-extern int32 ScheduleGroup(int64 group_id, const char *cron,
-						   int32 chunks_per_tick, const char *quiet_hours);
-
-/*
- * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
- * it in the run's or check's last_error; returns them (CronJob *) in the
- * caller's memory context (schedule.c).  Every backfill tick calls it;
- * CleanupJobs is the superuser's call of it.
- */
-extern List *ScheduleSweepOrphanJobs(void);
-extern List *CleanupJobs(void);
-
-/*
- * The housekeeping of a pg_cron tick, nothing outside one: a run's tick
- * sweeps orphan jobs, notes in runs.last_error why its role may not write
- * the target, and commits (non-atomic SPI connection); a check's tick
- * sweeps.
- */
-extern void ScheduleRunTick(int64 run_id);
-extern void ScheduleCheckTick(void);
-
-/* The daily job's share of the target lock (backfill.lock_target). */
-extern void LockTargetForJob(Oid relid);
-
-/*
- * The earliest time from which a target's source is complete: now() -
- * retention, or the value of horizon_sql (run as the calling user);
- * false when there is neither, or the query gives no row or NULL
- * (plan.c; used by plan and check).
- */
-extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
-						  TimestampTz *horizon);
-
-/* ---- Citus (citus.c); no-ops without the citus extension ---- */
-
-/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
-extern void CitusRequireCoordinator(void);
-
-/* "distributed", "reference" or "local" for a Citus table, else NULL. */
-extern const char *CitusTableKind(Oid relid);
-
-/* Raise 0A000 for strategy "swap" on a Citus table. */
-extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
-
-/* Whether strategy "auto" must not pick swap for target (a Citus table). */
-extern bool CitusForbidsSwap(Oid target);
+/* 2D000 unless a procedure was called as a top-level CALL. */
+extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 
 #endif							/* BACKFILL_H */
