@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * catalog.c
- *	  Writes to backfill's own catalog tables.
+ *	  Reads and writes of backfill's own catalog tables, as the extension
+ *	  owner (CatalogExec), and the parameters of those statements
+ *	  (CatalogArgs).
  *
  * Users hold no write privileges on backfill.targets, definitions, runs,
  * chunks or check_results.  The C code writes them as the extension owner,

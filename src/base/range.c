@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * range.c
- *	  Splitting a half-open time range [start, end) into chunks.
+ *	  Splitting a half-open time range [start, end) into chunks
+ *	  (ComputeChunkBounds, for split_range, plan and check), the checks of
+ *	  a range's bounds, and a bound shifted by whole chunks (ShiftBound).
  *
  * Bound k is start + k * step, computed with timestamptz + interval in the
  * session TimeZone, never by adding the step to the previous bound: a

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * backfill.c
- *	  Module entry point: registers the backfill.* settings; and the
- *	  argument check shared by the SQL-callable functions.
+ * settings.c
+ *	  Module entry point: the module magic, and _PG_init, which registers
+ *	  the backfill.* settings and nothing else.
  *
  * Nothing else happens at load time; every piece of work is done by the
- * SQL-callable functions in the other files.
+ * SQL-callable functions (src/api) and the C functions they call.
  *
  *-------------------------------------------------------------------------
  */

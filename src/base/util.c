@@ -3,7 +3,8 @@
  * util.c
  *	  The one text form of the values and names that messages and composed
  *	  SQL print: a timestamptz, a numeric, and a relation's quoted,
- *	  schema-qualified name.
+ *	  schema-qualified name; and one-dimensional arrays for statement
+ *	  parameters (MakeArray).
  *
  *-------------------------------------------------------------------------
  */

@@ -2,8 +2,9 @@
  *
  * validate.c
  *	  Checks of user SQL (source, measure, ledger and horizon queries), of
- *	  the time column and of the caller's privileges on a target, and the
- *	  composition of the statements that run user text.
+ *	  the time column and of the caller's privileges on a target, the
+ *	  composition of the statements that run user text, and the
+ *	  evaluation of the source horizon (SourceHorizon).
  *
  * User text is parsed and analysed before anything runs: a source, ledger
  * or horizon must be exactly one plain read-only query (SELECT, VALUES,

@@ -4,7 +4,8 @@
  *	  The chunk engine: pick a run's next chunk, execute it in an internal
  *	  subtransaction as the definition's author (lock, replace, ledger
  *	  gate), record its outcome in the same transaction, and report it;
- *	  and preview, the same replacement always rolled back.
+ *	  and preview's engine part (PreviewRange), the same replacement always
+ *	  rolled back.
  *
  * Each chunk applies the run's recorded TimeZone and search_path, takes
  * the target's locks under backfill.lock_timeout (a timeout defers the

@@ -4,7 +4,8 @@
  *	  The delete strategy: replacing a target's rows in [lo, hi) by what a
  *	  source query yields with DELETE and INSERT, in the caller's
  *	  transaction; measuring a range (MeasureRange, for every strategy);
- *	  clearing a range; and the SQL functions replace_range and _in_range.
+ *	  and clearing a range.  The SQL functions replace_range and _in_range
+ *	  are in api/primitives.c.
  *
  * ReplaceRange (strategy.c) checks privileges, the time column and the
  * source before anything runs, then dispatches on the strategy.  The

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * strategy.c
- *	  Replacement strategies: the names auto, delete, truncate and swap,
- *	  parsed once at the SQL boundary into a ReplaceStrategy; ReplaceRange,
- *	  which checks everything, lets ChooseStrategy resolve the strategy for
- *	  the range and dispatches to the delete strategy (replace.c) or to
- *	  truncate and swap (partition.c); and set_strategy.
+ *	  ReplaceRange, the top of the replacement: it checks everything, lets
+ *	  ChooseStrategy (partition.c, beside the partition facts it reads)
+ *	  resolve the strategy for the range, and dispatches to the delete
+ *	  strategy (replace.c) or to truncate and swap (partition.c).  The
+ *	  strategy names are in base/names.c, set_strategy in
+ *	  orchestration/registry.c.
  *
  *-------------------------------------------------------------------------
  */

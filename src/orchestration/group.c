@@ -5,8 +5,11 @@
  *	  run's id).  A chunk of a run in a group executes only when every
  *	  chunk of its upstream runs that it covers is settled and no other
  *	  run of the group has failed (PipelineChunkReady, called by the run
- *	  loop); run_group, cancel_group and schedule_group act on the
- *	  group's unfinished runs in dependency order.
+ *	  loop); GroupRuns lists a group's runs in dependency order.
+ *
+ * run_group and cancel_group (run.c) and schedule_group (schedule.c) sit
+ * beside their one-run versions: the run loop asks this file, so this file
+ * must not call the run loop.
  *
  *-------------------------------------------------------------------------
  */

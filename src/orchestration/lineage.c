@@ -5,6 +5,11 @@
  *	  (ClassifyPieces); and lineage_chart, a text picture of it
  *	  (LineageChart).
  *
+ * The rule of which run wins a stretch is written once, in the SQL
+ * function backfill._lineage_pieces (src/sql/25_views.sql), which
+ * backfill.lineage() reads too; ClassifyPieces reads it for lineage_chart
+ * and for plan's only_chunks (cascade.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
