@@ -59,3 +59,6 @@ include $(PGXS)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(EXTENSION).control
 	cat $(SQL_PARTS) > $@
+
+# PGXS tracks no header dependencies: every object depends on the headers.
+$(OBJS): $(wildcard src/*.h src/*/*.h)
