@@ -11,6 +11,9 @@
 # Skipped when Citus is not installed: bash scripts/citus.sh installs it.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -27,20 +30,9 @@ my $db = 'postgres';
 my @nodes;
 for my $name ('coord', 'worker1', 'worker2')
 {
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', q{
-shared_preload_libraries = 'citus,pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-max_prepared_transactions = 20
-citus.shard_count = 4
-TimeZone = 'UTC'
-fsync = off
-});
-	$node->start;
+	# backfill is created on the coordinator once Citus knows its workers
+	my $node = backfill_node($name, preload => 'citus,pg_cron', extension => 0,
+		conf => "max_prepared_transactions = 20\ncitus.shard_count = 4\nfsync = off\n");
 	$node->safe_psql($db, 'CREATE EXTENSION citus; CREATE EXTENSION pg_cron;');
 	push @nodes, $node;
 }
