@@ -376,8 +376,9 @@ sub check_page
 		$n++;
 		if (!defined $got)
 		{
-			fail("$where: not run (psql stopped earlier, exit status $rc)");
-			next;
+			my $left = grep { $_->{kind} eq 'example' } @{ $page->{segments} }[ $n - 1 .. $nseg - 1 ];
+			fail("$where: not run, nor $left example(s) after it (psql stopped earlier, exit status $rc)");
+			last;
 		}
 		if ($seg->{kind} eq 'hidden')
 		{

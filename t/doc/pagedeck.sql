@@ -36,14 +36,3 @@ INSERT INTO monthly_revenue
 SELECT date_trunc('month', day)::date, sum(payments), sum(revenue) FROM daily_revenue GROUP BY 1;
 CREATE EXTENSION pg_cron;
 CREATE EXTENSION backfill;
--- The quick start's registration (README.md, step 1).
-SELECT backfill.register(
-    'daily_revenue', 'day',
-    source      => $$SELECT paid_at::date AS day, count(*) AS payments, sum(amount) AS revenue
-                      FROM public.payments
-                     WHERE paid_at >= $1 AND paid_at < $2
-                     GROUP BY 1$$,
-    definition  => 'v1: every payment counts',
-    ledger      => $$SELECT sum(payments) FROM public.payment_ledger
-                     WHERE day >= $1 AND day < $2$$,
-    measure     => 'sum(payments)');

@@ -5,6 +5,7 @@
 -- lineage chart); the pp targets of sql/71_pipeline_plans.sql (widening),
 -- planned from run id 7101 as there.
 \i t/doc/pagedeck.sql
+\i t/doc/pagedeck_register.sql
 SET client_min_messages = warning;
 CALL backfill.backfill('daily_revenue', '2026-11-11', '2026-12-01');
 SELECT backfill.register(
