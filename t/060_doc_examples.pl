@@ -113,7 +113,7 @@ sub input_lines
 	my ($block) = @_;
 	my @in;
 	my $st = { in => '', open => 0 };
-	my $open_at;
+	my ($open_at, $in_message);
 	for my $k (0 .. $#{ $block->{lines} })
 	{
 		my $l = $block->{lines}[$k];
@@ -121,6 +121,19 @@ sub input_lines
 		{
 			push @in, $l;
 			undef $open_at if scan_sql($st, $l);
+			next;
+		}
+		# a message quoting SQL over several lines (CONTEXT:  SQL statement
+		# "...") goes on until its closing quote
+		my $quotes = () = $l =~ /"/g;
+		if ($in_message)
+		{
+			$in_message = 0 if $quotes % 2;
+			next;
+		}
+		if ($l =~ /^(?:ERROR|WARNING|NOTICE|INFO|DETAIL|HINT|CONTEXT|QUERY):/)
+		{
+			$in_message = 1 if $quotes % 2;
 			next;
 		}
 		next if $l =~ /^\s*$/;
