@@ -535,7 +535,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		 * below).
 		 */
 		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+					  false, 0, SPI_OK_UTILITY);
 
 		/*
 		 * The whole chunk runs as the author of the run's definition, with
@@ -907,7 +907,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 
 		/* as the author; the rollback below restores the caller */
 		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+					  false, 0, SPI_OK_UTILITY);
 		AuthorGateEnter(&gate, author, target, version,
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));

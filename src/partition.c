@@ -482,13 +482,13 @@ Published(List *rels)
 
 	SpiConnect();
 	SpiExecPinned("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
-			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
-			"            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
-			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
-			"              JOIN pg_catalog.pg_class c"
-			"                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
-			"            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
-			1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+				  " OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
+				  "            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
+				  " OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
+				  "              JOIN pg_catalog.pg_class c"
+				  "                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
+				  "            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
+				  1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	n = SpiGetBool(0, 1, &isnull);
 	SpiFinish();
 	return n != 0;

@@ -188,13 +188,13 @@ RunHolderPid(int64 run_id)
 	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
 	values[3] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID);
 	SpiExecPinned("SELECT pid FROM pg_catalog.pg_locks"
-			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
-			" AND database OPERATOR(pg_catalog.=) $1"
-			" AND classid OPERATOR(pg_catalog.=) $2"
-			" AND objid OPERATOR(pg_catalog.=) $3"
-			" AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
-			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-			4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+				  " WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  " AND database OPERATOR(pg_catalog.=) $1"
+				  " AND classid OPERATOR(pg_catalog.=) $2"
+				  " AND objid OPERATOR(pg_catalog.=) $3"
+				  " AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
+				  " AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
+				  4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		pid = SpiGetInt32(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);

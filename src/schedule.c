@@ -823,7 +823,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(cron);
 	values[2] = CStringGetTextDatum(command);
 	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
-			false, 0, SPI_OK_SELECT);
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "cron.schedule returned NULL");

@@ -96,7 +96,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	svalues[1] = PointerGetDatum(cron);
 	svalues[2] = CStringGetTextDatum(command);
 	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
-			false, 0, SPI_OK_SELECT);
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "backfill: cron.schedule returned no job id");
