@@ -21,6 +21,7 @@ OBJS = \
 	src/reconcile.o \
 	src/standing.o \
 	src/schedule.o \
+	src/jobguard.o \
 	src/citus.o \
 	src/pipeline.o
 

@@ -151,6 +151,11 @@ BEGIN
     END LOOP;
 END $$;
 SELECT run_id, status FROM backfill.runs WHERE run_id = :v2_run;
+-- The tick that finished the run parked its job (February 31st: it never
+-- fires again, and that tick ends "succeeded" in cron.job_run_details);
+-- the next backfill tick, or cleanup_jobs, removes it.
+SELECT jobname, schedule FROM cron.job;
+SELECT job_name FROM backfill.cleanup_jobs();
 SELECT count(*) AS jobs_left FROM cron.job;
 SELECT executed_via, count(*) AS chunks FROM backfill.chunks
  WHERE run_id = :v2_run GROUP BY 1 ORDER BY 1;

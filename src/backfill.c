@@ -2,7 +2,8 @@
  *
  * backfill.c
  *	  Module entry point: registers the backfill.* settings; and the
- *	  argument check shared by the SQL-callable functions.
+ *	  argument checks shared by the SQL-callable functions (NULLs, and the
+ *	  length limits of texts).
  *
  * Nothing else happens at load time; every piece of work is done by the
  * SQL-callable functions in the other files.
@@ -12,8 +13,10 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "backfill.h"
 
@@ -106,6 +109,33 @@ RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", name),
 				 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * RequireMaxLength
+ *		Raise 22001 "<name> is too long" when text (may be NULL) has more
+ *		than max characters.  Checked before the text is stored, parsed or
+ *		quoted in a message, so a text of any size costs one scan at most.
+ */
+void
+RequireMaxLength(const char *text, const char *name, int max)
+{
+	size_t		bytes;
+	int			chars;
+
+	if (text == NULL)
+		return;
+	bytes = strlen(text);
+	if (bytes <= (size_t) max)
+		return;
+	chars = bytes > (size_t) MaxAllocSize ? INT_MAX :
+		pg_mbstrlen_with_len(text, (int) bytes);
+	if (chars > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_RIGHT_TRUNCATION),
+				 errmsg("%s is too long", name),
+				 errdetail("It has %d characters; at most %d are allowed.",
+						   chars, max)));
 }
 
 /*

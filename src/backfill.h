@@ -42,11 +42,15 @@ extern double backfill_neighbor_tolerance;
  * Lock classes of the extension's own locks (BackfillLockTag).  A run being
  * executed holds a session-level lock (RUN, run_id); a chunk and the daily
  * job meet on a transaction-level lock (TARGET, relid); register, unregister
- * and plan of one target serialize on a transaction-level lock (PLAN, relid).
+ * and plan of one target serialize on a transaction-level lock (PLAN, relid);
+ * grants and revokes of the scheduling-role guard on one (GUARD, 0), and the
+ * removals of jobs by sweeps and by the guard's event trigger on (SWEEP, 0).
  */
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
 #define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+#define BACKFILL_LOCK_CLASS_GUARD	0x42460004	/* key 0: jobguard.c */
+#define BACKFILL_LOCK_CLASS_SWEEP	0x42460005	/* key 0: schedule.c */
 
 /*
  * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
@@ -61,6 +65,22 @@ extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 /* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 					   const char *hint);
+
+/*
+ * Length limits of the texts the extension stores or shows (characters);
+ * doc/security.md#bounds.  RequireMaxLength raises 22001 beyond them.
+ */
+#define BACKFILL_MAX_LABEL		1000	/* a definition label */
+#define BACKFILL_MAX_NOTE		10000	/* a run's note */
+#define BACKFILL_MAX_WORD		1000	/* cron, quiet_hours, strategy,
+										 * only_chunks, time zone names */
+#define BACKFILL_MAX_MEASURE	10000	/* a measure expression */
+#define BACKFILL_MAX_QUERY		1000000 /* source, ledger, source_horizon */
+
+/* The most lines one lineage_chart may draw (about 833 years of months). */
+#define BACKFILL_MAX_CHART_LINES	10000
+
+extern void RequireMaxLength(const char *text, const char *name, int max);
 
 /* ---- text of values and names (util.c) ---- */
 
@@ -91,6 +111,27 @@ extern char *SpiNulls(int nargs, const bool *nulls);
 extern int	SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					const char *nulls, bool read_only, long count, int expected);
 
+/*
+ * The search_path of every statement the extension runs without user text:
+ * the catalog statements (CatalogExec) and the caller's reads of system and
+ * pg_cron tables (SpiExecPinned).  pg_temp last, so that no temporary
+ * object can stand in for a system one.
+ */
+#define BACKFILL_PINNED_SEARCH_PATH "pg_catalog, pg_temp"
+
+/*
+ * Open / close a GUC nest level with search_path pinned to
+ * BACKFILL_PINNED_SEARCH_PATH; the close pops it as on abort (also safe
+ * on an error path, before the rollback).
+ */
+extern int	SpiPinSearchPath(void);
+extern void SpiUnpinSearchPath(int nest);
+
+/* SpiExec of the extension's own SQL, search_path pinned, as the caller. */
+extern int	SpiExecPinned(const char *sql, int nargs, Oid *argtypes,
+						  Datum *values, const char *nulls, bool read_only,
+						  long count, int expected);
+
 /* Convenience readers of SPI_tuptable row "row", column "col" (1-based). */
 extern bool SpiGetBool(int row, int col, bool *isnull);
 extern int64 SpiGetInt64(int row, int col, bool *isnull);
@@ -101,15 +142,18 @@ extern char *SpiGetText(int row, int col);	/* palloc'd in caller's ctx, NULL
 extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);
 
 /* ---- catalog access as the extension owner (catalog.c) ---- */
-extern Oid	BackfillExtensionOwner(void);
 
 /*
  * Execute catalog DML/queries as the extension owner, with the
- * security-restricted context, then switch back; the real user is always
- * passed in as a parameter where the catalog records it.
+ * security-restricted context and search_path pinned to 'pg_catalog,
+ * pg_temp', then switch back (on error too); the real user is always
+ * passed in as a parameter where the catalog records it.  The one way in
+ * which the extension acts with its owner's rights (t/037 checks it).
  */
 extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
+/* The same for a statement built per call (never cached), no parameters. */
+extern int	CatalogExecUnsaved(const char *sql, int expected);
 /* The same with bool nulls[] (NULL: no nulls). */
 extern int	CatalogExecNulls(const char *sql, int nargs, Oid *argtypes,
 							 Datum *values, const bool *nulls, int expected);
@@ -151,9 +195,19 @@ extern void CheckRunPermission(int64 run_id, Oid planner,
 							   const char *planner_name, const char *action);
 extern bool HasRunPermission(Oid planner);
 
+/*
+ * Whether the caller sees a run, group or check of target created by
+ * creator (SELECT on the target; for a dropped table, HasRunPermission).
+ */
+extern bool CatalogRowVisible(Oid target, Oid creator);
+
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
 extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
+
+/* The same for groups and standing checks. */
+extern void RaiseGroupDoesNotExist(int64 group_id) pg_attribute_noreturn();
+extern void RaiseCheckDoesNotExist(int64 check_id) pg_attribute_noreturn();
 
 /* ---- range splitting (range.c) ---- */
 
@@ -603,6 +657,19 @@ extern void RequirePgCron(const char *detail);
 extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
 
 /*
+ * Remove the pg_cron jobs still recorded on finished runs (parked by the
+ * tick that finished them), except exclude_run's; rows added to rsinfo when
+ * given (schedule.c).  Every backfill tick calls it.
+ */
+extern int	ScheduleSweepFinishedJobs(ReturnSetInfo *rsinfo, int64 exclude_run);
+
+/*
+ * The lock of job removals by sweeps (one transaction at a time); without
+ * "wait", false when another transaction holds it.
+ */
+extern bool ScheduleSweepLock(bool wait);
+
+/*
  * The earliest time from which a target's source is complete: now() -
  * retention, or the value of horizon_sql (run as the calling user);
  * false when there is neither, or the query gives no row or NULL
@@ -610,6 +677,21 @@ extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
  */
 extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
 						  TimestampTz *horizon);
+
+/* ---- the scheduling-role guard (jobguard.c) ---- */
+
+/*
+ * The current user has just made a pg_cron job of backfill: it holds the
+ * guard (an explicit grant on backfill.scheduled_jobs), so DROP ROLE
+ * refuses it.  Caller is connected to SPI.
+ */
+extern void JobGuardGrant(void);
+
+/*
+ * A backfill job of role "rolname" was removed: revoke its guard when it
+ * has none left.  Caller is connected to SPI.
+ */
+extern void JobGuardRelease(const char *rolname);
 
 /* ---- Citus (citus.c); no-ops without the citus extension ---- */
 

@@ -534,8 +534,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		 * trigger cannot be queued in the security-restricted operation
 		 * below).
 		 */
-		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
 
 		/*
 		 * The whole chunk runs as the author of the run's definition, with
@@ -906,8 +906,8 @@ backfill_preview(PG_FUNCTION_ARGS)
 		AuthorGate gate;
 
 		/* as the author; the rollback below restores the caller */
-		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
 		AuthorGateEnter(&gate, author, target, version,
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));

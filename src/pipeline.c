@@ -30,6 +30,7 @@
 #include <math.h>
 
 #include "access/xact.h"
+#include "common/int.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -41,6 +42,7 @@
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -144,9 +146,13 @@ RequireRegistered(Oid target, int32 *version)
 /*
  * backfill_depend
  *		depend(downstream, upstream) -> true when added, false when it was
- *		already declared.  Both must be registered and the caller must be
- *		allowed to rewrite both (as for register).  A dependency that would
- *		close a cycle is refused (42P17) with the cycle in the detail.
+ *		already declared.  Both must be registered, and the caller must be
+ *		allowed to plan both: rewrite them (as for register) and have the
+ *		privileges of the author of each one's current definition
+ *		(CheckAuthor), as a cascading plan over them will need.  So a role
+ *		that merely writes someone's table cannot hang a target of its own
+ *		under it and make that planner's cascades fail.  A dependency that
+ *		would close a cycle is refused (42P17) with the cycle in the detail.
  */
 Datum
 backfill_depend(PG_FUNCTION_ARGS)
@@ -169,6 +175,15 @@ backfill_depend(PG_FUNCTION_ARGS)
 	LockDependencies();
 	(void) RequireRegistered(down, NULL);
 	(void) RequireRegistered(up, NULL);
+
+	/* a planner of both: the upstream's first, whose cascades it changes */
+	{
+		Definition *def = LoadDefinition(up, 0);
+
+		CheckAuthor(def->author, up, def->version);
+		def = LoadDefinition(down, 0);
+		CheckAuthor(def->author, down, def->version);
+	}
 
 	/* the path downstream -> ... -> upstream that the new edge would close */
 	values[0] = ObjectIdGetDatum(down);
@@ -221,10 +236,45 @@ backfill_depend(PG_FUNCTION_ARGS)
 }
 
 /*
+ * MayPlan
+ *		Whether the caller may plan target: the table exists, the caller
+ *		holds SELECT, INSERT and DELETE on it, and it has the privileges of
+ *		the author of its current definition.  Caller is connected to SPI.
+ */
+static bool
+MayPlan(Oid target)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull;
+	Oid			author = InvalidOid;
+
+	if (get_rel_name(target) == NULL ||
+		pg_class_aclmask(target, GetUserId(), ACL_SELECT | ACL_INSERT | ACL_DELETE,
+						 ACLMASK_ALL) != (ACL_SELECT | ACL_INSERT | ACL_DELETE))
+		return false;
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.author FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		author = SpiGetOid(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return OidIsValid(author) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(author)) &&
+		has_privs_of_role(GetUserId(), author);
+}
+
+/*
  * backfill_undepend
  *		undepend(downstream, upstream) -> true when removed, false when
- *		there was no such dependency.  Same rights as depend on the tables
- *		that still exist.
+ *		there was no such dependency.  Allowed to a role that may rewrite
+ *		both tables (those that still exist), and to a planner of either
+ *		one (MayPlan): the planner of an upstream can always detach a
+ *		dependent it cannot plan, which would otherwise make its cascading
+ *		plans fail.
  */
 Datum
 backfill_undepend(PG_FUNCTION_ARGS)
@@ -240,17 +290,19 @@ backfill_undepend(PG_FUNCTION_ARGS)
 	down = PG_GETARG_OID(0);
 	up = PG_GETARG_OID(1);
 
-	if (get_rel_name(down) != NULL)
-		CheckTargetPrivileges(down);
-	if (get_rel_name(up) != NULL)
-		CheckTargetPrivileges(up);
-	if (get_rel_name(down) == NULL && get_rel_name(up) == NULL && !superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to remove a dependency between dropped tables"),
-				 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
-
 	SpiConnect();
+	if (!superuser() && !MayPlan(up) && !MayPlan(down))
+	{
+		if (get_rel_name(down) != NULL)
+			CheckTargetPrivileges(down);
+		if (get_rel_name(up) != NULL)
+			CheckTargetPrivileges(up);
+		if (get_rel_name(down) == NULL && get_rel_name(up) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to remove a dependency between dropped tables"),
+					 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
+	}
 	LockDependencies();
 	values[0] = ObjectIdGetDatum(down);
 	values[1] = ObjectIdGetDatum(up);
@@ -362,8 +414,12 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
-		char	   *st = SpiGetText(i, 3);
-		char	   *la = SpiGetText(i, 6);
+		char	   *st;
+		char	   *la;
+
+		CHECK_FOR_INTERRUPTS();
+		st = SpiGetText(i, 3);
+		la = SpiGetText(i, 6);
 
 		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
 		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
@@ -371,6 +427,10 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 		out[i].version = SpiGetInt32(i, 4, &isnull);
 		out[i].cleared = SpiGetBool(i, 5, &isnull);
 		out[i].latest = la == NULL ? 0 : la[0];
+		if (st != NULL)
+			pfree(st);
+		if (la != NULL)
+			pfree(la);
 	}
 	SPI_freetuptable(SPI_tuptable);
 	*pieces = out;
@@ -423,6 +483,7 @@ SelectChunks(Oid target, const char *only, bool clear_no_source,
 		bool		needs = false;
 		int			i;
 
+		CHECK_FOR_INTERRUPTS();
 		/* pieces are sorted and partition the range: skip those before */
 		while (j < np && pieces[j].hi <= cs)
 			j++;
@@ -470,10 +531,19 @@ static TimestampTz
 GridPoint(TimestampTz anchor, Interval *step, int64 k)
 {
 	Interval	mul;
+	int64		months;
+	int64		days;
 
-	mul.month = (int32) (step->month * k);
-	mul.day = (int32) (step->day * k);
-	mul.time = step->time * k;
+	if (pg_mul_s64_overflow((int64) step->month, k, &months) ||
+		pg_mul_s64_overflow((int64) step->day, k, &days) ||
+		months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, k, &mul.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("chunk bound out of range")));
+	mul.month = (int32) months;
+	mul.day = (int32) days;
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 												   TimestampTzGetDatum(anchor),
 												   IntervalPGetDatum(&mul)));
@@ -528,13 +598,25 @@ GridCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 		anchor = LocalTime("2000-01-01 00:00:00");
 	else
 		anchor = LocalTime("2000-01-03 00:00:00");
-	approx = (double) step->month * 30.0 * USECS_PER_DAY +
+
+	/*
+	 * A first guess from the step's mean length (a month of 30.44 days),
+	 * then exact steps; each loop ends (the grid points grow with k on
+	 * average) and is interruptible.
+	 */
+	approx = (double) step->month * ((double) DAYS_PER_YEAR / MONTHS_PER_YEAR) * USECS_PER_DAY +
 		(double) step->day * USECS_PER_DAY + (double) step->time;
-	k = (int64) floor((double) (t - anchor) / approx);
+	k = (int64) floor(((double) t - (double) anchor) / approx);
 	while (GridPoint(anchor, step, k) > t)
+	{
+		CHECK_FOR_INTERRUPTS();
 		k--;
+	}
 	while (GridPoint(anchor, step, k + 1) <= t)
+	{
+		CHECK_FOR_INTERRUPTS();
 		k++;
+	}
 	*lo = GridPoint(anchor, step, k);
 	*hi = GridPoint(anchor, step, k + 1);
 }
@@ -553,14 +635,38 @@ TsCmp(const void *a, const void *b)
 }
 
 /*
- * Widen
- *		The chunks of "step" that cover any of the given upstream chunks,
- *		added to *cells (which may already hold some).
+ * RefuseTooManyChunks
+ *		54000: the run of a cascading plan for "name" would have more than
+ *		backfill.max_chunks chunks.
  */
 static void
-Widen(const PlanChunks *up, Interval *step, List **cells)
+RefuseTooManyChunks(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the run of %s would have more than %d chunks",
+					name, backfill_max_chunks),
+			 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
+					 BACKFILL_MAX_CHUNKS_CEILING)));
+}
+
+/*
+ * Widen
+ *		The chunks of "step" that cover any of the given upstream chunks,
+ *		added to *cells (which may already hold some), for the run of
+ *		"name".  The cells of one upstream run are distinct and in order, so
+ *		their number is a lower bound of the run's chunks: it is counted
+ *		while widening, and more than backfill.max_chunks is refused before
+ *		the next cell is made, so memory stays bounded by max_chunks cells
+ *		per upstream run whatever the chunk sizes (a '1 microsecond' chunk
+ *		under an hourly one fails after max_chunks cells, not 3.6 billion).
+ */
+static void
+Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
 {
 	int			k;
+	int64		made = 0;
+	TimestampTz *last = NULL;
 
 	for (k = 0; k < up->n; k++)
 	{
@@ -570,17 +676,19 @@ Widen(const PlanChunks *up, Interval *step, List **cells)
 		GridCell(up->starts[k], step, &lo, &hi);
 		for (;;)
 		{
-			TimestampTz *last = *cells ? (TimestampTz *) llast(*cells) : NULL;
-
 			CHECK_FOR_INTERRUPTS();
 			/* consecutive upstream chunks often share a cell: keep one */
 			if (last == NULL || last[0] != lo)
 			{
-				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+				TimestampTz *cell;
 
+				if (++made > backfill_max_chunks)
+					RefuseTooManyChunks(name);
+				cell = palloc(sizeof(TimestampTz) * 2);
 				cell[0] = lo;
 				cell[1] = hi;
 				*cells = lappend(*cells, cell);
+				last = cell;
 			}
 			if (hi >= up->ends[k])
 				break;
@@ -677,6 +785,7 @@ DownstreamOrder(Oid root, Edges *edges)
 		Oid			best = InvalidOid;
 		char	   *best_name = NULL;
 
+		CHECK_FOR_INTERRUPTS();
 		foreach(lc, nodes)
 		{
 			Oid			cand = lfirst_oid(lc);
@@ -740,6 +849,8 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 	int			i;
 	StringInfoData summary;
 
+	RequireMaxLength(only, "only_chunks", BACKFILL_MAX_WORD);
+	RequireMaxLength(note, "note", BACKFILL_MAX_NOTE);
 	if (only != NULL && strcmp(only, "missing") != 0 &&
 		strcmp(only, "outdated") != 0 && strcmp(only, "failed") != 0)
 		ereport(ERROR,
@@ -816,19 +927,14 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 				{
 					if (nodes[j].target == edges.up[e])
 					{
-						Widen(&nodes[j].chunks, dstep, &cells);
+						Widen(&nodes[j].chunks, dstep, &cells, node->name);
 						ups[nups++] = Int64GetDatum(nodes[j].run_id);
 					}
 				}
 			}
 			CellsToChunks(cells, &node->chunks);
 			if (node->chunks.n > backfill_max_chunks)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("the run of %s would have more than %d chunks",
-								node->name, backfill_max_chunks),
-						 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
-								 BACKFILL_MAX_CHUNKS_CEILING)));
+				RefuseTooManyChunks(node->name);
 			node->run_id = PlanRun(node->target, node->chunks.starts[0], false,
 								   node->chunks.ends[node->chunks.n - 1], false,
 								   NULL, note, false, false, clear_no_source,
@@ -865,9 +971,10 @@ PipelinePlan(Oid target, TimestampTz start, bool start_null,
 /*
  * PipelineChunkReady
  *		See backfill.h.  A no_source chunk of an upstream run counts as
- *		settled unless that run still has to clear it.  When a pg_cron job
- *		of a run finds the group stopped by a failure, it removes itself
- *		(like the failed run's own job): the group is resumed by hand.
+ *		settled unless that run still has to clear it.  A pg_cron job of a
+ *		run that finds the group stopped by a failure does nothing and
+ *		keeps its schedule (a job never removes itself: schedule.c); once
+ *		the failed run is retried by hand, its ticks go on.
  */
 bool
 PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
@@ -928,8 +1035,6 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 				 errdetail("The first failure stops the whole group."),
 				 errhint("Fix the cause, then CALL backfill.run_group(%lld) to retry and continue, or cancel the group with backfill.cancel_group(%lld).",
 						 (long long) group_id, (long long) group_id)));
-		if (ScheduleCalledFromCron())
-			(void) ScheduleRemoveJob(run_id);
 		return false;
 	}
 	if (!up_null)
@@ -949,8 +1054,12 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 /*
  * GroupRuns
  *		The run ids of a group in run id order (dependency order), in the
- *		current memory context; 42704 for an unknown group.  Caller is
- *		connected to SPI.
+ *		current memory context.  A group exists for the caller when it may
+ *		see one of its runs (CatalogRowVisible, as backfill.group_progress
+ *		shows it); an unknown group and one whose runs are all invisible
+ *		raise the same 42704.  The actions then check each run as usual
+ *		(an invisible run of a visible group is "run N does not exist").
+ *		Caller is connected to SPI.
  */
 static List *
 GroupRuns(int64 group_id, bool unfinished_only)
@@ -958,23 +1067,24 @@ GroupRuns(int64 group_id, bool unfinished_only)
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	List	   *runs = NIL;
+	bool		visible = false;
 	int			i;
 
 	values[0] = Int64GetDatum(group_id);
-	CatalogExec("SELECT run_id, status FROM backfill.runs"
+	CatalogExec("SELECT run_id, status, target::pg_catalog.oid, created_by_oid"
+				" FROM backfill.runs"
 				" WHERE group_id OPERATOR(pg_catalog.=) $1 ORDER BY run_id",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("group %lld does not exist", (long long) group_id),
-				 errhint("Groups are listed in backfill.group_progress; plan one with backfill.plan(..., cascade => true).")));
 	for (i = 0; i < (int) SPI_processed; i++)
 	{
 		bool		isnull;
 		int64		run_id = SpiGetInt64(i, 1, &isnull);
 		char	   *status = SpiGetText(i, 2);
 
+		CHECK_FOR_INTERRUPTS();
+		if (!visible)
+			visible = CatalogRowVisible(SpiGetOid(i, 3, &isnull),
+										SpiGetOid(i, 4, &isnull));
 		if (unfinished_only &&
 			(strcmp(status, "done") == 0 || strcmp(status, "cancelled") == 0))
 			continue;
@@ -982,6 +1092,8 @@ GroupRuns(int64 group_id, bool unfinished_only)
 		*(int64 *) llast(runs) = run_id;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	if (!visible)
+		RaiseGroupDoesNotExist(group_id);
 	return runs;
 }
 
@@ -1159,6 +1271,7 @@ CellChar(Piece *pieces, int np, int *from, TimestampTz lo, TimestampTz hi)
 		(*from)++;
 	for (i = *from; i < np && pieces[i].lo < hi; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (pieces[i].latest == 'f')
 			failed = true;
 		else if (pieces[i].settled == 0)
@@ -1207,6 +1320,34 @@ PutLine(ReturnSetInfo *rsinfo, const char *line)
 }
 
 /*
+ * ChartLines
+ *		The number of lines lineage_chart draws for [lo, hi) in "unit"
+ *		(day, week or month), computed from the calendar fields of lo and
+ *		hi without building anything; the charts of day and week lines are
+ *		short by construction (at most 7 and 92 days wide).
+ */
+static int64
+ChartLines(TimestampTz lo, TimestampTz hi, const char *unit)
+{
+	struct pg_tm tlo;
+	struct pg_tm thi;
+	int64		months;
+
+	if (strcmp(unit, "month") != 0)
+		return strcmp(unit, "day") == 0 ? 8 : 15;
+	LocalFields(lo, &tlo);
+	LocalFields(hi, &thi);
+	months = ((int64) thi.tm_year * 12 + thi.tm_mon) -
+		((int64) tlo.tm_year * 12 + tlo.tm_mon) + 1;
+	/* a range ending at the very start of a month draws no line for it */
+	if (DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												CStringGetTextDatum("month"),
+												TimestampTzGetDatum(hi))) == hi)
+		months--;
+	return months;
+}
+
+/*
  * backfill_lineage_chart
  *		lineage_chart(target, range_start, range_end) -> text lines.  A
  *		range of at most 7 days: one line per local day, one character per
@@ -1214,6 +1355,12 @@ PutLine(ReturnSetInfo *rsinfo, const char *line)
  *		character per day; longer: one line per month, one character per
  *		day.  Times are read in the session TimeZone; characters outside
  *		the range are blank.  The caller needs SELECT on the target.
+ *
+ * The width of the range is computed without overflow (the widest range
+ * PostgreSQL can hold does not fit in int64 microseconds), and a chart of
+ * more than BACKFILL_MAX_CHART_LINES lines is refused (54000) before
+ * anything is read or drawn.  Every line is drawn in a memory context
+ * reset for the next one, with an interrupt check.
  */
 Datum
 backfill_lineage_chart(PG_FUNCTION_ARGS)
@@ -1222,6 +1369,9 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	Oid			target;
 	TimestampTz lo;
 	TimestampTz hi;
+	int64		width;
+	bool		wide;
+	int64		nlines;
 	Piece	   *pieces;
 	int			np;
 	int			from = 0;
@@ -1233,6 +1383,8 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
+	MemoryContext linecxt;
+	MemoryContext oldcxt;
 	int			i;
 
 	RequireArg(fcinfo, 0, "target", NULL);
@@ -1247,18 +1399,16 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 				 errmsg("permission denied for table %s", QualifiedRelName(target)),
 				 errdetail("The lineage of a table is shown to those who may read it.")));
 
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	SpiConnect();
-	np = ClassifyPieces(target, lo, hi, &pieces);
-
-	if (hi - lo <= 7 * USECS_PER_DAY)
+	/* hi - lo overflows int64 for the widest ranges: those are "wide" */
+	wide = pg_sub_s64_overflow(hi, lo, &width);
+	if (!wide && width <= 7 * USECS_PER_DAY)
 	{
 		unit = "day";
 		cell_name = "hour";
 		line_step.day = 1;
 		cell_step.time = USECS_PER_HOUR;
 	}
-	else if (hi - lo <= 92 * USECS_PER_DAY)
+	else if (!wide && width <= 92 * USECS_PER_DAY)
 	{
 		unit = "week";
 		cell_name = "day";
@@ -1272,6 +1422,23 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 		line_step.month = 1;
 		cell_step.day = 1;
 	}
+	nlines = ChartLines(lo, hi, unit);
+	if (nlines > BACKFILL_MAX_CHART_LINES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lineage chart of [%s, %s) would have " INT64_FORMAT " lines",
+						TimestampText(lo), TimestampText(hi), nlines),
+				 errdetail("A chart has at most %d lines, one per month for a range longer than 92 days.",
+						   BACKFILL_MAX_CHART_LINES),
+				 errhint("Chart a shorter range (at most %d months), or read backfill.lineage, which merges the whole range into its stretches.",
+						 BACKFILL_MAX_CHART_LINES)));
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	SpiConnect();
+	np = ClassifyPieces(target, lo, hi, &pieces);
+	linecxt = AllocSetContextCreate(CurrentMemoryContext,
+									"backfill chart line",
+									ALLOCSET_DEFAULT_SIZES);
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "%s from %s to %s: one line per %s, one character per %s",
@@ -1290,6 +1457,9 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 		TimestampTz cell = line;
 		struct pg_tm tm;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(linecxt);
+		oldcxt = MemoryContextSwitchTo(linecxt);
 		LocalFields(line, &tm);
 		resetStringInfo(&buf);
 		if (strcmp(unit, "month") == 0)
@@ -1314,6 +1484,7 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 		}
 		appendStringInfoChar(&buf, '|');
 		PutLine(rsinfo, buf.data);
+		MemoryContextSwitchTo(oldcxt);
 		line = next;
 	}
 
@@ -1329,22 +1500,30 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	for (i = 0; i < (int) SPI_processed; i++)
 	{
 		bool		isnull;
-		int32		version = SpiGetInt32(i, 1, &isnull);
-		char	   *label = SpiGetText(i, 2);
-		bool		current = SpiGetBool(i, 3, &isnull);
+		int32		version;
+		char	   *label;
+		bool		current;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(linecxt);
+		oldcxt = MemoryContextSwitchTo(linecxt);
+		version = SpiGetInt32(i, 1, &isnull);
+		label = SpiGetText(i, 2);
+		current = SpiGetBool(i, 3, &isnull);
 		resetStringInfo(&buf);
 		appendStringInfo(&buf, "  %c  backfilled under definition version %d%s%s%s%s",
 						 VersionChar(version), version,
 						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
 						 current ? " (current)" : "");
 		PutLine(rsinfo, buf.data);
+		MemoryContextSwitchTo(oldcxt);
 	}
 	SPI_freetuptable(SPI_tuptable);
 	PutLine(rsinfo, "  -  no source data (no_source)");
 	PutLine(rsinfo, "  .  never filled (no backfill covers it)");
 	PutLine(rsinfo, "  X  failed (the latest attempt failed)");
 	PutLine(rsinfo, "     (blank) outside the range");
+	MemoryContextDelete(linecxt);
 	SpiFinish();
 	return (Datum) 0;
 }

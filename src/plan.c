@@ -117,6 +117,7 @@ PlanRun(Oid target, TimestampTz start, bool start_null,
 	Oid			author;
 
 	CheckTargetPrivileges(target);
+	RequireMaxLength(note, "note", BACKFILL_MAX_NOTE);
 	TakeTargetPlanLock(target);
 
 	def = LoadDefinition(target, 0);

@@ -26,6 +26,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 
@@ -283,6 +284,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 	uint64		i;
 	int			k;
 	SPIPlanPtr	ledger_plan = NULL;
+	MemoryContext itercxt;
 
 	/* bounds: nb neighbours before, the n chunks, nb neighbours after */
 	bounds = palloc(sizeof(TimestampTz) * (nbuckets + 1));
@@ -374,11 +376,23 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 		}
 	}
 
+	/*
+	 * One pass over the chunks; what a chunk's comparison allocates beside
+	 * its results (numeric temporaries) goes with it: itercxt is reset per
+	 * chunk.  The ledger's value is copied out by LedgerFromResult, into
+	 * the context the caller had before connecting to SPI.
+	 */
+	itercxt = AllocSetContextCreate(CurrentMemoryContext,
+									"backfill compare chunk",
+									ALLOCSET_DEFAULT_SIZES);
 	for (k = 0; k < n; k++)
 	{
 		RecChunk   *c = &chunks[k];
 		int			b = nb + k + 1;
+		MemoryContext oldcxt;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(itercxt);
 		c->target_null = c->ledger_null = c->median_null = true;
 		c->ledger_ok_null = c->neighbor_ok_null = true;
 
@@ -392,8 +406,6 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			}
 			continue;
 		}
-
-		CHECK_FOR_INTERRUPTS();
 
 		if (has_rows[b])
 		{
@@ -430,21 +442,25 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			if (rc != SPI_OK_SELECT)
 				elog(ERROR, "backfill: ledger query returned %s",
 					 SPI_result_code_string(rc));
+			oldcxt = MemoryContextSwitchTo(itercxt);
 			c->ledger_value = LedgerFromResult(&c->ledger_null);
 			SPI_freetuptable(SPI_tuptable);
 			c->ledger_ok = LedgerCompare(c->target_value, c->target_null,
 										 c->ledger_value, c->ledger_null,
 										 t->tolerance);
 			c->ledger_ok_null = false;
+			MemoryContextSwitchTo(oldcxt);
 		}
 
 		if (have_median)
 		{
+			oldcxt = MemoryContextSwitchTo(itercxt);
 			c->neighbor_median = median;
 			c->median_null = false;
 			c->neighbor_ok = LedgerCompare(c->target_value, c->target_null,
 										   median, false, ntolerance);
 			c->neighbor_ok_null = false;
+			MemoryContextSwitchTo(oldcxt);
 		}
 
 		if (!c->ledger_ok_null && !c->ledger_ok)
@@ -455,6 +471,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			c->verdict = VERDICT_OK;
 	}
 
+	MemoryContextDelete(itercxt);
 	if (ledger_plan != NULL)
 		SPI_freeplan(ledger_plan);
 }
@@ -467,6 +484,10 @@ static void
 EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
+												 "backfill reconcile row",
+												 ALLOCSET_SMALL_SIZES);
+	MemoryContext oldcxt;
 	int			k;
 
 	for (k = 0; k < n; k++)
@@ -475,6 +496,9 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		Datum		values[REC_NATTS];
 		bool		nulls[REC_NATTS];
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(rowcxt);
+		oldcxt = MemoryContextSwitchTo(rowcxt);
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(c->chunk_no);
 		values[1] = TimestampTzGetDatum(c->start);
@@ -498,7 +522,9 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		else
 			nulls[9] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(oldcxt);
 	}
+	MemoryContextDelete(rowcxt);
 }
 
 /*

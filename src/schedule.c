@@ -21,6 +21,20 @@
  * current backend is a pg_cron job, whether a tick may work now given the
  * run's quiet hours, and removing a run's job when the run is finished.
  *
+ * A job is never removed by its own tick: pg_cron 1.4 marks a job whose
+ * row goes while its worker runs as "failed: job canceled", so the tick
+ * that finishes a run would look failed in cron.job_run_details.  That
+ * tick parks the job instead (cron.alter_job to a schedule that never
+ * fires, PARKED_SCHEDULE; the job stays active, so pg_cron ends the tick
+ * "succeeded"), and the job is removed later, once pg_cron shows it no
+ * longer running: by the next tick of any backfill job, by schedule and
+ * schedule_check, by unschedule, and by cleanup_jobs
+ * (ScheduleSweepFinishedJobs).
+ *
+ * Every job belongs to a role that holds the guard of jobguard.c, so the
+ * role cannot be dropped while it has one; removing a role's last job
+ * releases it.
+ *
  * backfill.lock_target is the daily job's side of the target lock: a
  * transaction-level lock (BackfillLockTag, a key no SQL caller can take) in
  * ShareLock on the key the chunks take in ExclusiveLock, so daily jobs never block each other, a chunk waits for
@@ -53,6 +67,12 @@
 #include "utils/timestamp.h"
 
 #include "backfill.h"
+
+/*
+ * The schedule of a parked job: February 31st, which never comes.  The
+ * job keeps its name and command; it is removed by the next sweep.
+ */
+#define PARKED_SCHEDULE "0 0 31 2 *"
 
 /* A pg_cron job as recorded in cron.job. */
 typedef struct CronJob
@@ -164,7 +184,9 @@ ClearJobId(int64 run_id, int64 job_id)
  * with "check", only when the current user has the privileges of the job's
  * owner (what SET ROLE would give it anyway); without, always -- the run
  * loop uses that when the run is finished, so that the job, which can no
- * longer do anything, stops firing whoever finished the run.
+ * longer do anything, stops firing whoever finished the run.  The caller
+ * releases the owner's guard (JobGuardRelease) once its own updates of the
+ * run are done, so that the guard's lock is always taken after the rows.
  */
 static void
 RemoveJob(int64 run_id, CronJob *job, bool check)
@@ -176,8 +198,8 @@ RemoveJob(int64 run_id, CronJob *job, bool check)
 	values[0] = Int64GetDatum(job->job_id);
 	if (strcmp(job->owner, me) == 0)
 	{
-		SpiExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-				false, 0, SPI_OK_SELECT);
+		SpiExecPinned("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					  false, 0, SPI_OK_SELECT);
 		return;
 	}
 	if (check)
@@ -196,6 +218,24 @@ RemoveJob(int64 run_id, CronJob *job, bool check)
 	}
 	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
 				SPI_OK_SELECT);
+}
+
+/*
+ * ParkJob
+ *		Make a run's job never fire again without removing it (see the
+ *		file header): as the extension owner, since the run is finished and
+ *		the job can do nothing useful whoever owns it.
+ */
+static void
+ParkJob(int64 job_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(job_id);
+	values[1] = CStringGetTextDatum(PARKED_SCHEDULE);
+	CatalogExec("SELECT cron.alter_job($1, schedule => $2)", 2, argtypes,
+				values, NULL, SPI_OK_SELECT);
 }
 
 /*
@@ -242,6 +282,7 @@ ParseQuietHours(const char *text, int *start, int *end)
 {
 	const char *p = text;
 
+	RequireMaxLength(text, "quiet_hours", BACKFILL_MAX_WORD);
 	while (isspace((unsigned char) *p))
 		p++;
 	if (!ParseClock(&p, start))
@@ -385,11 +426,14 @@ ScheduleInCronWorker(void)
 /*
  * ScheduleRemoveJob
  *		Remove the pg_cron job of a run and clear runs.job_id; true when a
- *		job was removed.  Quiet (false) when the run has no job, the job is
- *		gone already, or pg_cron is not installed.
+ *		job was removed (or parked).  Quiet (false) when the run has no
+ *		job, the job is gone already, or pg_cron is not installed.  In a
+ *		pg_cron tick, which is the job itself, the job is parked instead
+ *		and runs.job_id kept (see the file header): a sweep removes it once
+ *		the tick is over.
  *
- * Callable from the run loop in any context, inside the pg_cron job itself
- * included; runs in the caller's transaction, so a rollback keeps the job.
+ * Callable from the run loop in any context; runs in the caller's
+ * transaction, so a rollback keeps the job.
  */
 bool
 ScheduleRemoveJob(int64 run_id)
@@ -421,12 +465,37 @@ ScheduleRemoveJob(int64 run_id)
 	if (PgCronInstalled() && LookupJob(job_id, &job) &&
 		job.jobname != NULL && strcmp(job.jobname, JobName(run_id)) == 0)
 	{
+		if (ScheduleCalledFromCron())
+		{
+			ParkJob(job_id);
+			SpiFinish();
+			return true;
+		}
 		RemoveJob(run_id, &job, false);
 		removed = true;
 	}
 	ClearJobId(run_id, job_id);
+	if (removed)
+		JobGuardRelease(job.owner);
 	SpiFinish();
 	return removed;
+}
+
+/*
+ * ScheduleSweepLock
+ *		See backfill.h: the transaction-level lock (SWEEP, 0) that lets one
+ *		transaction at a time remove jobs by a sweep, so that two ticks
+ *		starting in the same second never remove the same cron.job row
+ *		(pg_cron 1.4's cron.unschedule fails "tuple concurrently deleted").
+ *		With "wait" false, false when another transaction holds it.
+ */
+bool
+ScheduleSweepLock(bool wait)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_SWEEP, 0);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /*
@@ -440,7 +509,9 @@ ScheduleRemoveJob(int64 run_id)
  *		extension owner (a superuser); the run or check keeps the reason in
  *		last_error.  When rsinfo is not NULL, one row (job_id, job_name,
  *		username) per removed job is added to it.  Returns how many jobs
- *		were removed.
+ *		were removed.  A tick's sweep is skipped while another transaction
+ *		sweeps (ScheduleSweepLock); cleanup_jobs (rsinfo given) waits for
+ *		it.
  */
 int
 ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
@@ -453,7 +524,7 @@ ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
 	int64	   *run_ids;
 	bool	   *is_run;
 
-	if (!PgCronInstalled())
+	if (!PgCronInstalled() || !ScheduleSweepLock(rsinfo != NULL))
 		return 0;
 	SpiConnect();
 	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
@@ -499,6 +570,7 @@ ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
 		Datum		values[2];
 		char	   *why;
 
+		CHECK_FOR_INTERRUPTS();
 		why = psprintf("scheduling role \"%s\" was dropped: its pg_cron job "
 					   INT64_FORMAT " (%s) was removed",
 					   usernames[i], job_ids[i], job_names[i]);
@@ -533,10 +605,94 @@ ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo)
 }
 
 /*
+ * ScheduleSweepFinishedJobs
+ *		See backfill.h.  The jobs still recorded on runs that are done,
+ *		failed or cancelled (parked by the tick that finished them, or left
+ *		behind), except run exclude_run's (the caller's own tick) and those
+ *		pg_cron still shows starting or running in cron.job_run_details
+ *		(the finishing tick of another run may still be ending: removed
+ *		now, pg_cron would log it "job canceled"), are removed as the
+ *		extension owner, runs.job_id cleared, and the guard of their roles
+ *		released when they have no other job.  When rsinfo is not NULL, one
+ *		row (job_id, job_name, username) per removed job is added to it.
+ *		Returns how many jobs were removed.  As the orphan sweep, skipped
+ *		while another transaction sweeps, unless rsinfo is given.
+ */
+int
+ScheduleSweepFinishedJobs(ReturnSetInfo *rsinfo, int64 exclude_run)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	int			n;
+	int			i;
+	int64	   *job_ids;
+	char	  **job_names;
+	char	  **usernames;
+	int64	   *run_ids;
+
+	if (!PgCronInstalled() || !ScheduleSweepLock(rsinfo != NULL))
+		return 0;
+	SpiConnect();
+	values[0] = Int64GetDatum(exclude_run);
+	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
+				" j.username::pg_catalog.text, r.run_id"
+				" FROM cron.job j JOIN backfill.runs r"
+				"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid"
+				" WHERE j.jobname OPERATOR(pg_catalog.=)"
+				"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)"
+				" AND r.status OPERATOR(pg_catalog.=) ANY ('{done,failed,cancelled}'::pg_catalog.text[])"
+				" AND r.run_id OPERATOR(pg_catalog.<>) $1"
+				" AND NOT EXISTS (SELECT FROM cron.job_run_details d"
+				"  WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
+				"  AND d.status OPERATOR(pg_catalog.=) ANY ('{starting,running}'::pg_catalog.text[]))"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	job_ids = palloc(sizeof(int64) * (n + 1));
+	job_names = palloc(sizeof(char *) * (n + 1));
+	usernames = palloc(sizeof(char *) * (n + 1));
+	run_ids = palloc(sizeof(int64) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		job_ids[i] = SpiGetInt64(i, 1, &isnull);
+		job_names[i] = SpiGetText(i, 2);
+		usernames[i] = SpiGetText(i, 3);
+		run_ids[i] = SpiGetInt64(i, 4, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(job_ids[i]);
+		CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					SPI_OK_SELECT);
+		ClearJobId(run_ids[i], job_ids[i]);
+		if (rsinfo != NULL)
+		{
+			Datum		row[3];
+			bool		nulls[3] = {false, false, false};
+
+			row[0] = Int64GetDatum(job_ids[i]);
+			row[1] = CStringGetTextDatum(job_names[i]);
+			row[2] = CStringGetTextDatum(usernames[i]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+		}
+	}
+	for (i = 0; i < n; i++)
+		JobGuardRelease(usernames[i]);
+	SpiFinish();
+	return n;
+}
+
+/*
  * backfill_cleanup_jobs
  *		backfill.cleanup_jobs() -> (job_id, job_name, username): remove now
  *		the pg_cron jobs of runs and checks whose scheduling role was
- *		dropped (what every backfill tick does anyway).  Superusers only.
+ *		dropped, and the parked jobs of finished runs (what every backfill
+ *		tick does anyway).  Superusers only.
  */
 PG_FUNCTION_INFO_V1(backfill_cleanup_jobs);
 Datum
@@ -552,6 +708,7 @@ backfill_cleanup_jobs(PG_FUNCTION_ARGS)
 				 errhint("Run it as a superuser.")));
 	InitMaterializedSRF(fcinfo, 0);
 	(void) ScheduleSweepOrphanJobs(rsinfo);
+	(void) ScheduleSweepFinishedJobs(rsinfo, 0);
 	return (Datum) 0;
 }
 
@@ -581,15 +738,16 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	char	   *command;
 	int64		job_id;
 	bool		isnull;
-	Oid			argtypes[4];
-	Datum		values[4];
-	char		nulls[4];
+	Oid			argtypes[5];
+	Datum		values[5];
+	char		nulls[5];
 
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
 	run_id = PG_GETARG_INT64(0);
 	cron = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	RequireMaxLength(cron, "cron", BACKFILL_MAX_WORD);
 	chunks_per_tick = PG_GETARG_INT32(2);
 	if (chunks_per_tick < 1)
 		ereport(ERROR,
@@ -602,6 +760,9 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	}
 
 	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
+
+	/* the parked jobs of finished runs go first (see the file header) */
+	(void) ScheduleSweepFinishedJobs(NULL, 0);
 
 	SpiConnect();
 	run = LoadRun(run_id);
@@ -649,6 +810,8 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	if (run->scheduled && LookupJob(run->job_id, &old) &&
 		strcmp(old.owner, CurrentUserName()) != 0)
 		RemoveJob(run_id, &old, true);
+	else
+		old.owner = NULL;
 
 	jobname = JobName(run_id);
 	command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
@@ -659,8 +822,8 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(jobname);
 	values[1] = CStringGetTextDatum(cron);
 	values[2] = CStringGetTextDatum(command);
-	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
-			false, 0, SPI_OK_SELECT);
+	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "cron.schedule returned NULL");
@@ -674,17 +837,20 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	argtypes[1] = INT8OID;
 	argtypes[2] = INT4OID;
 	argtypes[3] = TEXTOID;
+	argtypes[4] = TEXTOID;
 	values[0] = Int64GetDatum(run_id);
 	values[1] = Int64GetDatum(job_id);
 	values[2] = Int32GetDatum(chunks_per_tick);
 	values[3] = quiet_hours ? CStringGetTextDatum(quiet_hours) : (Datum) 0;
+	values[4] = CStringGetTextDatum(CurrentUserName());
 	memset(nulls, ' ', sizeof(nulls));
 	nulls[3] = quiet_hours ? ' ' : 'n';
 	CatalogExec("UPDATE backfill.runs"
-				" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4"
+				" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4,"
+				" scheduled_by = $5::pg_catalog.name"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])",
-				4, argtypes, values, nulls, SPI_OK_UPDATE);
+				5, argtypes, values, nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -692,6 +858,9 @@ backfill_schedule(PG_FUNCTION_ARGS)
 						run_id),
 				 errhint("Look at the run in backfill.runs.")));
 
+	/* the job's role cannot be dropped while it has the job (jobguard.c) */
+	JobGuardGrant();
+	JobGuardRelease(old.owner);
 	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }
@@ -724,6 +893,8 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 			removed = true;
 		}
 		ClearJobId(run_id, run->job_id);
+		if (removed)
+			JobGuardRelease(job.owner);
 	}
 	SpiFinish();
 	PG_RETURN_BOOL(removed);
@@ -792,5 +963,6 @@ backfill_in_quiet_hours(PG_FUNCTION_ARGS)
 	quiet_hours = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (!PG_ARGISNULL(1))
 		tzname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	RequireMaxLength(tzname, "timezone", BACKFILL_MAX_WORD);
 	PG_RETURN_BOOL(InQuietHours(quiet_hours, tzname, at));
 }

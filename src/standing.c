@@ -58,6 +58,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 2, "lookback", NULL);
 	relid = PG_GETARG_OID(0);
 	cron = PG_GETARG_TEXT_PP(1);
+	RequireMaxLength(text_to_cstring(cron), "cron", BACKFILL_MAX_WORD);
 	lookback = PG_GETARG_INTERVAL_P(2);
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
 										  IntervalPGetDatum(lookback),
@@ -67,6 +68,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 				 errmsg("lookback must be positive")));
 
 	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
+	(void) ScheduleSweepFinishedJobs(NULL, 0);
 	SpiConnect();
 	CheckSelectPrivilege(relid);
 	{
@@ -93,8 +95,8 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	svalues[0] = CStringGetTextDatum(jobname);
 	svalues[1] = PointerGetDatum(cron);
 	svalues[2] = CStringGetTextDatum(command);
-	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
-			false, 0, SPI_OK_SELECT);
+	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "backfill: cron.schedule returned no job id");
@@ -104,6 +106,9 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	CatalogExec("UPDATE backfill.checks SET job_id = $2"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				2, utypes, uvalues, NULL, SPI_OK_UPDATE);
+
+	/* the job's role cannot be dropped while it has the job (jobguard.c) */
+	JobGuardGrant();
 	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }
@@ -122,9 +127,12 @@ typedef struct CheckInfo
 
 /*
  * LoadCheck
- *		The one reader of a standing check (42704 when there is none), for
- *		unschedule_check and run_check.  A pg_cron tick first sweeps the
- *		jobs of dropped roles (schedule.c).  Caller is connected to SPI.
+ *		The one reader of a standing check, for unschedule_check and
+ *		run_check: 42704 when there is none, and exactly the same for a
+ *		check the caller cannot see (CatalogRowVisible: no SELECT on its
+ *		table), whose creator and table are never named.  A pg_cron tick
+ *		first sweeps the jobs of dropped roles and the parked jobs of
+ *		finished runs (schedule.c).  Caller is connected to SPI.
  */
 static CheckInfo *
 LoadCheck(int64 check_id)
@@ -136,16 +144,17 @@ LoadCheck(int64 check_id)
 
 	/* every tick sweeps the jobs of dropped roles (schedule.c) */
 	if (ScheduleCalledFromCron())
+	{
 		(void) ScheduleSweepOrphanJobs(NULL);
+		(void) ScheduleSweepFinishedJobs(NULL, 0);
+	}
 	values[0] = Int64GetDatum(check_id);
 	CatalogExec("SELECT target::pg_catalog.oid, lookback, job_id,"
 				" created_by::pg_catalog.text, created_by_oid"
 				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("check %lld does not exist", (long long) check_id)));
+		RaiseCheckDoesNotExist(check_id);
 	check = palloc0(sizeof(CheckInfo));
 	check->check_id = check_id;
 	check->target = SpiGetOid(0, 1, &isnull);
@@ -155,6 +164,8 @@ LoadCheck(int64 check_id)
 	check->created_by = SpiGetText(0, 4);
 	check->created_by_oid = SpiGetOid(0, 5, &isnull);
 	SPI_freetuptable(SPI_tuptable);
+	if (!CatalogRowVisible(check->target, check->created_by_oid))
+		RaiseCheckDoesNotExist(check_id);
 	return check;
 }
 
@@ -163,7 +174,9 @@ LoadCheck(int64 check_id)
  *		unschedule_check(check_id) -> whether a pg_cron job was removed
  *
  * Only the role that scheduled the check (or a role with its privileges)
- * may remove it.  The check and its results stay; job_id is cleared.
+ * may remove it; the job, which belongs to that role, is then removed as
+ * the extension owner, and the role's guard released when it has no other
+ * job (jobguard.c).  The check and its results stay; job_id is cleared.
  */
 Datum
 backfill_unschedule_check(PG_FUNCTION_ARGS)
@@ -174,6 +187,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	bool		isnull;
 	CheckInfo  *check;
 	bool		removed = false;
+	char	   *owner = NULL;
 
 	RequireArg(fcinfo, 0, "check_id", NULL);
 	check_id = PG_GETARG_INT64(0);
@@ -196,20 +210,35 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 
 	if (OidIsValid(get_extension_oid("pg_cron", true)))
 	{
-		Oid			jtypes[1] = {INT8OID};
-		Datum		jvalues[1];
+		Oid			jtypes[2] = {INT8OID, INT8OID};
+		Datum		jvalues[2];
 
+		/*
+		 * The check's own job (by id and name), whoever of the roles with
+		 * the creator's privileges scheduled it: as the extension owner.
+		 */
 		jvalues[0] = Int64GetDatum(check->job_id);
-		/* as the caller: cron.job shows and removes only its own jobs */
-		SpiExec("SELECT cron.unschedule(j.jobid) FROM cron.job j"
-				" WHERE j.jobid OPERATOR(pg_catalog.=) $1",
-				1, jtypes, jvalues, NULL, false, 0, SPI_OK_SELECT);
+		jvalues[1] = Int64GetDatum(check_id);
+		CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
+					" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
+					" AND j.jobname OPERATOR(pg_catalog.=)"
+					"  ('backfill_check_' OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
+					2, jtypes, jvalues, NULL, SPI_OK_SELECT);
 		if (SPI_processed == 1)
+			owner = SpiGetText(0, 1);
+		SPI_freetuptable(SPI_tuptable);
+		if (owner != NULL)
+		{
+			CatalogExec("SELECT cron.unschedule($1)", 1, jtypes, jvalues,
+						NULL, SPI_OK_SELECT);
 			removed = SpiGetBool(0, 1, &isnull) && !isnull;
+		}
 	}
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	/* after the check's row: the guard's lock comes last (jobguard.c) */
+	JobGuardRelease(owner);
 	SpiFinish();
 	PG_RETURN_BOOL(removed);
 }

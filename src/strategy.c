@@ -42,6 +42,7 @@ ParseStrategy(const char *name)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("strategy must not be null"),
 				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	RequireMaxLength(name, "strategy", BACKFILL_MAX_WORD);
 	for (i = 0; i < lengthof(strategy_names); i++)
 		if (strcmp(name, strategy_names[i]) == 0)
 			return (ReplaceStrategy) i;

@@ -62,7 +62,9 @@ CREATE TABLE backfill.targets (
     source_horizon   pg_catalog.text,
     ledger           pg_catalog.text,
     measure          pg_catalog.text NOT NULL DEFAULT 'count(*)',
-    tolerance        pg_catalog.numeric NOT NULL DEFAULT 0 CHECK (tolerance >= 0),
+    -- a finite, non-negative tolerance ('NaN' and 'Infinity' would pass every chunk)
+    tolerance        pg_catalog.numeric NOT NULL DEFAULT 0
+        CHECK (tolerance >= 0 AND tolerance < 'Infinity'::pg_catalog.numeric),
     ledger_gate      pg_catalog.bool NOT NULL DEFAULT true,
     strategy         pg_catalog.text NOT NULL DEFAULT 'auto',
     current_version  pg_catalog.int4 NOT NULL,
@@ -90,7 +92,8 @@ CREATE TABLE backfill.definitions (
     source_horizon   pg_catalog.text,
     ledger           pg_catalog.text,
     measure          pg_catalog.text NOT NULL,
-    tolerance        pg_catalog.numeric NOT NULL CHECK (tolerance >= 0),
+    tolerance        pg_catalog.numeric NOT NULL
+        CHECK (tolerance >= 0 AND tolerance < 'Infinity'::pg_catalog.numeric),
     ledger_gate      pg_catalog.bool NOT NULL,
     strategy         pg_catalog.text NOT NULL,
     PRIMARY KEY (target, version)
