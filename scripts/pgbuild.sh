@@ -14,7 +14,7 @@
 # pg_cron is built against it and installed into the same prefix.
 #
 # Nothing is rebuilt when the prefix's marker (.backfill-built) holds the
-# sha256 sums of both tarballs.  The build dependencies come from apt when run
+# sha256 sums of both tarballs (a lock in /tmp serializes concurrent calls).  The build dependencies come from apt when run
 # as root.  The prefix is never installed into by the tests: scripts/test.sh
 # works on a copy of it per run (CONTRIBUTING.md), so it stays pristine.
 # Prints the prefix on its last line.
@@ -40,6 +40,11 @@ prefix=${BACKFILL_PG_PREFIX:-/opt/backfill-pg}/$major
 marker=$prefix/.backfill-built
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $(basename "$tarball")
 $(sha256sum "$cron" | cut -d' ' -f1) $(basename "$cron")"
+# Two trees asking for the same version at once: the second waits for the
+# first's build, then finds it done.
+exec 9>>"/tmp/backfill-pgbuild-$major.lock"
+chmod 666 "/tmp/backfill-pgbuild-$major.lock" 2>/dev/null || true
+flock 9
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$stamp" ] && [ -x "$prefix/bin/pg_config" ]; then
     echo "pgbuild.sh: $(basename "$tarball" .tar.gz) and $(basename "$cron" .tar.gz) already built in $prefix" >&2
     echo "$prefix"
