@@ -34,6 +34,17 @@ for v in $versions; do
     esac
 done
 has() { case " $versions " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# The wall-clock time of each part, printed in the summary.
+t0=$(date +%s)
+tmark=$t0
+times=
+took() {
+    local now
+    now=$(date +%s)
+    times="$times$(printf '%-34s %4d s' "$1" $((now - tmark)))
+"
+    tmark=$now
+}
 
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
     pg15_config=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
@@ -47,6 +58,7 @@ if has 15; then
 else
     PG_CONFIG=$pg15_config BACKFILL_SETUP_PACKAGES_ONLY=1 scripts/setup.sh
 fi
+took "packages and build on 15"
 
 # Citus for t/050_citus.pl on 15 (which skips itself without it): built from
 # the vendored source when it is beside the project; nothing is rebuilt when
@@ -54,6 +66,7 @@ fi
 citus_tarball=${BACKFILL_CITUS_TARBALL:-../shared/vendor/citus-13.2.2.tar.gz}
 if has 15 && [ -f "$citus_tarball" ]; then
     PG_CONFIG=$pg15_config bash scripts/citus.sh "$citus_tarball"
+    took "Citus for 15"
 fi
 
 # PostgreSQL 16 and 17 with pg_cron, built once (skipped when built already).
@@ -61,6 +74,7 @@ declare -A prefix
 for v in 16 17; do
     if has $v; then
         prefix[$v]=$(bash scripts/pgbuild.sh $v | tail -n 1)
+        took "PostgreSQL $v and pg_cron"
     fi
 done
 
@@ -98,6 +112,7 @@ if [ "$(id -u)" -eq 0 ]; then
     chown -R postgres: "$work"
 fi
 chmod 755 "$work"
+took "copies, backfill on 16/17"
 
 # A tiny filesystem for the disk-full test (t/031_faults.pl), one per
 # version, where mounting is allowed; the test skips itself without one.
@@ -146,6 +161,7 @@ else
     done
 fi
 
+took "the suites ($(echo $versions | sed 's/ /, /g'))"
 summary=$(grep -h '^== PostgreSQL' "$work"/*/log 2>/dev/null || true)
 for v in $versions; do
     [ -z "${tiny[$v]}" ] || umount -l "${tiny[$v]}" || true
@@ -157,6 +173,8 @@ for v in $versions; do
 done
 echo "======== summary ========"
 echo "$summary"
+printf '%s' "$times"
+printf '%-34s %4d s\n' "total" $(($(date +%s) - t0))
 if [ -n "$failed" ]; then
     echo "FAILED on PostgreSQL$failed (test copies kept in $work/<version>/tree)"
     exit 1
