@@ -5,7 +5,9 @@
 #   bash scripts/pgbuild.sh VERSION       # VERSION: 16 or 17 (or 16.6, 17.2)
 #
 # The sources are ../shared/vendor/postgresql-<VERSION>.*.tar.gz and
-# ../shared/vendor/pg_cron-*.tar.gz (relative to the project's root).  The
+# ../shared/vendor/pg_cron-*.tar.gz (relative to the project's root;
+# BACKFILL_VENDOR names another folder).  Without them, a prefix built
+# earlier is used as it is.  The
 # prefix is $BACKFILL_PG_PREFIX/<major> (default /opt/backfill-pg/<major>),
 # readable by everyone.  Configured --without-icu and --enable-tap-tests, no
 # docs, make -j2; `make install` also puts pg_regress, pg_isolation_regress,
@@ -29,15 +31,23 @@ shopt -s nullglob
 tarballs=("$vendor"/postgresql-"$want"*.tar.gz)
 crons=("$vendor"/pg_cron-*.tar.gz)
 shopt -u nullglob
+prefix=${BACKFILL_PG_PREFIX:-/opt/backfill-pg}/$major
+marker=$prefix/.backfill-built
+if [ ${#tarballs[@]} -eq 0 ] && [ -f "$marker" ] && [ -x "$prefix/bin/pg_config" ]; then
+    # A work tree without ../shared beside it, on a machine that has built
+    # this version already: use that build (the marker says which).
+    echo "pgbuild.sh: no source in $vendor; using the build in $prefix ($(head -n 1 "$marker" | cut -d' ' -f2))" >&2
+    echo "$prefix"
+    exit 0
+fi
+# Exit status 3: no source for this version (scripts/test.sh tells it apart).
 [ ${#tarballs[@]} -eq 1 ] ||
-    { echo "pgbuild.sh: expected one $vendor/postgresql-$want*.tar.gz, found ${#tarballs[@]}" >&2; exit 1; }
+    { echo "pgbuild.sh: expected one $vendor/postgresql-$want*.tar.gz, found ${#tarballs[@]} (BACKFILL_VENDOR names another folder)" >&2; exit 3; }
 [ ${#crons[@]} -eq 1 ] ||
-    { echo "pgbuild.sh: expected one $vendor/pg_cron-*.tar.gz, found ${#crons[@]}" >&2; exit 1; }
+    { echo "pgbuild.sh: expected one $vendor/pg_cron-*.tar.gz, found ${#crons[@]} (BACKFILL_VENDOR names another folder)" >&2; exit 3; }
 tarball=${tarballs[0]}
 cron=${crons[0]}
 
-prefix=${BACKFILL_PG_PREFIX:-/opt/backfill-pg}/$major
-marker=$prefix/.backfill-built
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $(basename "$tarball")
 $(sha256sum "$cron" | cut -d' ' -f1) $(basename "$cron")"
 # Two trees asking for the same version at once: the second waits for the

@@ -24,7 +24,6 @@
 # into the shared prefix), so several trees can test at the same time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 versions=${BACKFILL_PG_VERSIONS:-15 16 17}
 for v in $versions; do
@@ -70,19 +69,40 @@ if has 15 && [ -f "$citus_tarball" ]; then
 fi
 
 # PostgreSQL 16 and 17 with pg_cron, built once (skipped when built already).
+# Without the sources (a work tree with no ../shared beside it, on a machine
+# that never built them) a version is skipped and the summary says so, unless
+# it was asked for by name or this is CI: then that is a failure.
 declare -A prefix
+skipped=
 for v in 16 17; do
     if has $v; then
-        prefix[$v]=$(bash scripts/pgbuild.sh $v | tail -n 1)
+        status=0
+        out=$(bash scripts/pgbuild.sh $v) || status=$?
+        if [ $status -eq 3 ] && [ -z "${BACKFILL_PG_VERSIONS:-}" ] && [ -z "${CI:-}" ]; then
+            echo "test.sh: SKIPPING PostgreSQL $v: no source to build it from (scripts/pgbuild.sh)"
+            skipped="$skipped $v"
+            versions=$(echo " $versions " | sed "s/ $v / /; s/^ *//; s/ *$//")
+            continue
+        fi
+        [ $status -eq 0 ] || { echo "FAILED: PostgreSQL $v could not be built (scripts/pgbuild.sh $v)"; exit 1; }
+        prefix[$v]=$(echo "$out" | tail -n 1)
         took "PostgreSQL $v and pg_cron"
     fi
 done
+[ -n "$versions" ] || { echo "test.sh: no version left to test"; exit 1; }
 
 # One work directory per run; one copy of the tree per version (each builds
 # its own objects), and for 16 and 17 a copy of the PostgreSQL prefix that
 # backfill is installed into.  PostgreSQL refuses to run as root: as root the
 # copies belong to postgres and the tests run as postgres.
 work=$(mktemp -d /tmp/backfill-test.XXXXXX)
+unmount_tiny() {
+    local d
+    for d in "$work"/*/tiny; do
+        ! mountpoint -q "$d" 2>/dev/null || umount -l "$d" || true
+    done
+}
+trap unmount_tiny EXIT
 runner=()
 if [ "$(id -u)" -eq 0 ]; then
     runner=(runuser -u postgres --)
@@ -163,8 +183,8 @@ fi
 
 took "the suites ($(echo $versions | sed 's/ /, /g'))"
 summary=$(grep -h '^== PostgreSQL' "$work"/*/log 2>/dev/null || true)
+unmount_tiny
 for v in $versions; do
-    [ -z "${tiny[$v]}" ] || umount -l "${tiny[$v]}" || true
     if [ "${result[$v]}" -eq 0 ]; then
         rm -rf "$work/$v"
     else
@@ -180,4 +200,5 @@ if [ -n "$failed" ]; then
     exit 1
 fi
 rm -rf "$work"
+[ -z "$skipped" ] || echo "SKIPPED PostgreSQL$skipped: no source to build it from (see above)"
 echo "all tests passed on PostgreSQL $versions"
