@@ -57,7 +57,7 @@ if has 15; then
 else
     PG_CONFIG=$pg15_config BACKFILL_SETUP_PACKAGES_ONLY=1 scripts/setup.sh
 fi
-took "packages and build on 15"
+took "packages (and backfill on 15)"
 
 # Citus for t/050_citus.pl on 15 (which skips itself without it): built from
 # the vendored source when it is beside the project; nothing is rebuilt when
