@@ -62,6 +62,7 @@
 #include "utils/timestamp.h"
 
 #include "backfill.h"
+#include "compat.h"
 
 /* One leaf partition that can hold rows of the chunk. */
 typedef struct LeafPart
@@ -579,8 +580,8 @@ SwapObstacle(LeafPart *leaf, Oid target)
 						  RelationGetRelationName(rel), get_rel_name(target),
 						  get_rel_name(target));
 	if (reason == NULL &&
-		pg_namespace_aclcheck(RelationGetNamespace(rel), GetUserId(),
-							  ACL_CREATE) != ACLCHECK_OK)
+		NamespaceAclCheck(RelationGetNamespace(rel), GetUserId(),
+						  ACL_CREATE) != ACLCHECK_OK)
 		reason = psprintf("No CREATE privilege on the schema of \"%s\"",
 						  RelationGetRelationName(rel));
 	if (reason == NULL &&

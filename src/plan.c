@@ -15,7 +15,9 @@
 
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 #include "backfill.h"

@@ -51,7 +51,6 @@
 #include "catalog/pg_class.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
-#include "commands/variable.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -67,6 +66,7 @@
 #include "utils/timestamp.h"
 
 #include "backfill.h"
+#include "compat.h"
 
 /*
  * The schedule of a parked job: February 31st, which never comes.  The
@@ -344,7 +344,7 @@ LocalMinuteOfDay(TimestampTz at, const char *tzname)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("time zone \"%s\" not recognized", tzname)));
 		tz = *((pg_tz **) extra);
-		free(extra);
+		GucFree(extra);
 	}
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &tzoff, &tm, &fsec, NULL, tz) != 0)
@@ -793,7 +793,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	/* pg_cron's own functions need USAGE on its schema. */
 	cronnsp = get_namespace_oid("cron", true);
 	if (OidIsValid(cronnsp) &&
-		pg_namespace_aclcheck(cronnsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+		NamespaceAclCheck(cronnsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for schema cron"),

@@ -39,6 +39,7 @@
 #include "utils/syscache.h"
 
 #include "backfill.h"
+#include "compat.h"
 
 /* The alias under which a measure sees the deleted or inserted rows. */
 #define MEASURE_ROWS_ALIAS "backfill_rows"
@@ -201,7 +202,7 @@ CheckQueryReadOnly(Node *node, void *context)
 					 errmsg("%s must not use a locking clause", what),
 					 errdetail("The %s only reads; FOR UPDATE and FOR SHARE take row locks.", what)));
 		/* the caller's SELECT rights, now rather than mid-run */
-		(void) ExecCheckRTPerms(q->rtable, true);
+		(void) CheckQueryPermissions(q);
 		return query_tree_walker(q, CheckQueryReadOnly, context, 0);
 	}
 	return expression_tree_walker(node, CheckQueryReadOnly, context);
