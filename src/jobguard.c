@@ -45,6 +45,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
