@@ -13,6 +13,7 @@ OBJS = \
 	src/base/validate.o \
 	src/base/citus.o \
 	src/base/cron.o \
+	src/base/jobguard.o \
 	src/base/readers.o \
 	src/base/locks.o \
 	src/base/names.o \

@@ -3,9 +3,16 @@
 # medians (of 3 repetitions) and the ratios the goals are stated in.
 #
 #   bash bench/run.sh                                   (as root, like scripts/test.sh)
+#   BACKFILL_PG_VERSION=17 bash bench/run.sh            (PostgreSQL 16 or 17, as root)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/run.sh  (a developer sandbox)
+#   PG_CONFIG=/path/to/pg_config bash bench/run.sh      (any installation, backfill
+#                                                        installed there already)
 #   BENCH_DAYS=30 BENCH_ROWS_PER_DAY=160000 BENCH_REPS=3  (the defaults)
 #
+# The PostgreSQL is 15 (Debian's, or BACKFILL_PGROOT's) unless
+# BACKFILL_PG_VERSION names 16 or 17: then, as root, scripts/pgbuild.sh builds
+# it once (/opt/backfill-pg/<major>) and the bench installs backfill into a
+# copy of that prefix of its own, removed at the end, as scripts/test.sh does.
 # As root it builds and installs the extension (scripts/setup.sh), then runs
 # itself as the postgres user against a throwaway cluster of its own with
 # default settings (fsync on: commits cost what they cost), and removes the
@@ -31,6 +38,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+pgversion=${BACKFILL_PG_VERSION:-15}
+case $pgversion in
+    15 | 16 | 17) ;;
+    *) echo "run.sh: BACKFILL_PG_VERSION: unknown version '$pgversion' (15, 16 or 17)" >&2; exit 2 ;;
+esac
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
     export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
 else
@@ -39,9 +51,21 @@ fi
 
 # ---- as root: build, install, then run the rest as postgres ----
 if [ "$(id -u)" -eq 0 ] && [ "${1:-}" != "--inner" ]; then
-    scripts/setup.sh >/dev/null
     work=$(mktemp -d /tmp/backfill-bench.XXXXXX)
-    cp -a . "$work/tree"
+    trap 'rm -rf "$work"' EXIT
+    if [ "$pgversion" = 15 ]; then
+        scripts/setup.sh >/dev/null
+        cp -a . "$work/tree"
+    else
+        BACKFILL_SETUP_PACKAGES_ONLY=1 scripts/setup.sh >/dev/null
+        prefix=$(bash scripts/pgbuild.sh "$pgversion" | tail -n 1)
+        cp -a "$prefix" "$work/pg"
+        export PG_CONFIG=$work/pg/bin/pg_config
+        cp -a . "$work/tree"
+        make -s -C "$work/tree" clean PG_CONFIG="$PG_CONFIG"
+        make -s -C "$work/tree" PG_CONFIG="$PG_CONFIG" >/dev/null
+        make -s -C "$work/tree" install PG_CONFIG="$PG_CONFIG" >/dev/null
+    fi
     chown -R postgres: "$work"
     chmod 755 "$work"
     status=0

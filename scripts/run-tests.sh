@@ -2,6 +2,7 @@
 # The test run proper (called by scripts/test.sh as a non-root user):
 # pg_regress and isolation against a throwaway cluster with pg_cron
 # preloaded, then the TAP tests, which start clusters of their own.
+# BACKFILL_PROVE_JOBS=N runs N TAP files at once (prove -j).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,8 @@ else
     scripts/cluster.sh contrib_regression \
         make -s installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || status=$?
     if [ -z "${BACKFILL_SKIP_TAP:-}" ] && ls t/*.pl >/dev/null 2>&1; then
-        make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= || status=$?
+        make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
+            PROVE_FLAGS="${BACKFILL_PROVE_JOBS:+-j $BACKFILL_PROVE_JOBS}" || status=$?
     fi
 fi
 

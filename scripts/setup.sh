@@ -4,6 +4,8 @@
 #
 # BACKFILL_PGROOT=/some/dir uses a relocated copy of PostgreSQL there
 # instead of the system one (developer sandboxes); apt is skipped then.
+# BACKFILL_SETUP_PACKAGES_ONLY=1 installs the packages only (scripts/test.sh
+# when PostgreSQL 15 is not among the versions tested).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ if [ -z "${BACKFILL_PGROOT:-}" ]; then
     $SUDO apt-get update
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $PACKAGES
 fi
+[ -z "${BACKFILL_SETUP_PACKAGES_ONLY:-}" ] || exit 0
 make -s clean PG_CONFIG="$PG_CONFIG"
 make -s PG_CONFIG="$PG_CONFIG"
 $SUDO make -s install PG_CONFIG="$PG_CONFIG"

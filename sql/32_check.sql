@@ -184,8 +184,9 @@ SELECT count(*) AS alerts FROM backfill.alerts
 SELECT verdict, count(*) FROM backfill.check_results
  WHERE check_id = :check_id GROUP BY verdict ORDER BY verdict;
 
--- Other users: alerts and results show only targets they may read, and
--- they cannot remove somebody else's check.
+-- Other users: alerts and results show only targets they may read, and a
+-- check on a table they may not read does not exist for them (42704, the
+-- same as an unknown id: neither its creator nor its table is named).
 CREATE ROLE regress_chk_other;
 GRANT USAGE ON SCHEMA chk TO regress_chk_other;
 SET ROLE regress_chk_other;

@@ -64,19 +64,28 @@ SELECT chunk_no, status, executed_by, executed_via
 SELECT status, job_id IS NOT NULL AS still_scheduled
   FROM backfill.runs WHERE run_id = :run_id;
 
--- The tick that finishes the run removes the job.
+-- The tick that finishes the run parks the job instead of removing it (a
+-- job removed during its own tick is logged "failed: job canceled" by
+-- pg_cron): February 31st, never again.  The run still names it, and the
+-- next sweep (any backfill tick, schedule, unschedule, cleanup_jobs)
+-- removes it.
 SET client_min_messages = warning;
 CALL backfill.run(:run_id, max_chunks => 2);
 RESET client_min_messages;
 RESET application_name;
 SELECT chunk_no, status, executed_via
   FROM backfill.chunks WHERE run_id = :run_id ORDER BY chunk_no;
-SELECT status, job_id FROM backfill.runs WHERE run_id = :run_id;
-SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
+SELECT status, job_id IS NOT NULL AS parked FROM backfill.runs WHERE run_id = :run_id;
+SELECT schedule, command FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 SELECT count(*) AS days, sum(total) AS total FROM tick_daily;
+RESET ROLE;
+SELECT job_name, username FROM backfill.cleanup_jobs();
+SET ROLE regress_tick_etl;
+SELECT job_id FROM backfill.runs WHERE run_id = :run_id;
+SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 
 -- A job left behind on a finished run (as when it is scheduled while a
--- session's CALL finishes the run) is removed by its next tick.
+-- session's CALL finishes the run) is parked by its next tick.
 SELECT cron.schedule('backfill_run_' || :run_id, '0 0 30 2 *',
                      format('CALL backfill.run(%s, max_chunks => 2)', :run_id)) AS stale_job \gset
 RESET ROLE;
@@ -85,8 +94,8 @@ SET ROLE regress_tick_etl;
 SET application_name = 'pg_cron';
 CALL backfill.run(:run_id, max_chunks => 2);
 RESET application_name;
-SELECT job_id FROM backfill.runs WHERE run_id = :run_id;
-SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
+SELECT job_id OPERATOR(pg_catalog.=) :stale_job AS parked FROM backfill.runs WHERE run_id = :run_id;
+SELECT schedule FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 
 -- A tick for a run that has no job does nothing: a job left behind by DROP
 -- EXTENSION (run ids start again after a new install) or one made by hand
@@ -100,7 +109,9 @@ SELECT status, (SELECT count(*) FROM backfill.chunks c
   FROM backfill.runs r WHERE run_id = :run3;
 SELECT backfill.cancel(:run3) > 0 AS cancelled;
 
--- A run whose chunk fails in a tick is failed, and its job is removed too.
+-- A run whose chunk fails in a tick is failed, and its job is parked too;
+-- the next backfill tick of another run removes it (and the stale job
+-- above), never its own.
 SELECT backfill.plan('tick_daily', '2026-02-01', '2026-02-03', probe => false) AS run2 \gset
 SELECT backfill.schedule(:run2, '0 0 30 2 *') > 0 AS scheduled;
 RESET ROLE;
@@ -111,9 +122,10 @@ SET client_min_messages = warning;
 CALL backfill.run(:run2, max_chunks => 1);
 RESET client_min_messages;
 RESET application_name;
-SELECT status, job_id FROM backfill.runs WHERE run_id = :run2;
+SELECT status, job_id IS NOT NULL AS parked FROM backfill.runs WHERE run_id = :run2;
+SELECT count(*) AS stale_job_left FROM cron.job WHERE jobname = 'backfill_run_' || :run_id;
 SELECT chunk_no, status, error_sqlstate FROM backfill.chunks WHERE run_id = :run2 ORDER BY chunk_no;
-SELECT count(*) AS jobs_left FROM cron.job WHERE jobname = 'backfill_run_' || :run2;
+SELECT schedule FROM cron.job WHERE jobname = 'backfill_run_' || :run2;
 SELECT backfill.cancel(:run2) >= 0 AS cancelled;
 RESET ROLE;
 

@@ -32,7 +32,11 @@ SELECT backfill.depend('pd.a', 'pd.loose');
 SELECT backfill.depend(NULL, 'pd.a');
 SELECT backfill.depend('pd.a', NULL);
 
--- Rights: the same as register, on both tables (42501).
+-- Rights (42501): undepend needs the rights of register on both tables (or
+-- to be a planner of one of them); depend needs to be a planner of both:
+-- their rights, and the privileges of the author of each one's current
+-- definition, so that a role that merely writes a table cannot hang its
+-- own targets under it.
 CREATE ROLE regress_pd_etl;
 CREATE ROLE regress_pd_reader;
 GRANT USAGE ON SCHEMA pd TO regress_pd_etl, regress_pd_reader;
@@ -42,8 +46,9 @@ GRANT SELECT ON pd.a, pd.b TO regress_pd_reader;
 SET ROLE regress_pd_etl;
 SELECT backfill.undepend('pd.b', 'pd.a');       -- may not rewrite pd.a
 SELECT backfill.undepend('pd.c', 'pd.b') AS removed;
-SELECT backfill.depend('pd.c', 'pd.b') AS added;
+SELECT backfill.depend('pd.c', 'pd.b') AS added;  -- writes both, authored neither
 RESET ROLE;
+SELECT backfill.depend('pd.c', 'pd.b') AS added;  -- their author may
 -- The listing shows the dependencies whose two tables the reader may read.
 SET ROLE regress_pd_reader;
 SELECT downstream, upstream FROM backfill.dependencies ORDER BY 1, 2;

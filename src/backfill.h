@@ -25,6 +25,9 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
+/* The server APIs that differ between PostgreSQL 15, 16 and 17. */
+#include "base/compat.h"
+
 
 /* ================================================================
  *		Layer 1: base/ -- settings, names, the catalog, identity, SPI,
@@ -52,11 +55,15 @@ extern double backfill_neighbor_tolerance;
  * Lock classes of the extension's own locks (BackfillLockTag).  A run being
  * executed holds a session-level lock (RUN, run_id); a chunk and the daily
  * job meet on a transaction-level lock (TARGET, relid); register, unregister
- * and plan of one target serialize on a transaction-level lock (PLAN, relid).
+ * and plan of one target serialize on a transaction-level lock (PLAN, relid);
+ * grants and revokes of the scheduling-role guard on one (GUARD, 0), and the
+ * removals of jobs by sweeps and by the guard's event trigger on (SWEEP, 0).
  */
 #define BACKFILL_LOCK_CLASS_RUN		0x42460001
 #define BACKFILL_LOCK_CLASS_TARGET	0x42460002
 #define BACKFILL_LOCK_CLASS_PLAN	0x42460003
+#define BACKFILL_LOCK_CLASS_GUARD	0x42460004	/* key 0: jobguard.c */
+#define BACKFILL_LOCK_CLASS_SWEEP	0x42460005	/* key 0: schedule.c */
 
 /*
  * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
@@ -139,7 +146,7 @@ extern const char *ChunkStatusName(ChunkStatus status);
 extern Verdict ParseVerdict(const char *name);
 extern const char *VerdictName(Verdict verdict);
 
-/* ---- text of values and names, arrays (util.c) ---- */
+/* ---- text of values and names, arrays, text lengths (util.c) ---- */
 
 /* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
 extern char *TimestampText(TimestampTz t);
@@ -152,6 +159,20 @@ extern char *QualifiedRelName(Oid relid);
 
 /* A one-dimensional array of n elements (nulls may be NULL). */
 extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
+
+/*
+ * Length limits of the texts the extension stores or shows (characters);
+ * doc/security.md#bounds.  RequireMaxLength raises 22001 beyond them.
+ */
+#define BACKFILL_MAX_LABEL		1000	/* a definition label */
+#define BACKFILL_MAX_NOTE		10000	/* a run's note */
+#define BACKFILL_MAX_WORD		1000	/* cron, quiet_hours, strategy,
+										 * only_chunks, time zone names */
+#define BACKFILL_MAX_MEASURE	10000	/* a measure expression */
+#define BACKFILL_MAX_QUERY		1000000 /* source, ledger, source_horizon */
+
+/* 22001 "<name> is too long" when text (may be NULL) exceeds max characters. */
+extern void RequireMaxLength(const char *text, const char *name, int max);
 
 /* ---- the SPI layer (spi.c) ---- */
 
@@ -168,6 +189,27 @@ extern void SpiFinish(void);
 extern int	SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					const char *nulls, bool read_only, long count, int expected);
 
+/*
+ * The search_path of every statement the extension runs without user text:
+ * the catalog statements (CatalogExec) and the caller's reads of system and
+ * pg_cron tables (SpiExecPinned).  pg_temp last, so that no temporary
+ * object can stand in for a system one.
+ */
+#define BACKFILL_PINNED_SEARCH_PATH "pg_catalog, pg_temp"
+
+/*
+ * Open / close a GUC nest level with search_path pinned to
+ * BACKFILL_PINNED_SEARCH_PATH; the close pops it as on abort (also safe
+ * on an error path, before the rollback).
+ */
+extern int	SpiPinSearchPath(void);
+extern void SpiUnpinSearchPath(int nest);
+
+/* SpiExec of the extension's own SQL, search_path pinned, as the caller. */
+extern int	SpiExecPinned(const char *sql, int nargs, Oid *argtypes,
+						  Datum *values, const char *nulls, bool read_only,
+						  long count, int expected);
+
 /* Convenience readers of SPI_tuptable row "row", column "col" (1-based). */
 extern bool SpiGetBool(int row, int col, bool *isnull);
 extern int64 SpiGetInt64(int row, int col, bool *isnull);
@@ -178,15 +220,18 @@ extern char *SpiGetText(int row, int col);	/* palloc'd in caller's ctx, NULL
 extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);
 
 /* ---- catalog access as the extension owner (catalog.c) ---- */
-extern Oid	BackfillExtensionOwner(void);
 
 /*
  * Execute catalog DML/queries as the extension owner, with the
- * security-restricted context, then switch back; the real user is always
- * passed in as a parameter where the catalog records it.
+ * security-restricted context and search_path pinned to 'pg_catalog,
+ * pg_temp', then switch back (on error too); the real user is always
+ * passed in as a parameter where the catalog records it.  The one way in
+ * which the extension acts with its owner's rights (t/037 checks it).
  */
 extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
+/* The same for a statement built per call (never cached), no parameters. */
+extern int	CatalogExecUnsaved(const char *sql, int expected);
 
 /*
  * The parameters of one catalog statement, added in $n order, each one's
@@ -248,9 +293,19 @@ extern void CheckRunPermission(int64 run_id, Oid planner,
 							   const char *planner_name, const char *action);
 extern bool HasRunPermission(Oid planner);
 
+/*
+ * Whether the caller sees a run, group or check of target created by
+ * creator (SELECT on the target; for a dropped table, HasRunPermission).
+ */
+extern bool CatalogRowVisible(Oid target, Oid creator);
+
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
 extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
+
+/* The same for groups and standing checks. */
+extern void RaiseGroupDoesNotExist(int64 group_id) pg_attribute_noreturn();
+extern void RaiseCheckDoesNotExist(int64 check_id) pg_attribute_noreturn();
 
 /* ---- chunk bounds (range.c) ---- */
 
@@ -411,6 +466,28 @@ extern bool InQuietHours(const char *quiet_hours, const char *tzname,
 /* Whether a tick of run's schedule may do work now (quiet hours). */
 extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 								TimestampTz now);
+
+/* ---- the scheduling-role guard (jobguard.c) ---- */
+
+/*
+ * The current user has just made a pg_cron job of backfill: it holds the
+ * guard (an explicit grant on backfill.scheduled_jobs), so DROP ROLE
+ * refuses it.  Caller is connected to SPI.
+ */
+extern void JobGuardGrant(void);
+
+/*
+ * A backfill job of role "rolname" was removed: revoke its guard when it
+ * has none left.  Caller is connected to SPI.
+ */
+extern void JobGuardRelease(const char *rolname);
+
+/*
+ * The event trigger's work (DROP OWNED, REVOKE: "command"): the roles
+ * (OIDs) that have backfill jobs but no longer hold the guard lose them;
+ * returns how many.  Caller holds the sweep lock and is connected to SPI.
+ */
+extern int	JobGuardRemoveJobs(List *roleids, const char *command);
 
 /* ---- catalog readers (readers.c) ---- */
 
@@ -771,9 +848,14 @@ typedef struct Piece
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
 
+/* The most lines one lineage_chart may draw (about 833 years of months). */
+#define BACKFILL_MAX_CHART_LINES	10000
+
 /*
  * lineage_chart: the lines of the chart of [lo, hi); the caller needs
- * SELECT on the target (42501).  Caller is connected to SPI.
+ * SELECT on the target (42501), and a chart of more than
+ * BACKFILL_MAX_CHART_LINES lines is refused (54000).  Caller is connected
+ * to SPI.
  */
 extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
 
@@ -857,19 +939,36 @@ extern int32 ScheduleGroup(int64 group_id, const char *cron,
 						   int32 chunks_per_tick, const char *quiet_hours);
 
 /*
+ * The lock of job removals by sweeps and by the guard's event trigger (one
+ * transaction at a time); without "wait", false when another transaction
+ * holds it.
+ */
+extern bool ScheduleSweepLock(bool wait);
+
+/*
  * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
  * it in the run's or check's last_error; returns them (CronJob *) in the
- * caller's memory context.  Every backfill tick calls it; CleanupJobs is
- * the superuser's call of it.
+ * caller's memory context.  Every backfill tick calls it (without "wait":
+ * skipped while another transaction sweeps).
  */
-extern List *ScheduleSweepOrphanJobs(void);
+extern List *ScheduleSweepOrphanJobs(bool wait);
+
+/*
+ * Remove the pg_cron jobs still recorded on finished runs (parked by the
+ * tick that finished them), except exclude_run's; returns them (CronJob *)
+ * in the caller's memory context.  Every backfill tick, schedule and
+ * schedule_check call it (without "wait").
+ */
+extern List *ScheduleSweepFinishedJobs(int64 exclude_run, bool wait);
+
+/* Both sweeps now, waiting for one under way; superusers only. */
 extern List *CleanupJobs(void);
 
 /*
  * The housekeeping of a pg_cron tick, nothing outside one: a run's tick
- * sweeps orphan jobs, notes in runs.last_error why its role may not write
- * the target, and commits (non-atomic SPI connection); a check's tick
- * sweeps.
+ * sweeps orphan jobs and the parked jobs of other finished runs, notes in
+ * runs.last_error why its role may not write the target, and commits
+ * (non-atomic SPI connection); a check's tick sweeps.
  */
 extern void ScheduleRunTick(int64 run_id);
 extern void ScheduleCheckTick(void);

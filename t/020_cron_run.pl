@@ -1,5 +1,6 @@
 # pg_cron really fires: a probed run, handed to pg_cron by a non-superuser
-# ETL role, finishes on its own two chunks per tick; its job removes itself;
+# ETL role, finishes on its own two chunks per tick; its job is parked by
+# the last tick and removed by the next sweep;
 # every chunk was executed as the scheduling role, the scheduled ones from
 # pg_cron; pg_cron's own log shows succeeded ticks.
 #
@@ -84,8 +85,15 @@ my $status = wait_for_value($node,
 	sub { $_[0] ne 'probed' && $_[0] ne 'planned' }, 200);
 is($status, 'done', 'the run finished on its own');
 
+# The tick that finished the run parked its job (it never fires again; a
+# job removed during its own tick is logged "job canceled" by pg_cron): the
+# next sweep removes it, here cleanup_jobs.
+is($node->safe_psql('postgres', "SELECT schedule FROM cron.job"),
+	'0 0 31 2 *', 'its job is parked: it never fires again');
+is($node->safe_psql('postgres', "SELECT job_name FROM backfill.cleanup_jobs()"),
+	"backfill_run_$run_id", 'cleanup_jobs removes the parked job');
 is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job"),
-	'0', 'its job removed itself');
+	'0', 'no job is left');
 is( $node->safe_psql(
 		'postgres', "SELECT job_id IS NULL FROM backfill.runs WHERE run_id = $run_id"),
 	't',

@@ -1,8 +1,9 @@
 # A group handed to pg_cron (backfill.schedule_group) finishes on its own in
 # dependency order: a daily refill and the weekly and monthly rollups built
 # from it.  Each run of the group has its own job; a downstream run's tick
-# does nothing while the upstream chunks it covers are not done; every job
-# removes itself when its run is done.
+# does nothing while the upstream chunks it covers are not done; the tick
+# that finishes a run parks its job (it never fires again), later ticks
+# remove it, and every tick ends "succeeded" in cron.job_run_details.
 #
 # pg_cron 1.4 schedules by the minute: the wait is bounded (300 s).
 use strict;
@@ -78,8 +79,23 @@ my $status = wait_for_value($node,
 	"SELECT status FROM backfill.group_progress WHERE group_id = $group",
 	sub { $_[0] eq 'done' || $_[0] eq 'failed' }, 300);
 is($status, 'done', 'the group finished on its own');
+# Each finishing tick parked its job (never removed in its own tick), and
+# the later ticks of the group swept the parked jobs of the runs done
+# before them; cleanup_jobs removes what is left.
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM cron.job WHERE schedule <> '0 0 31 2 *'"),
+	'0', 'no job of the group fires any more');
+$node->safe_psql('postgres', 'SELECT count(*) FROM backfill.cleanup_jobs()');
 is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job"),
-	'0', 'every job removed itself');
+	'0', 'and none is left after cleanup_jobs');
+ok($node->poll_query_until('postgres', qq{
+SELECT count(*) = 0 FROM cron.job_run_details WHERE status IN ('starting', 'running')}),
+	'no tick is still running');
+is($node->safe_psql('postgres', qq{
+SELECT count(*) FILTER (WHERE status = 'succeeded') > 0
+       AND count(*) FILTER (WHERE status <> 'succeeded') = 0
+  FROM cron.job_run_details WHERE command LIKE 'CALL backfill.run(%'}),
+	't', 'every tick of the group ended succeeded in cron.job_run_details');
 
 # Dependency order: each downstream chunk started after every daily chunk
 # it covers had finished.

@@ -12,7 +12,9 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -34,6 +36,10 @@ static void
 EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
+												 "backfill reconcile row",
+												 ALLOCSET_SMALL_SIZES);
+	MemoryContext oldcxt;
 	int			k;
 
 	for (k = 0; k < n; k++)
@@ -42,6 +48,9 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		Datum		values[REC_NATTS];
 		bool		nulls[REC_NATTS];
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(rowcxt);
+		oldcxt = MemoryContextSwitchTo(rowcxt);
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(c->chunk_no);
 		values[1] = TimestampTzGetDatum(c->start);
@@ -65,8 +74,11 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		else
 			nulls[9] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(oldcxt);
 	}
+	MemoryContextDelete(rowcxt);
 }
+
 /*
  * backfill_reconcile
  *		reconcile(run_id) -> setof (chunk_no, chunk_start, chunk_end, status,
@@ -126,16 +138,17 @@ Datum
 backfill_schedule_check(PG_FUNCTION_ARGS)
 {
 	int64		job_id;
+	char	   *cron;
 
 	CitusRequireCoordinator();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
 	RequireArg(fcinfo, 2, "lookback", NULL);
+	cron = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	RequireMaxLength(cron, "cron", BACKFILL_MAX_WORD);
 
 	SpiConnect();
-	job_id = ScheduleCheck(PG_GETARG_OID(0),
-						   text_to_cstring(PG_GETARG_TEXT_PP(1)),
-						   PG_GETARG_INTERVAL_P(2));
+	job_id = ScheduleCheck(PG_GETARG_OID(0), cron, PG_GETARG_INTERVAL_P(2));
 	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }

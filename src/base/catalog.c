@@ -8,8 +8,16 @@
  * Users hold no write privileges on backfill.targets, definitions, runs,
  * chunks or check_results.  The C code writes them as the extension owner,
  * for exactly one statement at a time, in a security-restricted context,
- * and records the real user as a parameter.  This is the pattern pg_cron
- * uses for its job table.
+ * with search_path pinned to 'pg_catalog, pg_temp', and records the real
+ * user as a parameter.  This is the pattern pg_cron uses for its job
+ * table.
+ *
+ * CatalogRun (behind CatalogExec) is the only code that switches to the
+ * extension owner; the owner is looked up here and nowhere else
+ * (ExtensionOwner is static).
+ * t/037_privilege_lint.pl fails the build's tests when a user switch or
+ * the owner lookup appears anywhere but here and in the author gate
+ * (identity.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,11 +42,12 @@
 #include "backfill.h"
 
 /*
- * BackfillExtensionOwner
+ * ExtensionOwner
  *		The role that owns the backfill extension (and its catalog tables).
+ *		Private to this file: only CatalogExec switches to it.
  */
-Oid
-BackfillExtensionOwner(void)
+static Oid
+ExtensionOwner(void)
 {
 	Oid			extoid;
 	Oid			owner = InvalidOid;
@@ -66,8 +75,8 @@ BackfillExtensionOwner(void)
  * Saved plans of catalog statements.  The run engine executes the same few
  * statements for every chunk; parsing and planning them once per backend
  * keeps the bookkeeping of a chunk small.  The plan cache re-plans on its
- * own when a table changes or the search_path differs from the one a plan
- * was made under.  Statements beyond the first CATALOG_PLANS are executed
+ * own when a table changes; the search_path is always the pinned one, so
+ * a plan never depends on the caller's.  Statements beyond the first CATALOG_PLANS are executed
  * unsaved, so SQL that is built per call can never grow the cache.
  */
 #define CATALOG_PLANS 64
@@ -130,29 +139,39 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * CatalogExec
- *		Run one catalog statement as the extension owner.
+ * CatalogRun
+ *		Run one catalog statement as the extension owner: the one function
+ *		of the extension that switches to the owner's rights.
  *
  * The caller must be connected to SPI.  The statement must reference only
- * schema-qualified objects.  User id and security context are restored on
- * error as well as on success.  The statement's plan is saved for the
- * rest of the session (see CatalogPlanFor).
+ * schema-qualified objects; it runs in a security-restricted operation
+ * with search_path pinned to 'pg_catalog, pg_temp' (SpiPinSearchPath), so
+ * that an implicit operator in it (IS DISTINCT FROM, IN, CASE, LIKE) can
+ * only resolve to pg_catalog's, never to a look-alike in the caller's
+ * schemas run with the owner's rights.  User id, security context and
+ * search_path are restored on error as well as on success, before the
+ * error reaches a caller that may catch it in a subtransaction.  With
+ * "save", the statement's plan is kept for the rest of the session (see
+ * CatalogPlanFor); statements whose text varies per call are run unsaved.
  */
-int
-CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
-			const char *nulls, int expected)
+static int
+CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
+		   const char *nulls, int expected, bool save)
 {
+	Oid			owner = ExtensionOwner();
 	Oid			save_userid;
 	int			save_sec_context;
+	int			nest;
 	volatile int rc = 0;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BackfillExtensionOwner(),
+	nest = SpiPinSearchPath();
+	SetUserIdAndSecContext(owner,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
 	{
-		SPIPlanPtr	plan = CatalogPlanFor(sql, nargs, argtypes);
+		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes) : NULL;
 
 		if (plan == NULL)
 			rc = SpiExec(sql, nargs, argtypes, values, nulls, false, 0,
@@ -169,9 +188,33 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		SpiUnpinSearchPath(nest);
 	}
 	PG_END_TRY();
 	return rc;
+}
+
+/*
+ * CatalogExec
+ *		Run one catalog statement as the extension owner (CatalogRun), its
+ *		plan saved for the session.
+ */
+int
+CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			const char *nulls, int expected)
+{
+	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true);
+}
+
+/*
+ * CatalogExecUnsaved
+ *		CatalogExec for a statement whose text is built per call (a GRANT
+ *		naming a role): run as the extension owner, never cached.
+ */
+int
+CatalogExecUnsaved(const char *sql, int expected)
+{
+	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false);
 }
 
 /*

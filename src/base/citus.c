@@ -52,8 +52,8 @@ CitusLocalGroup(void)
 	if (!CitusInstalled())
 		return -1;
 	SpiConnect();
-	SpiExec("SELECT groupid FROM pg_catalog.pg_dist_local_group",
-			0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
+	SpiExecPinned("SELECT groupid FROM pg_catalog.pg_dist_local_group",
+				  0, NULL, NULL, NULL, true, 2, SPI_OK_SELECT);
 	if (SPI_processed == 1)
 	{
 		group = SpiGetInt32(0, 1, &isnull);
@@ -103,11 +103,11 @@ CitusTableKind(Oid relid)
 		return NULL;
 	values[0] = ObjectIdGetDatum(relid);
 	SpiConnect();
-	SpiExec("SELECT CAST(partmethod AS pg_catalog.text),"
-			" CAST(repmodel AS pg_catalog.text)"
-			" FROM pg_catalog.pg_dist_partition"
-			" WHERE CAST(logicalrelid AS pg_catalog.oid) OPERATOR(pg_catalog.=) $1",
-			1, argtypes, values, NULL, true, 2, SPI_OK_SELECT);
+	SpiExecPinned("SELECT CAST(partmethod AS pg_catalog.text),"
+				  " CAST(repmodel AS pg_catalog.text)"
+				  " FROM pg_catalog.pg_dist_partition"
+				  " WHERE CAST(logicalrelid AS pg_catalog.oid) OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, values, NULL, true, 2, SPI_OK_SELECT);
 	if (SPI_processed == 1)
 	{
 		char	   *method = SpiGetText(0, 1);

@@ -9,6 +9,20 @@
  * to it; every use goes through SPI at run time, after checking that the
  * extension is installed in this database.
  *
+ * A job is never removed by its own tick: pg_cron 1.4 marks a job whose
+ * row goes while its worker runs as "failed: job canceled", so the tick
+ * that finishes a run would look failed in cron.job_run_details.  That
+ * tick parks the job instead (ScheduleRemoveJob: cron.alter_job to a
+ * schedule that never fires, PARKED_SCHEDULE; the job stays active, so
+ * pg_cron ends the tick "succeeded"), and the job is removed later, once
+ * pg_cron shows it no longer running: by the next tick of any backfill
+ * job, by schedule and schedule_check, by unschedule, and by cleanup_jobs
+ * (ScheduleSweepFinishedJobs, orchestration/schedule.c).
+ *
+ * Every job belongs to a role that holds the guard of jobguard.c, so the
+ * role cannot be dropped while it has one; removing a role's last job
+ * releases it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -17,7 +31,6 @@
 
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
-#include "commands/variable.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgtime.h"
@@ -29,6 +42,12 @@
 #include "utils/timestamp.h"
 
 #include "backfill.h"
+
+/*
+ * The schedule of a parked job: February 31st, which never comes.  The
+ * job keeps its name and command; it is removed by the next sweep.
+ */
+#define PARKED_SCHEDULE "0 0 31 2 *"
 
 /*
  * CronJobName
@@ -132,7 +151,9 @@ CronClearJobId(int64 run_id, int64 job_id)
  * with "check", only when the current user has the privileges of the job's
  * owner (what SET ROLE would give it anyway); without, always -- the run
  * loop uses that when the run is finished, so that the job, which can no
- * longer do anything, stops firing whoever finished the run.
+ * longer do anything, stops firing whoever finished the run.  The caller
+ * releases the owner's guard (JobGuardRelease) once its own updates of the
+ * run are done, so that the guard's lock is always taken after the rows.
  */
 void
 CronRemoveJob(int64 run_id, CronJob *job, bool check)
@@ -144,8 +165,8 @@ CronRemoveJob(int64 run_id, CronJob *job, bool check)
 	values[0] = Int64GetDatum(job->job_id);
 	if (strcmp(job->owner, me) == 0)
 	{
-		SpiExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-				false, 0, SPI_OK_SELECT);
+		SpiExecPinned("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					  false, 0, SPI_OK_SELECT);
 		return;
 	}
 	if (check)
@@ -164,6 +185,24 @@ CronRemoveJob(int64 run_id, CronJob *job, bool check)
 	}
 	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
 				SPI_OK_SELECT);
+}
+
+/*
+ * ParkJob
+ *		Make a run's job never fire again without removing it (see the
+ *		file header): as the extension owner, since the run is finished and
+ *		the job can do nothing useful whoever owns it.
+ */
+static void
+ParkJob(int64 job_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(job_id);
+	values[1] = CStringGetTextDatum(PARKED_SCHEDULE);
+	CatalogExec("SELECT cron.alter_job($1, schedule => $2)", 2, argtypes,
+				values, NULL, SPI_OK_SELECT);
 }
 
 /*
@@ -210,6 +249,7 @@ ParseQuietHours(const char *text, int *start, int *end)
 {
 	const char *p = text;
 
+	RequireMaxLength(text, "quiet_hours", BACKFILL_MAX_WORD);
 	while (isspace((unsigned char) *p))
 		p++;
 	if (!ParseClock(&p, start))
@@ -271,7 +311,7 @@ LocalMinuteOfDay(TimestampTz at, const char *tzname)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("time zone \"%s\" not recognized", tzname)));
 		tz = *((pg_tz **) extra);
-		free(extra);
+		GucFree(extra);
 	}
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &tzoff, &tm, &fsec, NULL, tz) != 0)
@@ -353,11 +393,14 @@ ScheduleInCronWorker(void)
 /*
  * ScheduleRemoveJob
  *		Remove the pg_cron job of a run and clear runs.job_id; true when a
- *		job was removed.  Quiet (false) when the run has no job, the job is
- *		gone already, or pg_cron is not installed.
+ *		job was removed (or parked).  Quiet (false) when the run has no
+ *		job, the job is gone already, or pg_cron is not installed.  In a
+ *		pg_cron tick, which is the job itself, the job is parked instead
+ *		and runs.job_id kept (see the file header): a sweep removes it once
+ *		the tick is over.
  *
- * Callable from the run loop in any context, inside the pg_cron job itself
- * included; runs in the caller's transaction, so a rollback keeps the job.
+ * Callable from the run loop in any context; runs in the caller's
+ * transaction, so a rollback keeps the job.
  */
 bool
 ScheduleRemoveJob(int64 run_id)
@@ -389,10 +432,18 @@ ScheduleRemoveJob(int64 run_id)
 	if (PgCronInstalled() && CronLookupJob(job_id, &job) &&
 		job.jobname != NULL && strcmp(job.jobname, CronJobName(run_id)) == 0)
 	{
+		if (ScheduleCalledFromCron())
+		{
+			ParkJob(job_id);
+			SpiFinish();
+			return true;
+		}
 		CronRemoveJob(run_id, &job, false);
 		removed = true;
 	}
 	CronClearJobId(run_id, job_id);
+	if (removed)
+		JobGuardRelease(job.owner);
 	SpiFinish();
 	return removed;
 }

@@ -16,6 +16,9 @@
  * Run actions (run, schedule, unschedule, cancel, reconcile with write)
  * all go through CheckRunPermission: the planner, identified by OID, or
  * a role with its privileges; for a dropped planner, superusers only.
+ * A run, group or standing check the caller cannot see (CatalogRowVisible)
+ * does not exist for them: one "does not exist" error each, the same as
+ * for an unknown id.
  *
  *-------------------------------------------------------------------------
  */
@@ -179,23 +182,30 @@ HasRunPermission(Oid planner)
 }
 
 /*
+ * CatalogRowVisible
+ *		The visibility rule of runs, groups and standing checks: the caller
+ *		sees the row when it may SELECT its target (as row-level security
+ *		shows it in backfill.runs and backfill.checks); for a dropped table,
+ *		when it passes HasRunPermission on the row's creator.
+ */
+bool
+CatalogRowVisible(Oid target, Oid creator)
+{
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
+		return pg_class_aclcheck(target, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	return HasRunPermission(creator);
+}
+
+/*
  * CheckRunVisible
- *		A run the caller cannot see (no SELECT on its target, as row-level
- *		security hides it from backfill.runs) does not exist for them:
- *		42704 exactly as for an unknown run, the planner never revealed.
- *		A run of a dropped table is visible to whoever passes
- *		CheckRunPermission.
+ *		A run the caller cannot see (CatalogRowVisible) does not exist for
+ *		them: 42704 exactly as for an unknown run, the planner never
+ *		revealed.
  */
 void
 CheckRunVisible(int64 run_id, Oid target, Oid planner)
 {
-	bool		visible;
-
-	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target)))
-		visible = pg_class_aclcheck(target, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
-	else
-		visible = HasRunPermission(planner);
-	if (!visible)
+	if (!CatalogRowVisible(target, planner))
 		RaiseRunDoesNotExist(run_id);
 }
 
@@ -210,4 +220,32 @@ RaiseRunDoesNotExist(int64 run_id)
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("run %lld does not exist", (long long) run_id)));
+}
+
+/*
+ * RaiseGroupDoesNotExist
+ *		The one error of an unknown group and of a group none of whose runs
+ *		the caller can see (42704).
+ */
+void
+RaiseGroupDoesNotExist(int64 group_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("group %lld does not exist", (long long) group_id),
+			 errhint("Groups are listed in backfill.group_progress; plan one with backfill.plan(..., cascade => true).")));
+}
+
+/*
+ * RaiseCheckDoesNotExist
+ *		The one error of an unknown standing check and of one the caller
+ *		cannot see (42704): neither its creator nor its table is named.
+ */
+void
+RaiseCheckDoesNotExist(int64 check_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("check %lld does not exist", (long long) check_id),
+			 errhint("The standing checks you may see are listed in backfill.checks.")));
 }

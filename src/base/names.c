@@ -33,6 +33,7 @@ ParseStrategy(const char *name)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("strategy must not be null"),
 				 errhint("Valid strategies are auto, delete, truncate and swap.")));
+	RequireMaxLength(name, "strategy", BACKFILL_MAX_WORD);
 	for (i = 0; i < lengthof(strategy_names); i++)
 		if (strcmp(name, strategy_names[i]) == 0)
 			return (ReplaceStrategy) i;
@@ -77,6 +78,7 @@ ParseOnlyChunks(const char *name)
 
 	if (name == NULL)
 		return ONLY_ALL;
+	RequireMaxLength(name, "only_chunks", BACKFILL_MAX_WORD);
 	for (i = 0; i < lengthof(only_chunks_names); i++)
 		if (only_chunks_names[i] != NULL && strcmp(name, only_chunks_names[i]) == 0)
 			return (OnlyChunks) i;

@@ -169,8 +169,11 @@ CheckRunIdentity(RunInfo *run, const char *action, bool check_target)
 
 /*
  * LoadCheck
- *		The one reader of a standing check (42704 when there is none), for
- *		unschedule_check and run_check.  Caller is connected to SPI.
+ *		The one reader of a standing check, for unschedule_check and
+ *		run_check: 42704 when there is none, and exactly the same for a
+ *		check the caller cannot see (CatalogRowVisible: no SELECT on its
+ *		table), whose creator and table are never named.  Caller is
+ *		connected to SPI.
  */
 CheckInfo *
 LoadCheck(int64 check_id)
@@ -186,9 +189,7 @@ LoadCheck(int64 check_id)
 				" FROM backfill.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("check %lld does not exist", (long long) check_id)));
+		RaiseCheckDoesNotExist(check_id);
 	check = palloc0(sizeof(CheckInfo));
 	check->check_id = check_id;
 	check->target = SpiGetOid(0, 1, &isnull);
@@ -198,5 +199,7 @@ LoadCheck(int64 check_id)
 	check->created_by = SpiGetText(0, 4);
 	check->created_by_oid = SpiGetOid(0, 5, &isnull);
 	SPI_freetuptable(SPI_tuptable);
+	if (!CatalogRowVisible(check->target, check->created_by_oid))
+		RaiseCheckDoesNotExist(check_id);
 	return check;
 }

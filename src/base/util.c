@@ -4,14 +4,17 @@
  *	  The one text form of the values and names that messages and composed
  *	  SQL print: a timestamptz, a numeric, and a relation's quoted,
  *	  schema-qualified name; and one-dimensional arrays for statement
- *	  parameters (MakeArray).
+ *	  parameters (MakeArray); and the length limit of a text argument
+ *	  (RequireMaxLength).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "backfill.h"
 
@@ -76,4 +79,31 @@ MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype)
 	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
 											  elemtype, typlen, typbyval,
 											  typalign));
+}
+
+/*
+ * RequireMaxLength
+ *		Raise 22001 "<name> is too long" when text (may be NULL) has more
+ *		than max characters.  Checked before the text is stored, parsed or
+ *		quoted in a message, so a text of any size costs one scan at most.
+ */
+void
+RequireMaxLength(const char *text, const char *name, int max)
+{
+	size_t		bytes;
+	int			chars;
+
+	if (text == NULL)
+		return;
+	bytes = strlen(text);
+	if (bytes <= (size_t) max)
+		return;
+	chars = bytes > (size_t) MaxAllocSize ? INT_MAX :
+		pg_mbstrlen_with_len(text, (int) bytes);
+	if (chars > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_RIGHT_TRUNCATION),
+				 errmsg("%s is too long", name),
+				 errdetail("It has %d characters; at most %d are allowed.",
+						   chars, max)));
 }

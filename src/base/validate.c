@@ -202,7 +202,7 @@ CheckQueryReadOnly(Node *node, void *context)
 					 errmsg("%s must not use a locking clause", what),
 					 errdetail("The %s only reads; FOR UPDATE and FOR SHARE take row locks.", what)));
 		/* the caller's SELECT rights, now rather than mid-run */
-		(void) ExecCheckRTPerms(q->rtable, true);
+		(void) CheckQueryPermissions(q);
 		return query_tree_walker(q, CheckQueryReadOnly, context, 0);
 	}
 	return expression_tree_walker(node, CheckQueryReadOnly, context);
@@ -295,6 +295,7 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 	bool		have_time = false;
 	int			nmissing = 0;
 
+	RequireMaxLength(sql, "source query", BACKFILL_MAX_QUERY);
 	if (time_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -506,6 +507,7 @@ ValidateMeasure(const char *measure, Oid target)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("measure must not be null")));
+	RequireMaxLength(measure, "measure", BACKFILL_MAX_MEASURE);
 	while (scanner_isspace(*measure))
 		measure++;
 	len = strlen(measure);
@@ -596,6 +598,7 @@ ValidateLedger(const char *ledger)
 	Oid			type;
 	Oid			numeric = NUMERICOID;
 
+	RequireMaxLength(ledger, "ledger query", BACKFILL_MAX_QUERY);
 	query = AnalyseReadOnlySelect(ledger, "ledger query", 2, &text);
 	type = CheckSingleColumn(query, "ledger query", "one number for the range [$1, $2)");
 	if (!can_coerce_type(1, &type, &numeric, COERCION_ASSIGNMENT))
@@ -619,6 +622,7 @@ ValidateHorizon(const char *horizon)
 	Query	   *query;
 	Oid			type;
 
+	RequireMaxLength(horizon, "horizon query", BACKFILL_MAX_QUERY);
 	query = AnalyseReadOnlySelect(horizon, "horizon query", 0, &text);
 	type = getBaseType(CheckSingleColumn(query, "horizon query",
 										 "the earliest time the source can produce, as timestamptz"));

@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timeout.h"
 
@@ -521,8 +522,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		 * trigger cannot be queued in the security-restricted operation
 		 * below).
 		 */
-		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
 
 		/*
 		 * The whole chunk runs as the author of the run's definition, with
@@ -879,8 +880,8 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 		AuthorGate	gate;
 
 		/* as the author; the rollback below restores the caller */
-		SpiExec("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-				false, 0, SPI_OK_UTILITY);
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
 		AuthorGateEnter(&gate, author, target, version,
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));

@@ -55,6 +55,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -160,6 +161,7 @@ CollectLeaves(Oid relid, const char *time_column,
 	TimestampTz *span_hi;
 	int			nspans = 0;
 	int			i;
+	MemoryContext boundcxt;
 
 	rel = table_open(relid, parentlock);
 	plan->parents = lappend_oid(plan->parents, relid);
@@ -185,6 +187,9 @@ CollectLeaves(Oid relid, const char *time_column,
 		plan->why = psprintf("The partition key of \"%s\" is not a range on column \"%s\" alone",
 							 RelationGetRelationName(rel), time_column);
 
+	boundcxt = AllocSetContextCreate(CurrentMemoryContext,
+									 "backfill partition bound",
+									 ALLOCSET_SMALL_SIZES);
 	for (i = 0; i < pd->nparts; i++)
 	{
 		Oid			child = pd->oids[i];
@@ -193,13 +198,18 @@ CollectLeaves(Oid relid, const char *time_column,
 		TimestampTz clo = 0;
 		TimestampTz chi = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		if (!whole && timekey)
 		{
 			HeapTuple	tup;
 			Datum		d;
 			bool		isnull;
 			PartitionBoundSpec *spec;
+			MemoryContext oldcxt;
 
+			/* the bound's parse tree is needed for this partition only */
+			MemoryContextReset(boundcxt);
+			oldcxt = MemoryContextSwitchTo(boundcxt);
 			tup = SearchSysCache1(RELOID, ObjectIdGetDatum(child));
 			if (!HeapTupleIsValid(tup))
 				elog(ERROR, "backfill: cache lookup failed for relation %u", child);
@@ -208,6 +218,7 @@ CollectLeaves(Oid relid, const char *time_column,
 				elog(ERROR, "backfill: partition %u has no bound", child);
 			spec = (PartitionBoundSpec *) stringToNode(TextDatumGetCString(d));
 			ReleaseSysCache(tup);
+			MemoryContextSwitchTo(oldcxt);
 
 			if (spec->is_default)
 			{
@@ -307,6 +318,7 @@ CollectLeaves(Oid relid, const char *time_column,
 		}
 	}
 
+	MemoryContextDelete(boundcxt);
 	table_close(rel, NoLock);
 }
 
@@ -469,14 +481,14 @@ Published(List *rels)
 	values[0] = PointerGetDatum(arr);
 
 	SpiConnect();
-	SpiExec("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
-			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
-			"            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
-			" OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
-			"              JOIN pg_catalog.pg_class c"
-			"                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
-			"            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
-			1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	SpiExecPinned("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
+				  " OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r"
+				  "            WHERE r.prrelid OPERATOR(pg_catalog.=) ANY ($1))"
+				  " OR EXISTS (SELECT FROM pg_catalog.pg_publication_namespace pn"
+				  "              JOIN pg_catalog.pg_class c"
+				  "                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
+				  "            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
+				  1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	n = SpiGetBool(0, 1, &isnull);
 	SpiFinish();
 	return n != 0;
@@ -567,8 +579,8 @@ SwapObstacle(LeafPart *leaf, Oid target)
 						  RelationGetRelationName(rel), get_rel_name(target),
 						  get_rel_name(target));
 	if (reason == NULL &&
-		pg_namespace_aclcheck(RelationGetNamespace(rel), GetUserId(),
-							  ACL_CREATE) != ACLCHECK_OK)
+		NamespaceAclCheck(RelationGetNamespace(rel), GetUserId(),
+						  ACL_CREATE) != ACLCHECK_OK)
 		reason = psprintf("No CREATE privilege on the schema of \"%s\"",
 						  RelationGetRelationName(rel));
 	if (reason == NULL &&
@@ -740,7 +752,10 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	else
 	{
 		foreach(lc, plan.leaves)
+		{
+			CHECK_FOR_INTERRUPTS();
 			SwapLeaf(lfirst(lc), time_column, source, outcxt, result);
+		}
 	}
 
 	/* the measure over the new rows, all leaves together */

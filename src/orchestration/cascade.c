@@ -24,6 +24,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -106,6 +107,7 @@ SelectChunks(Oid target, OnlyChunks only, bool clear_no_source,
 		bool		needs = false;
 		int			i;
 
+		CHECK_FOR_INTERRUPTS();
 		/* pieces are sorted and partition the range: skip those before */
 		while (j < np && pieces[j].hi <= cs)
 			j++;
@@ -153,10 +155,19 @@ static TimestampTz
 GridPoint(TimestampTz anchor, Interval *step, int64 k)
 {
 	Interval	mul;
+	int64		months;
+	int64		days;
 
-	mul.month = (int32) (step->month * k);
-	mul.day = (int32) (step->day * k);
-	mul.time = step->time * k;
+	if (pg_mul_s64_overflow((int64) step->month, k, &months) ||
+		pg_mul_s64_overflow((int64) step->day, k, &days) ||
+		months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, k, &mul.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("chunk bound out of range")));
+	mul.month = (int32) months;
+	mul.day = (int32) days;
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 												   TimestampTzGetDatum(anchor),
 												   IntervalPGetDatum(&mul)));
@@ -211,13 +222,25 @@ GridCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 		anchor = LocalTime("2000-01-01 00:00:00");
 	else
 		anchor = LocalTime("2000-01-03 00:00:00");
-	approx = (double) step->month * 30.0 * USECS_PER_DAY +
+
+	/*
+	 * A first guess from the step's mean length (a month of 30.44 days),
+	 * then exact steps; each loop ends (the grid points grow with k on
+	 * average) and is interruptible.
+	 */
+	approx = (double) step->month * ((double) DAYS_PER_YEAR / MONTHS_PER_YEAR) * USECS_PER_DAY +
 		(double) step->day * USECS_PER_DAY + (double) step->time;
-	k = (int64) floor((double) (t - anchor) / approx);
+	k = (int64) floor(((double) t - (double) anchor) / approx);
 	while (GridPoint(anchor, step, k) > t)
+	{
+		CHECK_FOR_INTERRUPTS();
 		k--;
+	}
 	while (GridPoint(anchor, step, k + 1) <= t)
+	{
+		CHECK_FOR_INTERRUPTS();
 		k++;
+	}
 	*lo = GridPoint(anchor, step, k);
 	*hi = GridPoint(anchor, step, k + 1);
 }
@@ -236,14 +259,38 @@ TsCmp(const void *a, const void *b)
 }
 
 /*
- * Widen
- *		The chunks of "step" that cover any of the given upstream chunks,
- *		added to *cells (which may already hold some).
+ * RefuseTooManyChunks
+ *		54000: the run of a cascading plan for "name" would have more than
+ *		backfill.max_chunks chunks.
  */
 static void
-Widen(const PlanChunks *up, Interval *step, List **cells)
+RefuseTooManyChunks(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the run of %s would have more than %d chunks",
+					name, backfill_max_chunks),
+			 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
+					 BACKFILL_MAX_CHUNKS_CEILING)));
+}
+
+/*
+ * Widen
+ *		The chunks of "step" that cover any of the given upstream chunks,
+ *		added to *cells (which may already hold some), for the run of
+ *		"name".  The cells of one upstream run are distinct and in order, so
+ *		their number is a lower bound of the run's chunks: it is counted
+ *		while widening, and more than backfill.max_chunks is refused before
+ *		the next cell is made, so memory stays bounded by max_chunks cells
+ *		per upstream run whatever the chunk sizes (a '1 microsecond' chunk
+ *		under an hourly one fails after max_chunks cells, not 3.6 billion).
+ */
+static void
+Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
 {
 	int			k;
+	int64		made = 0;
+	TimestampTz *last = NULL;
 
 	for (k = 0; k < up->n; k++)
 	{
@@ -253,17 +300,19 @@ Widen(const PlanChunks *up, Interval *step, List **cells)
 		GridCell(up->starts[k], step, &lo, &hi);
 		for (;;)
 		{
-			TimestampTz *last = *cells ? (TimestampTz *) llast(*cells) : NULL;
-
 			CHECK_FOR_INTERRUPTS();
 			/* consecutive upstream chunks often share a cell: keep one */
 			if (last == NULL || last[0] != lo)
 			{
-				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+				TimestampTz *cell;
 
+				if (++made > backfill_max_chunks)
+					RefuseTooManyChunks(name);
+				cell = palloc(sizeof(TimestampTz) * 2);
 				cell[0] = lo;
 				cell[1] = hi;
 				*cells = lappend(*cells, cell);
+				last = cell;
 			}
 			if (hi >= up->ends[k])
 				break;
@@ -342,6 +391,7 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 		return PlanRun(req);
 	}
 
+	RequireMaxLength(req->note, "note", BACKFILL_MAX_NOTE);
 	CheckTargetPrivileges(target);
 	{
 		Definition *def = LoadDefinition(target, 0);
@@ -423,19 +473,14 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 				{
 					if (nodes[j].target == edges.up[e])
 					{
-						Widen(&nodes[j].chunks, dstep, &cells);
+						Widen(&nodes[j].chunks, dstep, &cells, node->name);
 						ups[nups++] = Int64GetDatum(nodes[j].run_id);
 					}
 				}
 			}
 			CellsToChunks(cells, &node->chunks);
 			if (node->chunks.n > backfill_max_chunks)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("the run of %s would have more than %d chunks",
-								node->name, backfill_max_chunks),
-						 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
-								 BACKFILL_MAX_CHUNKS_CEILING)));
+				RefuseTooManyChunks(node->name);
 			down.target = node->target;
 			down.start = node->chunks.starts[0];
 			down.end = node->chunks.ends[node->chunks.n - 1];

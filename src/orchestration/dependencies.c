@@ -16,9 +16,11 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "backfill.h"
 
@@ -38,9 +40,14 @@ LockDependencies(void)
 /*
  * AddDependency
  *		See backfill.h: depend(downstream, upstream) -> true when added,
- *		false when it was already declared.  Both must be registered and the caller must be
- *		allowed to rewrite both (as for register).  A dependency that would
- *		close a cycle is refused (42P17) with the cycle in the detail.
+ *		false when it was already declared.  Both must be registered, and
+ *		the caller must be allowed to plan both: rewrite them (as for
+ *		register) and have the privileges of the author of each one's
+ *		current definition (CheckAuthor), as a cascading plan over them
+ *		will need.  So a role that merely writes someone's table cannot
+ *		hang a target of its own under it and make that planner's cascades
+ *		fail.  A dependency that would close a cycle is refused (42P17)
+ *		with the cycle in the detail.
  */
 bool
 AddDependency(Oid down, Oid up)
@@ -48,14 +55,20 @@ AddDependency(Oid down, Oid up)
 	Oid			argtypes[3] = {REGCLASSOID, REGCLASSOID, TEXTOID};
 	Datum		values[3];
 	bool		added;
+	Definition *def_down;
+	Definition *def_up;
 
 	CheckTargetPrivileges(down);
 	CheckTargetPrivileges(up);
 
 	LockDependencies();
 	/* both must be registered (42704) */
-	(void) LoadDefinition(down, 0);
-	(void) LoadDefinition(up, 0);
+	def_down = LoadDefinition(down, 0);
+	def_up = LoadDefinition(up, 0);
+
+	/* a planner of both: the upstream's first, whose cascades it changes */
+	CheckAuthor(def_up->author, up, def_up->version);
+	CheckAuthor(def_down->author, down, def_down->version);
 
 	/* the path downstream -> ... -> upstream that the new edge would close */
 	values[0] = ObjectIdGetDatum(down);
@@ -107,10 +120,45 @@ AddDependency(Oid down, Oid up)
 }
 
 /*
+ * MayPlan
+ *		Whether the caller may plan target: the table exists, the caller
+ *		holds SELECT, INSERT and DELETE on it, and it has the privileges of
+ *		the author of its current definition.  Caller is connected to SPI.
+ */
+static bool
+MayPlan(Oid target)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull;
+	Oid			author = InvalidOid;
+
+	if (get_rel_name(target) == NULL ||
+		pg_class_aclmask(target, GetUserId(), ACL_SELECT | ACL_INSERT | ACL_DELETE,
+						 ACLMASK_ALL) != (ACL_SELECT | ACL_INSERT | ACL_DELETE))
+		return false;
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.author FROM backfill.targets t JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		author = SpiGetOid(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return OidIsValid(author) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(author)) &&
+		has_privs_of_role(GetUserId(), author);
+}
+
+/*
  * RemoveDependency
  *		See backfill.h: undepend(downstream, upstream) -> true when
- *		removed, false when there was no such dependency.  Same rights as depend on the tables
- *		that still exist.
+ *		removed, false when there was no such dependency.  Allowed to a
+ *		role that may rewrite both tables (those that still exist), and to
+ *		a planner of either one (MayPlan): the planner of an upstream can
+ *		always detach a dependent it cannot plan, which would otherwise
+ *		make its cascading plans fail.  Caller is connected to SPI.
  */
 bool
 RemoveDependency(Oid down, Oid up)
@@ -119,15 +167,18 @@ RemoveDependency(Oid down, Oid up)
 	Datum		values[2];
 	bool		removed;
 
-	if (get_rel_name(down) != NULL)
-		CheckTargetPrivileges(down);
-	if (get_rel_name(up) != NULL)
-		CheckTargetPrivileges(up);
-	if (get_rel_name(down) == NULL && get_rel_name(up) == NULL && !superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to remove a dependency between dropped tables"),
-				 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
+	if (!superuser() && !MayPlan(up) && !MayPlan(down))
+	{
+		if (get_rel_name(down) != NULL)
+			CheckTargetPrivileges(down);
+		if (get_rel_name(up) != NULL)
+			CheckTargetPrivileges(up);
+		if (get_rel_name(down) == NULL && get_rel_name(up) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to remove a dependency between dropped tables"),
+					 errhint("Unregister the dropped tables with backfill.unregister, which removes their dependencies.")));
+	}
 
 	LockDependencies();
 	values[0] = ObjectIdGetDatum(down);
@@ -225,6 +276,7 @@ DownstreamOrder(Oid root, Edges *edges)
 		Oid			best = InvalidOid;
 		char	   *best_name = NULL;
 
+		CHECK_FOR_INTERRUPTS();
 		foreach(lc, nodes)
 		{
 			Oid			cand = lfirst_oid(lc);

@@ -17,6 +17,7 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "backfill.h"
@@ -24,9 +25,10 @@
 /*
  * PipelineChunkReady
  *		See backfill.h.  A no_source chunk of an upstream run counts as
- *		settled unless that run still has to clear it.  When a pg_cron job
- *		of a run finds the group stopped by a failure, it removes itself
- *		(like the failed run's own job): the group is resumed by hand.
+ *		settled unless that run still has to clear it.  A pg_cron job of a
+ *		run that finds the group stopped by a failure does nothing and
+ *		keeps its schedule (a job never removes itself: cron.c); once the
+ *		failed run is retried by hand, its ticks go on.
  */
 bool
 PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
@@ -87,8 +89,6 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 				 errdetail("The first failure stops the whole group."),
 				 errhint("Fix the cause, then CALL backfill.run_group(%lld) to retry and continue, or cancel the group with backfill.cancel_group(%lld).",
 						 (long long) group_id, (long long) group_id)));
-		if (ScheduleCalledFromCron())
-			(void) ScheduleRemoveJob(run_id);
 		return false;
 	}
 	if (!up_null)
@@ -108,8 +108,12 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 /*
  * GroupRuns
  *		The run ids of a group in run id order (dependency order), in the
- *		current memory context; 42704 for an unknown group.  Caller is
- *		connected to SPI.
+ *		current memory context.  A group exists for the caller when it may
+ *		see one of its runs (CatalogRowVisible, as backfill.group_progress
+ *		shows it); an unknown group and one whose runs are all invisible
+ *		raise the same 42704.  The actions then check each run as usual
+ *		(an invisible run of a visible group is "run N does not exist").
+ *		Caller is connected to SPI.
  */
 List *
 GroupRuns(int64 group_id, bool unfinished_only)
@@ -117,23 +121,24 @@ GroupRuns(int64 group_id, bool unfinished_only)
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	List	   *runs = NIL;
+	bool		visible = false;
 	int			i;
 
 	values[0] = Int64GetDatum(group_id);
-	CatalogExec("SELECT run_id, status FROM backfill.runs"
+	CatalogExec("SELECT run_id, status, target::pg_catalog.oid, created_by_oid"
+				" FROM backfill.runs"
 				" WHERE group_id OPERATOR(pg_catalog.=) $1 ORDER BY run_id",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("group %lld does not exist", (long long) group_id),
-				 errhint("Groups are listed in backfill.group_progress; plan one with backfill.plan(..., cascade => true).")));
 	for (i = 0; i < (int) SPI_processed; i++)
 	{
 		bool		isnull;
 		int64		run_id = SpiGetInt64(i, 1, &isnull);
 		RunStatus	status = ParseRunStatus(SpiGetText(i, 2));
 
+		CHECK_FOR_INTERRUPTS();
+		if (!visible)
+			visible = CatalogRowVisible(SpiGetOid(i, 3, &isnull),
+										SpiGetOid(i, 4, &isnull));
 		if (unfinished_only &&
 			(status == RUN_DONE || status == RUN_CANCELLED))
 			continue;
@@ -141,6 +146,8 @@ GroupRuns(int64 group_id, bool unfinished_only)
 		*(int64 *) llast(runs) = run_id;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	if (!visible)
+		RaiseGroupDoesNotExist(group_id);
 	return runs;
 }
 

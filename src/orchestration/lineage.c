@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -22,6 +23,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -56,13 +58,22 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
+		char	   *st;
+		char	   *la;
 
+		CHECK_FOR_INTERRUPTS();
+		st = SpiGetText(i, 3);
+		la = SpiGetText(i, 6);
 		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
 		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-		out[i].settled = ParseChunkStatus(SpiGetText(i, 3));
+		out[i].settled = ParseChunkStatus(st);
 		out[i].version = SpiGetInt32(i, 4, &isnull);
 		out[i].cleared = SpiGetBool(i, 5, &isnull);
-		out[i].latest = ParseChunkStatus(SpiGetText(i, 6));
+		out[i].latest = ParseChunkStatus(la);
+		if (st != NULL)
+			pfree(st);
+		if (la != NULL)
+			pfree(la);
 	}
 	SPI_freetuptable(SPI_tuptable);
 	*pieces = out;
@@ -99,6 +110,7 @@ CellChar(Piece *pieces, int np, int *from, TimestampTz lo, TimestampTz hi)
 		(*from)++;
 	for (i = *from; i < np && pieces[i].lo < hi; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (pieces[i].latest == CHUNK_FAILED)
 			failed = true;
 		else if (pieces[i].settled == CHUNK_NONE)
@@ -134,6 +146,34 @@ LocalFields(TimestampTz t, struct pg_tm *tm)
 }
 
 /*
+ * ChartLines
+ *		The number of lines lineage_chart draws for [lo, hi) in "unit"
+ *		(day, week or month), computed from the calendar fields of lo and
+ *		hi without building anything; the charts of day and week lines are
+ *		short by construction (at most 7 and 92 days wide).
+ */
+static int64
+ChartLines(TimestampTz lo, TimestampTz hi, const char *unit)
+{
+	struct pg_tm tlo;
+	struct pg_tm thi;
+	int64		months;
+
+	if (strcmp(unit, "month") != 0)
+		return strcmp(unit, "day") == 0 ? 8 : 15;
+	LocalFields(lo, &tlo);
+	LocalFields(hi, &thi);
+	months = ((int64) thi.tm_year * 12 + thi.tm_mon) -
+		((int64) tlo.tm_year * 12 + tlo.tm_mon) + 1;
+	/* a range ending at the very start of a month draws no line for it */
+	if (DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												CStringGetTextDatum("month"),
+												TimestampTzGetDatum(hi))) == hi)
+		months--;
+	return months;
+}
+
+/*
  * AddLine
  *		Append a copy of one text line to the chart.
  */
@@ -153,6 +193,12 @@ AddLine(List **lines, const char *line)
  *		TimeZone; characters outside the range are blank.  The caller needs
  *		SELECT on the target, and is connected to SPI; [lo, hi) has passed
  *		CheckRangeBounds.
+ *
+ * The width of the range is computed without overflow (the widest range
+ * PostgreSQL can hold does not fit in int64 microseconds), and a chart of
+ * more than BACKFILL_MAX_CHART_LINES lines is refused (54000) before
+ * anything is read or drawn.  Every line is drawn in a memory context
+ * reset for the next one, with an interrupt check; the list keeps a copy.
  */
 List *
 LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
@@ -169,6 +215,11 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 	StringInfoData buf;
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
+	int64		width;
+	bool		wide;
+	int64		nlines;
+	MemoryContext linecxt;
+	MemoryContext oldcxt;
 	int			i;
 
 	if (pg_class_aclcheck(target, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
@@ -177,16 +228,16 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 				 errmsg("permission denied for table %s", QualifiedRelName(target)),
 				 errdetail("The lineage of a table is shown to those who may read it.")));
 
-	np = ClassifyPieces(target, lo, hi, &pieces);
-
-	if (hi - lo <= 7 * USECS_PER_DAY)
+	/* hi - lo overflows int64 for the widest ranges: those are "wide" */
+	wide = pg_sub_s64_overflow(hi, lo, &width);
+	if (!wide && width <= 7 * USECS_PER_DAY)
 	{
 		unit = "day";
 		cell_name = "hour";
 		line_step.day = 1;
 		cell_step.time = USECS_PER_HOUR;
 	}
-	else if (hi - lo <= 92 * USECS_PER_DAY)
+	else if (!wide && width <= 92 * USECS_PER_DAY)
 	{
 		unit = "week";
 		cell_name = "day";
@@ -200,6 +251,21 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 		line_step.month = 1;
 		cell_step.day = 1;
 	}
+	nlines = ChartLines(lo, hi, unit);
+	if (nlines > BACKFILL_MAX_CHART_LINES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lineage chart of [%s, %s) would have " INT64_FORMAT " lines",
+						TimestampText(lo), TimestampText(hi), nlines),
+				 errdetail("A chart has at most %d lines, one per month for a range longer than 92 days.",
+						   BACKFILL_MAX_CHART_LINES),
+				 errhint("Chart a shorter range (at most %d months), or read backfill.lineage, which merges the whole range into its stretches.",
+						 BACKFILL_MAX_CHART_LINES)));
+
+	np = ClassifyPieces(target, lo, hi, &pieces);
+	linecxt = AllocSetContextCreate(CurrentMemoryContext,
+									"backfill chart line",
+									ALLOCSET_DEFAULT_SIZES);
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "%s from %s to %s: one line per %s, one character per %s",
@@ -218,6 +284,9 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 		TimestampTz cell = line;
 		struct pg_tm tm;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(linecxt);
+		oldcxt = MemoryContextSwitchTo(linecxt);
 		LocalFields(line, &tm);
 		resetStringInfo(&buf);
 		if (strcmp(unit, "month") == 0)
@@ -241,6 +310,7 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 			cell = cend;
 		}
 		appendStringInfoChar(&buf, '|');
+		MemoryContextSwitchTo(oldcxt);
 		AddLine(&lines, buf.data);
 		line = next;
 	}
@@ -257,15 +327,22 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 	for (i = 0; i < (int) SPI_processed; i++)
 	{
 		bool		isnull;
-		int32		version = SpiGetInt32(i, 1, &isnull);
-		char	   *label = SpiGetText(i, 2);
-		bool		current = SpiGetBool(i, 3, &isnull);
+		int32		version;
+		char	   *label;
+		bool		current;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(linecxt);
+		oldcxt = MemoryContextSwitchTo(linecxt);
+		version = SpiGetInt32(i, 1, &isnull);
+		label = SpiGetText(i, 2);
+		current = SpiGetBool(i, 3, &isnull);
 		resetStringInfo(&buf);
 		appendStringInfo(&buf, "  %c  backfilled under definition version %d%s%s%s%s",
 						 VersionChar(version), version,
 						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
 						 current ? " (current)" : "");
+		MemoryContextSwitchTo(oldcxt);
 		AddLine(&lines, buf.data);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -273,5 +350,6 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 	AddLine(&lines, "  .  never filled (no backfill covers it)");
 	AddLine(&lines, "  X  failed (the latest attempt failed)");
 	AddLine(&lines, "     (blank) outside the range");
+	MemoryContextDelete(linecxt);
 	return lines;
 }

@@ -53,6 +53,7 @@ PlanRun(const PlanRequest *req)
 	Oid			author;
 
 	CheckTargetPrivileges(target);
+	RequireMaxLength(req->note, "note", BACKFILL_MAX_NOTE);
 	TakeTargetPlanLock(target);
 
 	def = LoadDefinition(target, 0);

@@ -22,11 +22,15 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 
@@ -104,6 +108,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 	uint64		i;
 	int			k;
 	SPIPlanPtr	ledger_plan = NULL;
+	MemoryContext itercxt;
 
 	/* bounds: nb neighbours before, the n chunks, nb neighbours after */
 	bounds = palloc(sizeof(TimestampTz) * (nbuckets + 1));
@@ -195,11 +200,23 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 		}
 	}
 
+	/*
+	 * One pass over the chunks; what a chunk's comparison allocates beside
+	 * its results (numeric temporaries) goes with it: itercxt is reset per
+	 * chunk.  The ledger's value is copied out by LedgerFromResult, into
+	 * the context the caller had before connecting to SPI.
+	 */
+	itercxt = AllocSetContextCreate(CurrentMemoryContext,
+									"backfill compare chunk",
+									ALLOCSET_DEFAULT_SIZES);
 	for (k = 0; k < n; k++)
 	{
 		RecChunk   *c = &chunks[k];
 		int			b = nb + k + 1;
+		MemoryContext oldcxt;
 
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(itercxt);
 		c->target_null = c->ledger_null = c->median_null = true;
 		c->ledger_ok_null = c->neighbor_ok_null = true;
 
@@ -213,8 +230,6 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			}
 			continue;
 		}
-
-		CHECK_FOR_INTERRUPTS();
 
 		if (has_rows[b])
 		{
@@ -251,21 +266,25 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			if (rc != SPI_OK_SELECT)
 				elog(ERROR, "backfill: ledger query returned %s",
 					 SPI_result_code_string(rc));
+			oldcxt = MemoryContextSwitchTo(itercxt);
 			c->ledger_value = LedgerFromResult(&c->ledger_null);
 			SPI_freetuptable(SPI_tuptable);
 			c->ledger_ok = LedgerCompare(c->target_value, c->target_null,
 										 c->ledger_value, c->ledger_null,
 										 t->tolerance);
 			c->ledger_ok_null = false;
+			MemoryContextSwitchTo(oldcxt);
 		}
 
 		if (have_median)
 		{
+			oldcxt = MemoryContextSwitchTo(itercxt);
 			c->neighbor_median = median;
 			c->median_null = false;
 			c->neighbor_ok = LedgerCompare(c->target_value, c->target_null,
 										   median, false, ntolerance);
 			c->neighbor_ok_null = false;
+			MemoryContextSwitchTo(oldcxt);
 		}
 
 		if (!c->ledger_ok_null && !c->ledger_ok)
@@ -276,6 +295,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			c->verdict = VERDICT_OK;
 	}
 
+	MemoryContextDelete(itercxt);
 	if (ledger_plan != NULL)
 		SPI_freeplan(ledger_plan);
 }

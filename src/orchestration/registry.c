@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 
 #include "backfill.h"
 
@@ -70,6 +71,7 @@ RegisterTarget(const Registration *reg)
 
 	CheckTargetPrivileges(target);
 	(void) TimeColumnType(target, time_column);
+	RequireMaxLength(label, "definition label", BACKFILL_MAX_LABEL);
 
 	if (!IntervalIsPositive(chunk))
 		ereport(ERROR,
@@ -85,6 +87,14 @@ RegisterTarget(const Registration *reg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("source_retention and source_horizon cannot both be given"),
 				 errhint("Give a fixed interval (source_retention) or a query for the earliest complete time (source_horizon).")));
+	if (numeric_is_nan(DatumGetNumeric(tolerance)) ||
+		numeric_is_inf(DatumGetNumeric(tolerance)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must be a finite number"),
+				 errdetail("A tolerance of %s would let every chunk pass the ledger gate.",
+						   NumericText(tolerance, false)),
+				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
 	if (DatumGetBool(DirectFunctionCall2(numeric_lt, tolerance,
 										 DirectFunctionCall1(int4_numeric,
 															 Int32GetDatum(0)))))
@@ -224,8 +234,9 @@ RegisterTarget(const Registration *reg)
  *		chunks stay as history.  The caller must be allowed to rewrite the
  *		table; when the table has been dropped, its registration can be
  *		removed (by OID, e.g. unregister(16384)) by the role that
- *		registered it, a role with its privileges, or a superuser.  Caller
- *		is connected to SPI.
+ *		registered its current version (identified by OID, as the author
+ *		in backfill.definitions), a role with its privileges, or a
+ *		superuser.  Caller is connected to SPI.
  */
 void
 UnregisterTarget(Oid target, bool cascade)
@@ -235,6 +246,8 @@ UnregisterTarget(Oid target, bool cascade)
 	char	   *unfinished;
 	char	   *name;
 	char	   *registrant;
+	Oid			author;
+	bool		isnull;
 	bool		dropped;
 
 	values[0] = ObjectIdGetDatum(target);
@@ -245,8 +258,11 @@ UnregisterTarget(Oid target, bool cascade)
 
 	TakeTargetPlanLock(target);
 
-	CatalogExec("SELECT target_name, registered_by::pg_catalog.text"
-				" FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+	CatalogExec("SELECT t.target_name, t.registered_by::pg_catalog.text, d.author"
+				" FROM backfill.targets t LEFT JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 	{
@@ -262,19 +278,29 @@ UnregisterTarget(Oid target, bool cascade)
 	}
 	name = SpiGetText(0, 1);
 	registrant = SpiGetText(0, 2);
+	author = SpiGetOid(0, 3, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 
+	/*
+	 * The registration of a dropped table: the role that registered its
+	 * current version, by OID (a role created again under the same name
+	 * is another role), or a role with its privileges; a superuser when
+	 * it is gone.
+	 */
 	if (dropped)
 	{
-		Oid			role = get_role_oid(registrant, true);
+		bool		exists = OidIsValid(author) &&
+			SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(author));
 
-		if (!(OidIsValid(role) ? has_privs_of_role(GetUserId(), role) :
-			  superuser()))
+		if (!(exists ? has_privs_of_role(GetUserId(), author) : superuser()))
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied to unregister dropped table %s", name),
+					 exists ?
 					 errdetail("Only the role that registered it (\"%s\"), a role with its privileges, or a superuser may.",
-							   registrant)));
+							   GetUserNameFromId(author, false)) :
+					 errdetail("The role that registered it (role OID %u, registered as \"%s\") no longer exists; only a superuser may.",
+							   author, registrant)));
 	}
 
 	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"

@@ -54,14 +54,14 @@ RunHolderPid(int64 run_id)
 	values[1] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_RUN);
 	values[2] = ObjectIdGetDatum((Oid) (uint32) run_id);
 	values[3] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID);
-	SpiExec("SELECT pid FROM pg_catalog.pg_locks"
-			" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
-			" AND database OPERATOR(pg_catalog.=) $1"
-			" AND classid OPERATOR(pg_catalog.=) $2"
-			" AND objid OPERATOR(pg_catalog.=) $3"
-			" AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
-			" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-			4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	SpiExecPinned("SELECT pid FROM pg_catalog.pg_locks"
+				  " WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  " AND database OPERATOR(pg_catalog.=) $1"
+				  " AND classid OPERATOR(pg_catalog.=) $2"
+				  " AND objid OPERATOR(pg_catalog.=) $3"
+				  " AND objsubid OPERATOR(pg_catalog.=) $4 AND granted"
+				  " AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
+				  4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		pid = SpiGetInt32(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
@@ -215,6 +215,15 @@ ExecuteRun(int64 run_id, int max_chunks)
 		MemoryContextDelete(cxt);
 		return;
 	}
+
+	/*
+	 * A failed run taken up again by hand loses the job its failing tick
+	 * parked (cron.c): it is scheduled again explicitly, if at all.
+	 */
+	if (run->status == RUN_FAILED && run->scheduled &&
+		!ScheduleCalledFromCron())
+		(void) ScheduleRemoveJob(run_id);
+
 	if (!run->registered || run->source == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -18,8 +18,12 @@
  * run's job.
  *
  * Every tick of a backfill job first removes the jobs of dropped roles
- * (ScheduleSweepOrphanJobs); a run's tick also notes in runs.last_error
- * why its role can no longer write the target (ScheduleRunTick).
+ * (ScheduleSweepOrphanJobs) and the parked jobs of finished runs
+ * (ScheduleSweepFinishedJobs: a job is never removed by its own tick, see
+ * cron.c); a run's tick also notes in runs.last_error why its role can no
+ * longer write the target (ScheduleRunTick).  Every job belongs to a role
+ * that holds the guard of jobguard.c: schedule grants it, and removing a
+ * role's last job releases it.
  *
  * backfill.lock_target is the daily job's side of the target lock: a
  * transaction-level lock (BackfillLockTag, a key no SQL caller can take) in
@@ -80,6 +84,9 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 
 	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
+	/* the parked jobs of finished runs go first (cron.c) */
+	(void) ScheduleSweepFinishedJobs(0, false);
+
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "schedule", false);
 	CheckTargetPrivileges(run->target);
@@ -108,7 +115,7 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	/* pg_cron's own functions need USAGE on its schema. */
 	cronnsp = get_namespace_oid("cron", true);
 	if (OidIsValid(cronnsp) &&
-		pg_namespace_aclcheck(cronnsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+		NamespaceAclCheck(cronnsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for schema cron"),
@@ -125,6 +132,8 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	if (run->scheduled && CronLookupJob(run->job_id, &old) &&
 		strcmp(old.owner, CurrentUserName()) != 0)
 		CronRemoveJob(run_id, &old, true);
+	else
+		old.owner = NULL;
 
 	jobname = CronJobName(run_id);
 	command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
@@ -135,8 +144,8 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	values[0] = CStringGetTextDatum(jobname);
 	values[1] = CStringGetTextDatum(cron);
 	values[2] = CStringGetTextDatum(command);
-	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
-			false, 0, SPI_OK_SELECT);
+	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "cron.schedule returned NULL");
@@ -151,8 +160,10 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	CatalogArg(&args, INT8OID, Int64GetDatum(job_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunks_per_tick), false);
 	CatalogArgText(&args, quiet_hours);
+	CatalogArgText(&args, CurrentUserName());
 	CatalogExecArgs("UPDATE backfill.runs"
-					" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4"
+					" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4,"
+					" scheduled_by = $5::pg_catalog.name"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])",
 					&args, SPI_OK_UPDATE);
@@ -162,6 +173,10 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 				 errmsg("run " INT64_FORMAT " finished while it was being scheduled",
 						run_id),
 				 errhint("Look at the run in backfill.runs.")));
+
+	/* the job's role cannot be dropped while it has the job (jobguard.c) */
+	JobGuardGrant();
+	JobGuardRelease(old.owner);
 	return job_id;
 }
 
@@ -188,6 +203,8 @@ UnscheduleRun(int64 run_id)
 			removed = true;
 		}
 		CronClearJobId(run_id, run->job_id);
+		if (removed)
+			JobGuardRelease(job.owner);
 	}
 	return removed;
 }
@@ -219,6 +236,23 @@ ScheduleGroup(int64 group_id, const char *cron, int32 chunks_per_tick,
 }
 
 /*
+ * ScheduleSweepLock
+ *		See backfill.h: the transaction-level lock (SWEEP, 0) that lets one
+ *		transaction at a time remove jobs by a sweep, so that two ticks
+ *		starting in the same second never remove the same cron.job row
+ *		(pg_cron 1.4's cron.unschedule fails "tuple concurrently deleted").
+ *		With "wait" false, false when another transaction holds it.
+ */
+bool
+ScheduleSweepLock(bool wait)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_SWEEP, 0);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
  * ScheduleSweepOrphanJobs
  *		See backfill.h.  Only jobs backfill made are touched: a run's job
  *		recorded in runs.job_id and named backfill_run_<run_id>, a check's
@@ -228,10 +262,12 @@ ScheduleGroup(int64 group_id, const char *cron, int32 chunks_per_tick,
  *		role but a superuser could remove it.  Read and removed as the
  *		extension owner (a superuser); the run or check keeps the reason in
  *		last_error.  Returns the removed jobs (CronJob *, owner the dropped
- *		role) in the caller's memory context.
+ *		role) in the caller's memory context.  A tick's sweep (without
+ *		"wait") is skipped while another transaction sweeps
+ *		(ScheduleSweepLock); cleanup_jobs waits for it.
  */
 List *
-ScheduleSweepOrphanJobs(void)
+ScheduleSweepOrphanJobs(bool wait)
 {
 	MemoryContext outer = CurrentMemoryContext;
 	List	   *removed = NIL;
@@ -243,7 +279,7 @@ ScheduleSweepOrphanJobs(void)
 	int64	   *run_ids;
 	bool	   *is_run;
 
-	if (!PgCronInstalled())
+	if (!PgCronInstalled() || !ScheduleSweepLock(wait))
 		return NIL;
 	SpiConnect();
 	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
@@ -291,6 +327,7 @@ ScheduleSweepOrphanJobs(void)
 		MemoryContext old;
 		CronJob    *job;
 
+		CHECK_FOR_INTERRUPTS();
 		why = psprintf("scheduling role \"%s\" was dropped: its pg_cron job "
 					   INT64_FORMAT " (%s) was removed",
 					   usernames[i], job_ids[i], job_names[i]);
@@ -323,20 +360,110 @@ ScheduleSweepOrphanJobs(void)
 }
 
 /*
+ * ScheduleSweepFinishedJobs
+ *		See backfill.h.  The jobs still recorded on runs that are done,
+ *		failed or cancelled (parked by the tick that finished them, or left
+ *		behind), except run exclude_run's (the caller's own tick) and those
+ *		pg_cron still shows starting or running in cron.job_run_details
+ *		(the finishing tick of another run may still be ending: removed
+ *		now, pg_cron would log it "job canceled"), are removed as the
+ *		extension owner, runs.job_id cleared, and the guard of their roles
+ *		released when they have no other job.  Returns the removed jobs
+ *		(CronJob *) in the caller's memory context.  As the orphan sweep,
+ *		skipped while another transaction sweeps, unless "wait".
+ */
+List *
+ScheduleSweepFinishedJobs(int64 exclude_run, bool wait)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	List	   *removed = NIL;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	int			n;
+	int			i;
+	int64	   *job_ids;
+	char	  **job_names;
+	char	  **usernames;
+	int64	   *run_ids;
+
+	if (!PgCronInstalled() || !ScheduleSweepLock(wait))
+		return NIL;
+	SpiConnect();
+	values[0] = Int64GetDatum(exclude_run);
+	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
+				" j.username::pg_catalog.text, r.run_id"
+				" FROM cron.job j JOIN backfill.runs r"
+				"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid"
+				" WHERE j.jobname OPERATOR(pg_catalog.=)"
+				"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)"
+				" AND r.status OPERATOR(pg_catalog.=) ANY ('{done,failed,cancelled}'::pg_catalog.text[])"
+				" AND r.run_id OPERATOR(pg_catalog.<>) $1"
+				" AND NOT EXISTS (SELECT FROM cron.job_run_details d"
+				"  WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
+				"  AND d.status OPERATOR(pg_catalog.=) ANY ('{starting,running}'::pg_catalog.text[]))"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	job_ids = palloc(sizeof(int64) * (n + 1));
+	job_names = palloc(sizeof(char *) * (n + 1));
+	usernames = palloc(sizeof(char *) * (n + 1));
+	run_ids = palloc(sizeof(int64) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		job_ids[i] = SpiGetInt64(i, 1, &isnull);
+		job_names[i] = SpiGetText(i, 2);
+		usernames[i] = SpiGetText(i, 3);
+		run_ids[i] = SpiGetInt64(i, 4, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	for (i = 0; i < n; i++)
+	{
+		MemoryContext old;
+		CronJob    *job;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(job_ids[i]);
+		CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					SPI_OK_SELECT);
+		CronClearJobId(run_ids[i], job_ids[i]);
+
+		old = MemoryContextSwitchTo(outer);
+		job = palloc(sizeof(CronJob));
+		job->job_id = job_ids[i];
+		job->jobname = pstrdup(job_names[i]);
+		job->owner = pstrdup(usernames[i]);
+		removed = lappend(removed, job);
+		MemoryContextSwitchTo(old);
+	}
+	/* after the runs' rows: the guard's lock comes last (jobguard.c) */
+	for (i = 0; i < n; i++)
+		JobGuardRelease(usernames[i]);
+	SpiFinish();
+	return removed;
+}
+
+/*
  * CleanupJobs
- *		See backfill.h: ScheduleSweepOrphanJobs now, for a superuser (it
- *		removes pg_cron jobs of other roles).
+ *		See backfill.h: ScheduleSweepOrphanJobs and
+ *		ScheduleSweepFinishedJobs now, waiting for a sweep under way, for a
+ *		superuser (it removes pg_cron jobs of other roles).
  */
 List *
 CleanupJobs(void)
 {
+	List	   *orphans;
+
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for function cleanup_jobs"),
 				 errdetail("It removes pg_cron jobs of other roles."),
 				 errhint("Run it as a superuser.")));
-	return ScheduleSweepOrphanJobs();
+	orphans = ScheduleSweepOrphanJobs(true);
+	return list_concat(orphans, ScheduleSweepFinishedJobs(0, true));
 }
 
 /*
@@ -393,9 +520,10 @@ NoteTickPrivileges(int64 run_id)
 /*
  * ScheduleRunTick
  *		See backfill.h: in a pg_cron tick (ScheduleCalledFromCron), before
- *		the run is executed: sweep the jobs of dropped roles, note why the
+ *		the run is executed: sweep the jobs of dropped roles and the parked
+ *		jobs of finished runs (not its own: it is running), note why the
  *		job's role may not write the target (NoteTickPrivileges), and
- *		commit both, so that they stay whatever the run does.  Nothing
+ *		commit all, so that they stay whatever the run does.  Nothing
  *		outside a tick.  Caller has a non-atomic SPI connection.
  */
 void
@@ -403,7 +531,8 @@ ScheduleRunTick(int64 run_id)
 {
 	if (!ScheduleCalledFromCron())
 		return;
-	(void) ScheduleSweepOrphanJobs();
+	(void) ScheduleSweepOrphanJobs(false);
+	(void) ScheduleSweepFinishedJobs(run_id, false);
 	NoteTickPrivileges(run_id);
 	SPI_commit();
 }
@@ -411,13 +540,17 @@ ScheduleRunTick(int64 run_id)
 /*
  * ScheduleCheckTick
  *		See backfill.h: in a pg_cron tick, before a standing check is read,
- *		sweep the jobs of dropped roles.  Nothing outside a tick.
+ *		sweep the jobs of dropped roles and the parked jobs of finished
+ *		runs.  Nothing outside a tick.
  */
 void
 ScheduleCheckTick(void)
 {
 	if (ScheduleCalledFromCron())
-		(void) ScheduleSweepOrphanJobs();
+	{
+		(void) ScheduleSweepOrphanJobs(false);
+		(void) ScheduleSweepFinishedJobs(0, false);
+	}
 }
 
 /*

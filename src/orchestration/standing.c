@@ -54,6 +54,8 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 				 errmsg("lookback must be positive")));
 
 	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
+	/* the parked jobs of finished runs go first (cron.c) */
+	(void) ScheduleSweepFinishedJobs(0, false);
 	CheckSelectPrivilege(relid);
 	{
 		Definition *t = LoadDefinition(relid, 0);
@@ -82,8 +84,8 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 	svalues[0] = CStringGetTextDatum(jobname);
 	svalues[1] = CStringGetTextDatum(cron);
 	svalues[2] = CStringGetTextDatum(command);
-	SpiExec("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
-			false, 0, SPI_OK_SELECT);
+	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
+				  false, 0, SPI_OK_SELECT);
 	job_id = SpiGetInt64(0, 1, &isnull);
 	if (isnull)
 		elog(ERROR, "backfill: cron.schedule returned no job id");
@@ -93,6 +95,9 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 	CatalogExec("UPDATE backfill.checks SET job_id = $2"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				2, utypes, uvalues, NULL, SPI_OK_UPDATE);
+
+	/* the job's role cannot be dropped while it has the job (jobguard.c) */
+	JobGuardGrant();
 	return job_id;
 }
 
@@ -100,8 +105,10 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
  * UnscheduleCheck
  *		See backfill.h: unschedule_check -> whether a pg_cron job was
  *		removed.  Only the role that scheduled the check (or a role with
- *		its privileges) may remove it.  The check and its results stay;
- *		job_id is cleared.  Caller is connected to SPI.
+ *		its privileges) may remove it; the job, which belongs to that role,
+ *		is then removed as the extension owner, and the role's guard
+ *		released when it has no other job (jobguard.c).  The check and its
+ *		results stay; job_id is cleared.  Caller is connected to SPI.
  */
 bool
 UnscheduleCheck(int64 check_id)
@@ -111,6 +118,7 @@ UnscheduleCheck(int64 check_id)
 	bool		isnull;
 	CheckInfo  *check;
 	bool		removed = false;
+	char	   *owner = NULL;
 
 	ScheduleCheckTick();
 	check = LoadCheck(check_id);
@@ -127,20 +135,35 @@ UnscheduleCheck(int64 check_id)
 
 	if (OidIsValid(get_extension_oid("pg_cron", true)))
 	{
-		Oid			jtypes[1] = {INT8OID};
-		Datum		jvalues[1];
+		Oid			jtypes[2] = {INT8OID, INT8OID};
+		Datum		jvalues[2];
 
+		/*
+		 * The check's own job (by id and name), whoever of the roles with
+		 * the creator's privileges scheduled it: as the extension owner.
+		 */
 		jvalues[0] = Int64GetDatum(check->job_id);
-		/* as the caller: cron.job shows and removes only its own jobs */
-		SpiExec("SELECT cron.unschedule(j.jobid) FROM cron.job j"
-				" WHERE j.jobid OPERATOR(pg_catalog.=) $1",
-				1, jtypes, jvalues, NULL, false, 0, SPI_OK_SELECT);
+		jvalues[1] = Int64GetDatum(check_id);
+		CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
+					" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
+					" AND j.jobname OPERATOR(pg_catalog.=)"
+					"  ('backfill_check_' OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
+					2, jtypes, jvalues, NULL, SPI_OK_SELECT);
 		if (SPI_processed == 1)
+			owner = SpiGetText(0, 1);
+		SPI_freetuptable(SPI_tuptable);
+		if (owner != NULL)
+		{
+			CatalogExec("SELECT cron.unschedule($1)", 1, jtypes, jvalues,
+						NULL, SPI_OK_SELECT);
 			removed = SpiGetBool(0, 1, &isnull) && !isnull;
+		}
 	}
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	/* after the check's row: the guard's lock comes last (jobguard.c) */
+	JobGuardRelease(owner);
 	return removed;
 }
 

@@ -62,7 +62,9 @@ CREATE TABLE backfill.targets (
     source_horizon   pg_catalog.text,
     ledger           pg_catalog.text,
     measure          pg_catalog.text NOT NULL DEFAULT 'count(*)',
-    tolerance        pg_catalog.numeric NOT NULL DEFAULT 0 CHECK (tolerance >= 0),
+    -- a finite, non-negative tolerance ('NaN' and 'Infinity' would pass every chunk)
+    tolerance        pg_catalog.numeric NOT NULL DEFAULT 0
+        CHECK (tolerance >= 0 AND tolerance < 'Infinity'::pg_catalog.numeric),
     ledger_gate      pg_catalog.bool NOT NULL DEFAULT true,
     strategy         pg_catalog.text NOT NULL DEFAULT 'auto',
     current_version  pg_catalog.int4 NOT NULL,
@@ -90,7 +92,8 @@ CREATE TABLE backfill.definitions (
     source_horizon   pg_catalog.text,
     ledger           pg_catalog.text,
     measure          pg_catalog.text NOT NULL,
-    tolerance        pg_catalog.numeric NOT NULL CHECK (tolerance >= 0),
+    tolerance        pg_catalog.numeric NOT NULL
+        CHECK (tolerance >= 0 AND tolerance < 'Infinity'::pg_catalog.numeric),
     ledger_gate      pg_catalog.bool NOT NULL,
     strategy         pg_catalog.text NOT NULL,
     PRIMARY KEY (target, version)
@@ -125,6 +128,10 @@ CREATE TABLE backfill.runs (
     -- why the run cannot go on by itself (a dropped scheduling role, a
     -- pg_cron tick refused for lack of privileges); NULL when fine
     last_error         pg_catalog.text,
+    -- the role that owns the run's pg_cron job (cron.job.username), set by
+    -- backfill.schedule; kept after the job is removed, as chunks_per_tick
+    -- and quiet_hours are, a record of the last schedule
+    scheduled_by       pg_catalog.name,
     -- A cascading plan's runs form a group: group_id is the run id of the
     -- run the plan was asked for (the root); upstream_runs are the runs of
     -- the group, of the target's direct upstream targets, whose chunks each
@@ -136,6 +143,8 @@ CREATE TABLE backfill.runs (
 );
 COMMENT ON TABLE backfill.runs IS
     'One row per planned backfill of a range: who, when, why, under which definition.';
+COMMENT ON COLUMN backfill.runs.scheduled_by IS
+    'The role whose pg_cron job runs this run (set by backfill.schedule).';
 COMMENT ON COLUMN backfill.runs.group_id IS
     'The group of a cascading plan (the run id of its root run); NULL outside a group.';
 COMMENT ON COLUMN backfill.runs.upstream_runs IS

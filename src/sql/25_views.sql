@@ -7,7 +7,10 @@
 -- catalog's row-level security applies to the reader: a user sees the
 -- runs and chunks of the targets they may SELECT, nothing else.  Every
 -- reference is schema-qualified and every operator written as
--- OPERATOR(pg_catalog.x), so the caller's search_path changes nothing.
+-- OPERATOR(pg_catalog.x); the functions, whose bodies are parsed when they
+-- are called, also pin search_path (SET search_path = pg_catalog,
+-- pg_temp), so the caller's search_path changes nothing, not even an
+-- implicit operator.
 -------------------------------------------------------------------------
 
 -- One row per finished chunk: the chunks a run has reached and settled
@@ -182,6 +185,7 @@ RETURNS TABLE (piece_start pg_catalog.timestamptz,
                latest_status pg_catalog.text)
 LANGUAGE sql STABLE
 SET jit = off
+SET search_path = pg_catalog, pg_temp
 AS $pieces$
 WITH attempts AS (
     SELECT c.run_id,
@@ -337,6 +341,7 @@ RETURNS TABLE (range_start pg_catalog.timestamptz,
                finished_at pg_catalog.timestamptz,
                executed_by pg_catalog.name)
 LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $lineage$
 WITH won AS (
     SELECT p.*
@@ -395,6 +400,7 @@ RETURNS TABLE (chunk_no pg_catalog.int4,
                delta pg_catalog.numeric,
                delta_pct pg_catalog.numeric)
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $changes$
 BEGIN
     IF $1 IS NULL THEN

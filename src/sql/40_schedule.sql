@@ -44,3 +44,56 @@ AS 'MODULE_PATHNAME', 'backfill_in_quiet_hours'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION backfill.in_quiet_hours(pg_catalog.text, pg_catalog.text, pg_catalog.timestamptz) IS
     'Whether a time lies inside a local quiet-hours span such as ''22:00-06:00''.';
+
+-------------------------------------------------------------------------
+-- The scheduling-role guard (base/jobguard.c; the event trigger's entry
+-- point in api/scheduling.c): pg_cron records a job's role by name only,
+-- and a job whose role is gone stops the pg_cron scheduler for everyone.
+-- A role that owns a backfill job holds an explicit SELECT grant on
+-- backfill.scheduled_jobs (made by schedule and schedule_check, revoked
+-- when its last job goes), so DROP ROLE refuses it:
+--   DETAIL:  privileges for view backfill.scheduled_jobs
+-- and the event trigger below removes the jobs of a role whose grant went
+-- with DROP OWNED or REVOKE.  runs.scheduled_by (00_catalog.sql) records
+-- the role of a run's job.
+-------------------------------------------------------------------------
+
+-- Every pg_cron job of backfill, with the role it runs as.  finished: a
+-- run that no longer needs its job (done, failed or cancelled); the tick
+-- that finished it parked the job (it never fires), and the next backfill
+-- tick, schedule, unschedule or cleanup_jobs removes it.
+CREATE VIEW backfill.scheduled_jobs WITH (security_invoker = true) AS
+SELECT 'run'::pg_catalog.text AS kind,
+       r.run_id AS id,
+       r.target,
+       r.job_id,
+       r.scheduled_by AS username,
+       r.status OPERATOR(pg_catalog.=) ANY ('{done,failed,cancelled}'::pg_catalog.text[]) AS finished
+  FROM backfill.runs r
+ WHERE r.job_id IS NOT NULL
+UNION ALL
+SELECT 'check'::pg_catalog.text,
+       c.check_id,
+       c.target,
+       c.job_id,
+       c.created_by,
+       false
+  FROM backfill.checks c
+ WHERE c.job_id IS NOT NULL;
+COMMENT ON VIEW backfill.scheduled_jobs IS
+    'The pg_cron jobs of backfill''s runs and standing checks and the roles they run as; a role with one holds a grant on this view, so DROP ROLE refuses it until its jobs are gone.';
+
+-- Fired by DROP OWNED and REVOKE: the named roles that have backfill jobs
+-- but no longer hold their grant on backfill.scheduled_jobs lose the jobs
+-- (removed as the extension owner, runs.last_error and checks.last_error
+-- say why).  Runs as the user who ran the command.
+CREATE FUNCTION backfill._job_guard()
+RETURNS pg_catalog.event_trigger
+AS 'MODULE_PATHNAME', 'backfill_job_guard'
+LANGUAGE C;
+COMMENT ON FUNCTION backfill._job_guard() IS
+    'Event trigger: remove the pg_cron jobs of roles whose grant on backfill.scheduled_jobs went with DROP OWNED or REVOKE.';
+
+CREATE EVENT TRIGGER backfill_job_guard ON ddl_command_end
+    WHEN TAG IN ('DROP OWNED', 'REVOKE')
+    EXECUTE FUNCTION backfill._job_guard();

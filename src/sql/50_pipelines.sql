@@ -92,6 +92,7 @@ RETURNS TABLE (run_id pg_catalog.int8,
                neighbor_ok pg_catalog.bool,
                verdict pg_catalog.text)
 LANGUAGE sql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $reconcile_group$
 SELECT r.run_id, r.target, x.chunk_no, x.chunk_start, x.chunk_end, x.status,
        x.target_value, x.ledger_value, x.ledger_ok, x.neighbor_median,

@@ -1,0 +1,511 @@
+-- Look-alike operators and functions in a user's schema, first on the
+-- search_path (issue 15, item 1).  An attacker who holds only CREATE on its
+-- own schema plants, for the common types, an operator for every
+-- comparison, arithmetic, || and LIKE operator of pg_catalog, and functions
+-- and aggregates with common names (now, count, sum, lower, format, ...).
+-- Each trap notes (trap, current_user, session_user) in a log and returns
+-- pg_catalog's answer, so nothing else changes; a trap that runs as a
+-- superuser also tries ALTER ROLE ... SUPERUSER, the escalation the issue
+-- describes.
+--
+-- Phase 1: the attacker, with search_path = 'regress_trap, pg_catalog,
+-- public', drives every function and procedure of schema backfill on its
+-- own tables, the pg_cron tick path included, and reads every view and
+-- table.  A trap that fired as anyone but the attacker fails the test.  The
+-- functions driven are listed below and compared with pg_proc by
+-- regprocedure, so a new entry point fails this test until it is driven.
+--
+-- Phase 2: an innocent role with the attacker's schema first on its
+-- search_path, and registered text that is itself fully qualified, plans,
+-- runs and reads its own target: no trap fires at all, so every statement
+-- the extension writes itself is pinned or qualified.
+SET TimeZone = 'UTC';
+SET DateStyle = ISO;
+\set VERBOSITY terse
+SELECT setval('backfill.runs_run_id_seq', 6800, false) IS NOT NULL AS ids_fixed;
+
+CREATE ROLE regress_trap_attacker;
+CREATE ROLE regress_trap_innocent;
+GRANT USAGE ON SCHEMA cron TO regress_trap_attacker;
+CREATE SCHEMA regress_trap AUTHORIZATION regress_trap_attacker;
+CREATE SCHEMA regress_inn AUTHORIZATION regress_trap_innocent;
+
+-- The log of fired traps (anyone may append).
+CREATE SCHEMA regress_trap_log;
+GRANT USAGE ON SCHEMA regress_trap_log TO PUBLIC;
+CREATE TABLE regress_trap_log.fired (trap text, cur name, sess name,
+                                     PRIMARY KEY (trap, cur, sess));
+GRANT SELECT, INSERT ON regress_trap_log.fired TO PUBLIC;
+
+-------------------------------------------------------------------------
+-- The traps, planted by the attacker.
+-------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_trap_attacker;
+SET search_path = pg_catalog;
+GRANT USAGE ON SCHEMA regress_trap TO PUBLIC;
+
+CREATE FUNCTION regress_trap.note(trap text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO regress_trap_log.fired VALUES (trap, current_user, session_user)
+        ON CONFLICT DO NOTHING;
+    -- what the issue's operator did, whenever it runs with more rights
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+         WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        BEGIN
+            EXECUTE 'ALTER ROLE regress_trap_attacker SUPERUSER';
+        EXCEPTION WHEN OTHERS THEN
+            NULL;
+        END;
+    END IF;
+END
+$$;
+
+-- Operators: every binary operator of pg_catalog named below whose two
+-- argument types are common ones, plus comparisons of the OID alias types
+-- (regclass, ...), which pg_catalog only compares through oid: an exact
+-- match elsewhere on the path would win over it.
+DO $$
+DECLARE
+    o record;
+    n int := 0;
+    fn text;
+BEGIN
+    FOR o IN
+        SELECT op.oprname AS name,
+               pg_catalog.format_type(op.oprleft, NULL) AS l,
+               pg_catalog.format_type(op.oprright, NULL) AS r,
+               pg_catalog.format_type(op.oprresult, NULL) AS res
+          FROM pg_catalog.pg_operator op
+         WHERE op.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+           AND op.oprkind OPERATOR(pg_catalog.=) 'b'
+           AND op.oprname OPERATOR(pg_catalog.=) ANY ('{=,<>,<,<=,>,>=,+,-,*,/,%,&,||,~~,!~~,~~*,!~~*}')
+           AND op.oprleft OPERATOR(pg_catalog.=) ANY ('{text,name,int2,int4,int8,numeric,float8,oid,timestamptz,timestamp,date,interval,bool,bytea}'::pg_catalog.regtype[])
+           AND op.oprright OPERATOR(pg_catalog.=) ANY ('{text,name,int2,int4,int8,numeric,float8,oid,timestamptz,timestamp,date,interval,bool,bytea}'::pg_catalog.regtype[])
+        UNION ALL
+        SELECT c.op, t.t, t.t, 'boolean'
+          FROM pg_catalog.unnest('{=,<>,<,<=,>,>=}'::pg_catalog.text[]) AS c(op),
+               pg_catalog.unnest('{regclass,regrole,regnamespace,regproc,regprocedure,regtype}'::pg_catalog.text[]) AS t(t)
+         ORDER BY 1, 2, 3
+    LOOP
+        n := n OPERATOR(pg_catalog.+) 1;
+        fn := pg_catalog.format('regress_trap.op_%s', n);
+        EXECUTE pg_catalog.format(
+            'CREATE FUNCTION %s(a %s, b %s) RETURNS %s LANGUAGE plpgsql '
+            'SET search_path = pg_catalog, pg_temp AS %L',
+            fn, o.l, o.r, o.res,
+            pg_catalog.format('BEGIN PERFORM regress_trap.note(%L); '
+                              'RETURN a OPERATOR(pg_catalog.%s) b; END',
+                              pg_catalog.format('%s(%s,%s)', o.name, o.l, o.r), o.name));
+        EXECUTE pg_catalog.format(
+            'CREATE OPERATOR regress_trap.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = %s)',
+            o.name, o.l, o.r, fn);
+    END LOOP;
+END
+$$;
+SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 150 AS many_operators
+  FROM pg_catalog.pg_operator WHERE oprnamespace OPERATOR(pg_catalog.=) 'regress_trap'::pg_catalog.regnamespace;
+
+-- Functions with common names.
+CREATE FUNCTION regress_trap.now() RETURNS timestamptz
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('now()'); RETURN pg_catalog.now(); END$$;
+CREATE FUNCTION regress_trap.clock_timestamp() RETURNS timestamptz
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('clock_timestamp()'); RETURN pg_catalog.clock_timestamp(); END$$;
+CREATE FUNCTION regress_trap.lower(t text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('lower(text)'); RETURN pg_catalog.lower(t); END$$;
+CREATE FUNCTION regress_trap.upper(t text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('upper(text)'); RETURN pg_catalog.upper(t); END$$;
+CREATE FUNCTION regress_trap.length(t text) RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('length(text)'); RETURN pg_catalog.length(t); END$$;
+CREATE FUNCTION regress_trap.format(f text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('format(text)'); RETURN pg_catalog.format(f); END$$;
+CREATE FUNCTION regress_trap.format(f text, a text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('format(text,text)'); RETURN pg_catalog.format(f, a); END$$;
+CREATE FUNCTION regress_trap.format(f text, a text, b text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('format(text,text,text)'); RETURN pg_catalog.format(f, a, b); END$$;
+CREATE FUNCTION regress_trap.concat(a text, b text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('concat(text,text)'); RETURN pg_catalog.concat(a, b); END$$;
+CREATE FUNCTION regress_trap.quote_ident(t text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('quote_ident(text)'); RETURN pg_catalog.quote_ident(t); END$$;
+CREATE FUNCTION regress_trap.date_trunc(u text, t timestamptz) RETURNS timestamptz
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('date_trunc(text,timestamptz)'); RETURN pg_catalog.date_trunc(u, t); END$$;
+CREATE FUNCTION regress_trap.to_char(t timestamptz, f text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('to_char(timestamptz,text)'); RETURN pg_catalog.to_char(t, f); END$$;
+CREATE FUNCTION regress_trap.round(x numeric, d int) RETURNS numeric
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('round(numeric,int)'); RETURN pg_catalog.round(x, d); END$$;
+CREATE FUNCTION regress_trap.abs(x numeric) RETURNS numeric
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('abs(numeric)'); RETURN pg_catalog.abs(x); END$$;
+CREATE FUNCTION regress_trap.cardinality(a anyarray) RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('cardinality(anyarray)'); RETURN pg_catalog.cardinality(a); END$$;
+CREATE FUNCTION regress_trap.array_length(a anyarray, d int) RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('array_length(anyarray,int)'); RETURN pg_catalog.array_length(a, d); END$$;
+CREATE FUNCTION regress_trap.unnest(a anyarray) RETURNS SETOF anyelement
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('unnest(anyarray)'); RETURN QUERY SELECT pg_catalog.unnest(a); END$$;
+CREATE FUNCTION regress_trap.pg_backend_pid() RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('pg_backend_pid()'); RETURN pg_catalog.pg_backend_pid(); END$$;
+CREATE FUNCTION regress_trap.current_database() RETURNS name
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('current_database()'); RETURN pg_catalog.current_database(); END$$;
+CREATE FUNCTION regress_trap.has_table_privilege(t oid, p text) RETURNS bool
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('has_table_privilege(oid,text)'); RETURN pg_catalog.has_table_privilege(t, p); END$$;
+CREATE FUNCTION regress_trap.encode(b bytea, f text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('encode(bytea,text)'); RETURN pg_catalog.encode(b, f); END$$;
+CREATE FUNCTION regress_trap.sha256(b bytea) RETURNS bytea
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('sha256(bytea)'); RETURN pg_catalog.sha256(b); END$$;
+CREATE FUNCTION regress_trap.convert_to(t text, e name) RETURNS bytea
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('convert_to(text,name)'); RETURN pg_catalog.convert_to(t, e); END$$;
+CREATE FUNCTION regress_trap.current_setting(n text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('current_setting(text)'); RETURN pg_catalog.current_setting(n); END$$;
+
+-- Aggregates with common names, each step noted.
+CREATE FUNCTION regress_trap.count_star_step(s int8) RETURNS int8
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('count(*)'); RETURN s OPERATOR(pg_catalog.+) 1; END$$;
+CREATE AGGREGATE regress_trap.count(*) (sfunc = regress_trap.count_star_step,
+                                        stype = int8, initcond = '0');
+CREATE FUNCTION regress_trap.count_step(s int8, x anyelement) RETURNS int8
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('count(anyelement)');
+       RETURN CASE WHEN x IS NULL THEN s ELSE s OPERATOR(pg_catalog.+) 1 END; END$$;
+CREATE AGGREGATE regress_trap.count(anyelement) (sfunc = regress_trap.count_step,
+                                                 stype = int8, initcond = '0');
+CREATE FUNCTION regress_trap.sum4_step(s int8, x int4) RETURNS int8
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('sum(integer)');
+       RETURN CASE WHEN x IS NULL THEN s ELSE COALESCE(s, 0) OPERATOR(pg_catalog.+) x END; END$$;
+CREATE AGGREGATE regress_trap.sum(int4) (sfunc = regress_trap.sum4_step, stype = int8);
+CREATE FUNCTION regress_trap.sum8_step(s numeric, x int8) RETURNS numeric
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('sum(bigint)');
+       RETURN CASE WHEN x IS NULL THEN s ELSE COALESCE(s, 0) OPERATOR(pg_catalog.+) x END; END$$;
+CREATE AGGREGATE regress_trap.sum(int8) (sfunc = regress_trap.sum8_step, stype = numeric);
+CREATE FUNCTION regress_trap.sumn_step(s numeric, x numeric) RETURNS numeric
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('sum(numeric)');
+       RETURN CASE WHEN x IS NULL THEN s ELSE COALESCE(s, 0) OPERATOR(pg_catalog.+) x END; END$$;
+CREATE AGGREGATE regress_trap.sum(numeric) (sfunc = regress_trap.sumn_step, stype = numeric);
+CREATE FUNCTION regress_trap.max_step(s timestamptz, x timestamptz) RETURNS timestamptz
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('max(timestamptz)');
+       RETURN GREATEST(s, x); END$$;
+CREATE AGGREGATE regress_trap.max(timestamptz) (sfunc = regress_trap.max_step, stype = timestamptz);
+CREATE FUNCTION regress_trap.min_step(s timestamptz, x timestamptz) RETURNS timestamptz
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('min(timestamptz)');
+       RETURN LEAST(s, x); END$$;
+CREATE AGGREGATE regress_trap.min(timestamptz) (sfunc = regress_trap.min_step, stype = timestamptz);
+CREATE FUNCTION regress_trap.string_agg_step(s text, x text, d text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('string_agg(text,text)');
+       RETURN CASE WHEN x IS NULL THEN s WHEN s IS NULL THEN x
+                   ELSE s OPERATOR(pg_catalog.||) d OPERATOR(pg_catalog.||) x END; END$$;
+CREATE AGGREGATE regress_trap.string_agg(text, text) (sfunc = regress_trap.string_agg_step, stype = text);
+CREATE FUNCTION regress_trap.array_agg_step(s anyarray, x anyelement) RETURNS anyarray
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('array_agg(anyelement)');
+       RETURN pg_catalog.array_append(s, x); END$$;
+CREATE AGGREGATE regress_trap.array_agg(anyelement) (sfunc = regress_trap.array_agg_step,
+                                                     stype = anyarray);
+
+-- The attacker's own tables.
+CREATE TABLE regress_trap.src (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO regress_trap.src
+SELECT t, 1 FROM pg_catalog.generate_series('2026-03-01 00:00+00'::timestamptz,
+                                            '2026-03-10 23:00+00', '1 hour') AS t;
+CREATE TABLE regress_trap.daily (day timestamptz NOT NULL, total int NOT NULL);
+CREATE TABLE regress_trap.monthly (month timestamptz NOT NULL, total int NOT NULL);
+CREATE TABLE regress_trap.gone (ts timestamptz NOT NULL, v int NOT NULL);
+
+-- Last, types: a domain named like each common type, whose check notes a
+-- cast to it (an unqualified type name in a statement).
+CREATE FUNCTION regress_trap.dom_note(t text) RETURNS bool
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$BEGIN PERFORM regress_trap.note('domain ' OPERATOR(pg_catalog.||) t); RETURN true; END$$;
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY '{text,name,oid,regclass,regrole,int2,int4,int8,float8,bool,bytea,timestamptz,date,jsonb}'::text[]
+    LOOP
+        EXECUTE pg_catalog.format(
+            'CREATE DOMAIN regress_trap.%I AS pg_catalog.%I CHECK (regress_trap.dom_note(%L))',
+            t, t, t);
+    END LOOP;
+END
+$$;
+RESET SESSION AUTHORIZATION;
+
+-------------------------------------------------------------------------
+-- Phase 1: the attacker drives every entry point, the traps first on its
+-- path.
+-------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_trap_attacker;
+SET search_path = regress_trap, pg_catalog, public;
+SET client_min_messages = warning;
+
+-- primitives
+SELECT count(*) AS chunks FROM backfill.split_range('2026-03-01', '2026-03-04', '1 day');
+SELECT backfill.in_quiet_hours('22:00-06:00', 'UTC', '2026-03-01 23:00+00') AS quiet;
+SELECT backfill._in_range('2026-03-01 10:00+00'::timestamptz, '2026-03-01', '2026-03-02') IS NOT NULL AS tz,
+       backfill._in_range('2026-03-01 10:00'::timestamp, '2026-03-01', '2026-03-02') IS NOT NULL AS ts,
+       backfill._in_range('2026-03-01'::date, '2026-03-01', '2026-03-02') IS NOT NULL AS d;
+
+-- targets: register (twice: the second compares with the stored version),
+-- set_strategy, depend and undepend
+SELECT backfill.register('regress_trap.daily', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(v)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    definition => 'v1', measure => 'sum(total)',
+    ledger => $$SELECT sum(v) FROM regress_trap.src WHERE ts >= $1 AND ts < $2$$,
+    source_horizon => $$SELECT least(now(), '2026-01-01 00:00+00'::timestamptz)$$) AS version;
+SELECT backfill.register('regress_trap.daily', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(v)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    definition => 'v1', measure => 'sum(total)',
+    ledger => $$SELECT sum(v) FROM regress_trap.src WHERE ts >= $1 AND ts < $2$$,
+    source_horizon => $$SELECT least(now(), '2026-01-01 00:00+00'::timestamptz)$$) AS same_version;
+SELECT backfill.register('regress_trap.monthly', 'month',
+    $$SELECT date_trunc('month', day) AS month, sum(total)::int AS total
+        FROM regress_trap.daily WHERE day >= $1 AND day < $2 GROUP BY 1$$,
+    chunk => '1 month') AS version;
+SELECT backfill.set_strategy('regress_trap.daily', 'delete') AS previous;
+SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
+SELECT backfill.undepend('regress_trap.monthly', 'regress_trap.daily') AS removed;
+SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
+
+-- runs: preview, plan, run (probe, rest), backfill, reconcile, check,
+-- changes, lineage, the chart, cancel
+SELECT rows_inserted, after_value, ledger_value
+  FROM backfill.preview('regress_trap.daily', '2026-03-01', '2026-03-03');
+SELECT backfill.plan('regress_trap.daily', '2026-03-01', '2026-03-03', note => 'trap run') AS r1 \gset
+CALL backfill.run(:r1);
+CALL backfill.run(:r1);
+CALL backfill.backfill('regress_trap.daily', '2026-03-03', '2026-03-04');
+SELECT chunk_no, verdict FROM backfill.reconcile(:r1);
+SELECT chunk_no, verdict FROM backfill.check('regress_trap.daily', '2026-03-01', '2026-03-04');
+SELECT chunk_no, delta FROM backfill.changes(:r1);
+SELECT range_start, range_end, state FROM backfill.lineage('regress_trap.daily');
+SELECT * FROM backfill.lineage_chart('regress_trap.daily', '2026-03-01', '2026-03-05');
+SELECT backfill.plan('regress_trap.daily', '2026-03-10', '2026-03-11') AS r3 \gset
+SELECT backfill.cancel(:r3) AS cancelled;
+
+-- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
+-- of INSERT notes runs.last_error (the statement of the issue), then ticks
+-- finish the run (the last one parks its job)
+SELECT backfill.plan('regress_trap.daily', '2026-03-04', '2026-03-07', probe => false) AS r2 \gset
+SELECT backfill.schedule(:r2, '0 0 30 2 *') > 0 AS scheduled;
+SELECT backfill.unschedule(:r2) AS unscheduled;
+SELECT backfill.schedule(:r2, '0 0 30 2 *', chunks_per_tick => 2) > 0 AS scheduled;
+REVOKE INSERT ON regress_trap.daily FROM regress_trap_attacker;
+SET application_name = 'pg_cron';
+CALL backfill.run(:r2, max_chunks => 2);
+RESET application_name;
+SELECT last_error FROM backfill.progress WHERE run_id = :r2;
+GRANT INSERT ON regress_trap.daily TO regress_trap_attacker;
+SET application_name = 'pg_cron';
+CALL backfill.run(:r2, max_chunks => 2);
+CALL backfill.run(:r2, max_chunks => 2);
+RESET application_name;
+SELECT status, last_error FROM backfill.runs WHERE run_id = :r2;
+
+-- standing checks, run by hand and as a tick
+SELECT backfill.schedule_check('regress_trap.daily', '0 0 30 2 *', '3 days') > 0 AS scheduled;
+SELECT check_id AS c FROM backfill.checks WHERE target = 'regress_trap.daily'::regclass \gset
+SELECT backfill.run_check(:c) AS failing;
+SET application_name = 'pg_cron';
+SELECT backfill.run_check(:c) AS failing;
+RESET application_name;
+SELECT backfill.unschedule_check(:c) AS unscheduled;
+
+-- a cascading plan: a group run, reconciled; another scheduled, cancelled
+SELECT backfill.plan('regress_trap.daily', '2026-03-07', '2026-03-09', probe => false,
+                     cascade => true) AS g1 \gset
+CALL backfill.run_group(:g1);
+SELECT target, chunk_no, verdict FROM backfill.reconcile_group(:g1);
+SELECT backfill.plan('regress_trap.daily', '2026-03-09', '2026-03-10', probe => false,
+                     cascade => true) AS g2 \gset
+SELECT backfill.schedule_group(:g2, '0 0 30 2 *') AS scheduled;
+SELECT backfill.cancel_group(:g2) AS cancelled;
+
+-- replace_range, lock_target, cleanup_jobs (superusers only)
+SELECT rows_deleted, rows_inserted
+  FROM backfill.replace_range('regress_trap.daily', 'day', '2026-03-01', '2026-03-02',
+    $$SELECT date_trunc('day', ts) AS day, sum(v)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$);
+BEGIN;
+SELECT backfill.lock_target('regress_trap.daily');
+COMMIT;
+SELECT * FROM backfill.cleanup_jobs();
+
+-- every view and catalog table
+SELECT count(*) >= 0 AS read FROM backfill.targets;
+SELECT count(*) >= 0 AS read FROM backfill.definitions;
+SELECT count(*) >= 0 AS read FROM backfill.runs;
+SELECT count(*) >= 0 AS read FROM backfill.chunks;
+SELECT count(*) >= 0 AS read FROM backfill.checks;
+SELECT count(*) >= 0 AS read FROM backfill.check_results;
+SELECT count(*) >= 0 AS read FROM backfill.dependencies;
+SELECT count(*) >= 0 AS read FROM backfill.history;
+SELECT count(*) >= 0 AS read FROM backfill.progress;
+SELECT count(*) >= 0 AS read FROM backfill.alerts;
+SELECT count(*) >= 0 AS read FROM backfill.group_progress;
+SELECT count(*) >= 0 AS read FROM backfill.scheduled_jobs;
+
+-- unregister: of a dropped table by OID, then the pipeline
+SELECT backfill.register('regress_trap.gone', 'ts',
+    $$SELECT ts, v FROM regress_trap.src WHERE ts >= $1 AND ts < $2$$) AS version;
+SELECT 'regress_trap.gone'::regclass::oid AS gone \gset
+DROP TABLE regress_trap.gone;
+SELECT backfill.unregister(:gone);
+SELECT backfill.unregister('regress_trap.monthly');
+SELECT backfill.unregister('regress_trap.daily');
+RESET client_min_messages;
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+
+-- No trap ran as anyone but its creator (the superuser's would be here,
+-- with the escalation), and the attacker is no superuser.
+SELECT trap, cur, sess FROM regress_trap_log.fired
+ WHERE cur <> 'regress_trap_attacker' ORDER BY 1, 2, 3;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_trap_attacker';
+-- The traps were live: the attacker's own text met them, as the attacker.
+SELECT trap FROM regress_trap_log.fired
+ WHERE cur = 'regress_trap_attacker'
+   AND trap IN ('>=(timestamp with time zone,timestamp with time zone)',
+                'date_trunc(text,timestamptz)', 'sum(integer)', 'count(*)',
+                '=(regclass,regclass)', 'domain regclass', 'now()')
+ ORDER BY 1;
+
+-- Every function and procedure of schema backfill was driven above, and
+-- every view and table read: the lists, compared with the catalog.
+CREATE TEMP TABLE driven (fn regprocedure);
+INSERT INTO driven VALUES
+    ('backfill.split_range(timestamptz,timestamptz,interval)'),
+    ('backfill.replace_range(regclass,name,timestamptz,timestamptz,text,text)'),
+    ('backfill._in_range(timestamptz,timestamptz,timestamptz)'),
+    ('backfill._in_range(timestamp,timestamp,timestamp)'),
+    ('backfill._in_range(date,date,date)'),
+    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean)'),
+    ('backfill.unregister(regclass,boolean)'),
+    ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean)'),
+    ('backfill.run(bigint,integer)'),
+    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text)'),
+    ('backfill.cancel(bigint)'),
+    ('backfill.preview(regclass,timestamptz,timestamptz)'),
+    ('backfill.lineage(regclass,timestamptz,timestamptz)'),
+    -- the one rule of lineage: read by lineage, lineage_chart and only_chunks
+    ('backfill._lineage_pieces(regclass,timestamptz,timestamptz)'),
+    ('backfill.changes(bigint)'),
+    ('backfill.reconcile(bigint)'),
+    ('backfill."check"(regclass,timestamptz,timestamptz)'),
+    ('backfill.schedule_check(regclass,text,interval)'),
+    ('backfill.unschedule_check(bigint)'),
+    ('backfill.run_check(bigint)'),
+    ('backfill.schedule(bigint,text,integer,text)'),
+    ('backfill.unschedule(bigint)'),
+    ('backfill.cleanup_jobs()'),
+    ('backfill.lock_target(regclass)'),
+    ('backfill.in_quiet_hours(text,text,timestamptz)'),
+    ('backfill.set_strategy(regclass,text)'),
+    ('backfill.depend(regclass,regclass)'),
+    ('backfill.undepend(regclass,regclass)'),
+    ('backfill.run_group(bigint,integer)'),
+    ('backfill.cancel_group(bigint)'),
+    ('backfill.schedule_group(bigint,text,integer,text)'),
+    ('backfill.lineage_chart(regclass,timestamptz,timestamptz)'),
+    ('backfill.reconcile_group(bigint)'),
+    -- the event trigger of DROP OWNED and REVOKE: fired by the REVOKE above
+    ('backfill._job_guard()');
+SELECT p.oid::regprocedure AS not_driven
+  FROM pg_proc p WHERE p.pronamespace = 'backfill'::regnamespace
+EXCEPT SELECT fn FROM driven
+ORDER BY 1;
+CREATE TEMP TABLE read_rels (rel regclass);
+INSERT INTO read_rels VALUES
+    ('backfill.targets'), ('backfill.definitions'), ('backfill.runs'),
+    ('backfill.chunks'), ('backfill.checks'), ('backfill.check_results'),
+    ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
+    ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs');
+SELECT c.oid::regclass AS not_read
+  FROM pg_class c
+ WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+EXCEPT SELECT rel FROM read_rels
+ORDER BY 1;
+
+-------------------------------------------------------------------------
+-- Phase 2: an innocent role, the attacker's schema first on its path,
+-- fully qualified text of its own: nothing fires at all.
+-------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_trap_innocent;
+SET search_path = pg_catalog;
+CREATE TABLE regress_inn.src (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO regress_inn.src
+SELECT t, 2 FROM pg_catalog.generate_series('2026-03-01 00:00+00'::timestamptz,
+                                            '2026-03-05 23:00+00', '1 hour') AS t;
+CREATE TABLE regress_inn.daily (day timestamptz NOT NULL, total int NOT NULL);
+SET search_path = regress_trap, pg_catalog, public;
+SELECT backfill.register('regress_inn.daily', 'day',
+    $$SELECT pg_catalog.date_trunc('day', ts) AS day, pg_catalog.sum(v)::pg_catalog.int4 AS total
+        FROM regress_inn.src
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2 GROUP BY 1$$,
+    definition => 'qualified', measure => 'pg_catalog.sum(total)',
+    ledger => $$SELECT pg_catalog.sum(v) FROM regress_inn.src
+                 WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS version;
+SELECT backfill.plan('regress_inn.daily', '2026-03-01', '2026-03-04', note => 'innocent') AS i1 \gset
+SET client_min_messages = warning;
+CALL backfill.run(:i1);
+CALL backfill.run(:i1);
+RESET client_min_messages;
+SELECT chunk_no, status, verdict FROM backfill.reconcile(:i1);
+SELECT chunk_no, verdict FROM backfill.check('regress_inn.daily', '2026-03-01', '2026-03-05');
+SELECT rows_deleted, rows_inserted FROM backfill.preview('regress_inn.daily', '2026-03-04', '2026-03-05');
+SELECT chunk_no, delta FROM backfill.changes(:i1);
+SELECT range_start, range_end, state, label FROM backfill.lineage('regress_inn.daily');
+SELECT * FROM backfill.lineage_chart('regress_inn.daily', '2026-03-01', '2026-03-05');
+SELECT chunk_no FROM backfill.split_range('2026-03-01', '2026-03-03', '1 day');
+SELECT backfill.in_quiet_hours('22:00-06:00', 'UTC', '2026-03-01 12:00+00') AS quiet;
+SELECT target, status FROM backfill.history WHERE run_id OPERATOR(pg_catalog.=) :i1 LIMIT 1;
+SELECT run_id FROM backfill.progress WHERE run_id OPERATOR(pg_catalog.=) :i1;
+SELECT verdict FROM backfill.alerts LIMIT 0;
+SELECT runs FROM backfill.group_progress LIMIT 0;
+SELECT kind FROM backfill.scheduled_jobs LIMIT 0;
+SELECT status FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) :i1;
+SELECT backfill.unregister('regress_inn.daily');
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+SELECT trap, cur FROM regress_trap_log.fired
+ WHERE sess = 'regress_trap_innocent' ORDER BY 1, 2;
+
+-- Clean up: the attacker's parked and leftover jobs, its grants, its roles.
+SELECT count(*) >= 0 AS swept FROM backfill.cleanup_jobs();
+SELECT count(*) AS jobs_left FROM cron.job WHERE username = 'regress_trap_attacker';
+SET client_min_messages = warning;
+DROP SCHEMA regress_trap CASCADE;
+DROP SCHEMA regress_inn CASCADE;
+DROP SCHEMA regress_trap_log CASCADE;
+DROP OWNED BY regress_trap_attacker, regress_trap_innocent;
+DROP ROLE regress_trap_attacker, regress_trap_innocent;
+RESET client_min_messages;

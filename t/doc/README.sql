@@ -1,0 +1,2 @@
+-- README.md: the role the install section grants pg_cron to.
+CREATE ROLE etl;

@@ -1,0 +1,3 @@
+-- doc/settings.md: the extension, and a role without special rights.
+CREATE EXTENSION backfill;
+CREATE ROLE etl;
