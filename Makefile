@@ -40,10 +40,8 @@ OBJS = \
 	src/api/scheduling.o \
 	src/api/reconciliation.o
 
-# The install script is assembled from one fragment per concern.
-SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql
-EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql
+# Released scripts are kept in versions/ exactly as released.
+DATA = $(wildcard versions/$(EXTENSION)--*.sql)
 
 # Every file in sql/, specs/ and t/ is a test; nothing to keep in sync by hand.
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -57,9 +55,6 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
-
-$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(EXTENSION).control
-	cat $(SQL_PARTS) > $@
 
 # PGXS tracks no header dependencies: every object depends on the headers.
 $(OBJS): $(wildcard src/*.h src/*/*.h)

@@ -74,7 +74,7 @@ sub object_dir
 
 	my $scratch = tempdir('layers.XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	for my $f ('Makefile', glob('*.control'), @sources, @headers,
-		glob('src/sql/*.sql'))
+		glob('versions/*.sql'), glob('src/sql/*.sql'))
 	{
 		make_path("$scratch/" . dirname($f));
 		copy($f, "$scratch/$f") or die "cannot copy $f: $!";

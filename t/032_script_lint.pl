@@ -2,10 +2,10 @@
 #
 # - The built install script starts with the \echo ... \quit guard, and
 #   feeding it to psql directly creates nothing.
-# - src/sql/*.sql never uses CREATE OR REPLACE, IF NOT EXISTS or SECURITY
-#   DEFINER, and never puts @extschema@ / @extowner@ inside quotes: an
-#   install script must fail on a pre-existing object rather than adopt it
-#   (CVE-2022-2625, CVE-2023-39417).
+# - the install scripts in versions/ never use CREATE OR REPLACE, IF NOT
+#   EXISTS or SECURITY DEFINER, and never put @extschema@ / @extowner@
+#   inside quotes: an install script must fail on a pre-existing object
+#   rather than adopt it (CVE-2022-2625, CVE-2023-39417).
 # Each rule also runs against a known-bad sample, so the lint itself is
 # shown to catch what it is meant to catch.
 use strict;
@@ -67,18 +67,18 @@ is_deeply([ lint('sample', "-- CREATE OR REPLACE in a comment is fine\nCREATE TA
 	[], 'lint ignores comments, clean statements and PL/pgSQL IF NOT EXISTS (...)');
 
 # The real sources.
-my @parts = sort glob('src/sql/*.sql');
-ok(@parts > 0, 'install script fragments found');
+my @parts = grep { !/--.*--/ } sort glob('versions/backfill--*.sql');
+ok(@parts > 0, 'install scripts found');
 my @offences;
 for my $f (@parts)
 {
 	push @offences, lint($f, slurp_file($f));
 }
-is_deeply(\@offences, [], 'no CREATE OR REPLACE / IF NOT EXISTS / SECURITY DEFINER / quoted @ext...@ in src/sql');
+is_deeply(\@offences, [], 'no CREATE OR REPLACE / IF NOT EXISTS / SECURITY DEFINER / quoted @ext...@ in the install scripts');
 
 # The built script starts with the \echo ... \quit guard.
 my ($version) = slurp_file('backfill.control') =~ /^default_version\s*=\s*'([^']+)'/m;
-my $script = "backfill--$version.sql";
+my $script = "versions/backfill--$version.sql";
 ok(-f $script, "built install script $script exists");
 my @code_lines = grep { !/^\s*(--.*)?$/ } split /\n/, slurp_file($script);
 like($code_lines[0], qr/^\\echo Use "CREATE EXTENSION backfill" to load this file\. \\quit$/,
