@@ -11,6 +11,7 @@ OBJS = \
 	src/base/identity.o \
 	src/base/range.o \
 	src/base/validate.o \
+	src/base/version.o \
 	src/base/citus.o \
 	src/base/cron.o \
 	src/base/jobguard.o \
@@ -40,21 +41,37 @@ OBJS = \
 	src/api/scheduling.o \
 	src/api/reconciliation.o
 
-# Released scripts are kept in versions/ exactly as released.
-DATA = $(wildcard versions/$(EXTENSION)--*.sql)
+# Released scripts are kept in versions/ exactly as released
+# (versions/SHA256SUMS, versions/RELEASES).  A fresh install of the version
+# in development runs the newest release's install script, then the upgrade
+# script to this version, assembled from one fragment per change in src/sql/
+# (as contrib does): every catalog or API change is written once, as an
+# upgrade.
+RELEASED   = $(lastword $(shell cut -d' ' -f1 versions/RELEASES))
+DATA       = $(wildcard versions/$(EXTENSION)--*.sql)
+UPGRADE    = $(EXTENSION)--$(RELEASED)--$(EXTVERSION).sql
+SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
+DATA_built = $(UPGRADE)
+EXTRA_CLEAN = $(UPGRADE)
 
 # Every file in sql/, specs/ and t/ is a test; nothing to keep in sync by hand.
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION    = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 TAP_TESTS    = 1
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DBACKFILL_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers -Werror
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+$(UPGRADE): $(SQL_PARTS) $(EXTENSION).control
+	cat $(SQL_PARTS) > $@
+
+# The library names its version: rebuild it when the version changes.
+src/base/version.o: $(EXTENSION).control
 
 # PGXS tracks no header dependencies: every object depends on the headers.
 $(OBJS): $(wildcard src/*.h src/*/*.h)

@@ -404,6 +404,17 @@ extern void SourceInsertParams(Oid target, const char *time_column,
 extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
 						  TimestampTz *horizon);
 
+/* ---- The catalog's version (version.c) ---- */
+
+/*
+ * Raise 55000 unless extension backfill is installed here at the version
+ * this library was built for (hint: ALTER EXTENSION backfill UPDATE).
+ */
+extern void RequireCatalogVersion(void);
+
+/* Whether the installed extension is at the library's version (no error). */
+extern bool CatalogVersionMatches(void);
+
 /* ---- Citus (citus.c); no-ops without the citus extension ---- */
 
 /* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */

@@ -9,7 +9,8 @@
 #   - SQL entry points (PG_FUNCTION_INFO_V1) are defined in src/api only,
 #     and no file calls an entry point of another file: an entry point
 #     calls the C function behind the other one instead;
-#   - every entry point calls CitusRequireCoordinator, except the few that
+#   - every entry point calls CitusRequireCoordinator and then
+#     RequireCatalogVersion (base/version.c), except the few that
 #     touch neither the catalog nor a user table, and the event trigger
 #     (listed below).
 # The picture of the layers is printed (prove -v, or perl t/003_layers.pl).
@@ -262,8 +263,9 @@ for my $from (@sources)
 is(join("\n", @entry_calls), '', 'no file calls an SQL entry point of another file');
 
 # Each entry point's body, from its definition line to the closing brace
-# in column 0, must call CitusRequireCoordinator.
-my @unchecked;
+# in column 0, must call CitusRequireCoordinator and RequireCatalogVersion
+# (base/version.c).
+my (@unchecked, @unversioned);
 for my $c (@sources)
 {
 	open my $fh, '<', $c or die "cannot read $c: $!";
@@ -274,10 +276,13 @@ for my $c (@sources)
 		my ($fn, $body) = ($1, $2);
 		next if $no_citus_check{$fn};
 		push @unchecked, "$fn ($c)" unless $body =~ /\bCitusRequireCoordinator\(\)/;
+		push @unversioned, "$fn ($c)" unless $body =~ /\bRequireCatalogVersion\(\)/;
 	}
 }
 is(join("\n", @unchecked), '',
 	'every entry point that reads the catalog or a user table calls CitusRequireCoordinator');
+is(join("\n", @unversioned), '',
+	'and RequireCatalogVersion: no new library runs against an old catalog');
 
 diag(join("\n", 'the layers of src/, top to bottom (file -> the files it calls):', @picture))
   unless Test::More->builder->is_passing;

@@ -33,6 +33,7 @@ backfill_depend(PG_FUNCTION_ARGS)
 	bool		added;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "downstream", NULL);
 	RequireArg(fcinfo, 1, "upstream", NULL);
 
@@ -53,6 +54,7 @@ backfill_undepend(PG_FUNCTION_ARGS)
 	bool		removed;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "downstream", NULL);
 	RequireArg(fcinfo, 1, "upstream", NULL);
 
@@ -75,6 +77,7 @@ backfill_run_group(PG_FUNCTION_ARGS)
 
 	RequireTopLevelCall(fcinfo, "backfill.run_group");
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	group_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
@@ -96,6 +99,7 @@ backfill_cancel_group(PG_FUNCTION_ARGS)
 	int32		total;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 
 	SpiConnect();
@@ -116,6 +120,7 @@ backfill_schedule_group(PG_FUNCTION_ARGS)
 	int32		n;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
@@ -142,6 +147,7 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));

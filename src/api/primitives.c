@@ -93,6 +93,7 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	ReplaceStrategy strategy;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "time column", NULL);
 	CheckRangeBounds(PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2),

@@ -92,6 +92,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int			n;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -116,6 +117,7 @@ backfill_check(PG_FUNCTION_ARGS)
 	int			n;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -141,6 +143,7 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	char	   *cron;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "cron schedule", "Give a cron expression such as '0 6 * * *'.");
 	RequireArg(fcinfo, 2, "lookback", NULL);
@@ -164,6 +167,7 @@ backfill_unschedule_check(PG_FUNCTION_ARGS)
 	bool		removed;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "check_id", NULL);
 
 	SpiConnect();
@@ -182,6 +186,7 @@ backfill_run_check(PG_FUNCTION_ARGS)
 	int32		failing;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "check_id", NULL);
 
 	SpiConnect();

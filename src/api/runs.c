@@ -56,6 +56,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	bool		planned;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 5, "probe", NULL);
 	RequireArg(fcinfo, 6, "backwards", NULL);
@@ -90,6 +91,7 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	RequireTopLevelCall(fcinfo, "backfill.run");
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
@@ -114,6 +116,7 @@ backfill_backfill(PG_FUNCTION_ARGS)
 
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RangeRequest(fcinfo, &req);
 
@@ -133,6 +136,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	int32		n;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 
 	SpiConnect();
@@ -156,6 +160,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	bool		outnull[5];
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));

@@ -41,6 +41,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	char	   *cron;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
@@ -65,6 +66,7 @@ backfill_unschedule(PG_FUNCTION_ARGS)
 	bool		removed;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
 
 	SpiConnect();
@@ -82,6 +84,7 @@ Datum
 backfill_lock_target(PG_FUNCTION_ARGS)
 {
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	LockTargetForJob(PG_GETARG_OID(0));
 	PG_RETURN_VOID();
@@ -128,6 +131,7 @@ backfill_cleanup_jobs(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	jobs = CleanupJobs();
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, jobs)

@@ -32,6 +32,7 @@ backfill_register(PG_FUNCTION_ARGS)
 	int32		version;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "time_column", NULL);
 	RequireArg(fcinfo, 2, "source", NULL);
@@ -66,6 +67,7 @@ Datum
 backfill_unregister(PG_FUNCTION_ARGS)
 {
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 
 	SpiConnect();
@@ -88,6 +90,7 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	ReplaceStrategy previous;
 
 	CitusRequireCoordinator();
+	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 	target = PG_GETARG_OID(0);
