@@ -4,37 +4,62 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = backfill
 OBJS = \
-	src/backfill.o \
-	src/util.o \
-	src/spi_util.o \
-	src/catalog.o \
-	src/identity.o \
-	src/range.o \
-	src/validate.o \
-	src/strategy.o \
-	src/replace.o \
-	src/partition.o \
-	src/targets.o \
-	src/plan.o \
-	src/chunk.o \
-	src/run.o \
-	src/reconcile.o \
-	src/standing.o \
-	src/schedule.o \
-	src/jobguard.o \
-	src/citus.o \
-	src/pipeline.o
+	src/base/settings.o \
+	src/base/util.o \
+	src/base/spi.o \
+	src/base/catalog.o \
+	src/base/identity.o \
+	src/base/range.o \
+	src/base/validate.o \
+	src/base/version.o \
+	src/base/citus.o \
+	src/base/cron.o \
+	src/base/jobguard.o \
+	src/base/readers.o \
+	src/base/locks.o \
+	src/base/names.o \
+	src/engine/ledger.o \
+	src/engine/replace.o \
+	src/engine/partition.o \
+	src/engine/strategy.o \
+	src/engine/chunk.o \
+	src/orchestration/registry.o \
+	src/orchestration/plan.o \
+	src/orchestration/run.o \
+	src/orchestration/reconcile.o \
+	src/orchestration/standing.o \
+	src/orchestration/schedule.o \
+	src/orchestration/dependencies.o \
+	src/orchestration/group.o \
+	src/orchestration/lineage.o \
+	src/orchestration/cascade.o \
+	src/api/args.o \
+	src/api/primitives.o \
+	src/api/targets.o \
+	src/api/runs.o \
+	src/api/pipelines.o \
+	src/api/scheduling.o \
+	src/api/reconciliation.o
 
-# The install script is assembled from one fragment per concern.
+# Released scripts are kept in versions/ exactly as released
+# (versions/SHA256SUMS, versions/RELEASES).  A fresh install of the version
+# in development runs the newest release's install script, then the upgrade
+# script to this version, assembled from one fragment per change in src/sql/
+# (as contrib does): every catalog or API change is written once, as an
+# upgrade.
+RELEASED   = $(lastword $(shell cut -d' ' -f1 versions/RELEASES))
+DATA       = $(wildcard versions/$(EXTENSION)--*.sql)
+UPGRADE    = $(EXTENSION)--$(RELEASED)--$(EXTVERSION).sql
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql
-EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql
+DATA_built = $(UPGRADE)
+EXTRA_CLEAN = $(UPGRADE)
 
 # Every file in sql/, specs/ and t/ is a test; nothing to keep in sync by hand.
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION    = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 TAP_TESTS    = 1
 
+PG_CPPFLAGS = -I$(srcdir)/src -DBACKFILL_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers -Werror
 
@@ -42,5 +67,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(EXTENSION).control
+$(UPGRADE): $(SQL_PARTS) $(EXTENSION).control
 	cat $(SQL_PARTS) > $@
+
+# The library names its version: rebuild it when the version changes.
+src/base/version.o: $(EXTENSION).control
+
+# PGXS tracks no header dependencies: every object depends on the headers.
+$(OBJS): $(wildcard src/*.h src/*/*.h)

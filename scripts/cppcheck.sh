@@ -10,4 +10,4 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
     --inline-suppr -I "$inc" -I src \
     --suppress=missingIncludeSystem --suppress=toomanyconfigs \
     --suppress="*:$inc/*" \
-    src/*.c
+    src/*/*.c

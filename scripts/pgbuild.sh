@@ -10,7 +10,7 @@
 # earlier is used as it is.  The
 # prefix is $BACKFILL_PG_PREFIX/<major> (default /opt/backfill-pg/<major>),
 # readable by everyone.  Configured --without-icu and --enable-tap-tests, no
-# docs, make -j2; `make install` also puts pg_regress, pg_isolation_regress,
+# docs, -O0 (BACKFILL_PG_CFLAGS), make -j2; `make install` also puts pg_regress, pg_isolation_regress,
 # isolationtester and the PostgreSQL::Test modules where PGXS looks for them
 # (lib/pgxs/src/test/...), and contrib's file_fdw (used by a test) is added.
 # pg_cron is built against it and installed into the same prefix.
@@ -48,8 +48,15 @@ fi
 tarball=${tarballs[0]}
 cron=${crons[0]}
 
+# The test builds are compiled without optimisation (-O0: less than half
+# the build time on two cores; the suites wait on clusters and pg_cron more
+# than they compute).  Benchmarks want an optimised build:
+# BACKFILL_PG_CFLAGS=-O2 (the flags are part of the marker, so a change
+# rebuilds).
+cflags=${BACKFILL_PG_CFLAGS:--O0}
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $(basename "$tarball")
-$(sha256sum "$cron" | cut -d' ' -f1) $(basename "$cron")"
+$(sha256sum "$cron" | cut -d' ' -f1) $(basename "$cron")
+CFLAGS=$cflags"
 # Two trees asking for the same version at once: the second waits for the
 # first's build, then finds it done.
 exec 9>>"/tmp/backfill-pgbuild-$major.lock"
@@ -84,7 +91,7 @@ cd "$work/$top"
 $SUDO rm -rf "$prefix"
 log() { echo "pgbuild.sh: $* ($(($(date +%s) - start)) s)" >&2; }
 log "configuring $top for $prefix"
-./configure --prefix="$prefix" --without-icu --enable-tap-tests >configure.log 2>&1 ||
+./configure --prefix="$prefix" --without-icu --enable-tap-tests CFLAGS="$cflags" >configure.log 2>&1 ||
     { tail -n 40 configure.log; exit 1; }
 log "building"
 make -s -j2 >make.log 2>&1 || { tail -n 60 make.log; exit 1; }

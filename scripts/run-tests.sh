@@ -2,21 +2,26 @@
 # The test run proper (called by scripts/test.sh as a non-root user):
 # pg_regress and isolation against a throwaway cluster with pg_cron
 # preloaded, then the TAP tests, which start clusters of their own.
-# BACKFILL_PROVE_JOBS=N runs N TAP files at once (prove -j).
+# BACKFILL_PROVE_JOBS=N runs N TAP files at once (prove -j);
+# BACKFILL_TAP_TESTS="t/004_versions.pl t/070_upgrade.pl" only those.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
-if [ -n "${BACKFILL_TESTS:-}" ]; then
+if [ -n "${BACKFILL_TAP_TESTS:-}" ]; then
+    :   # only the TAP files named, below
+elif [ -n "${BACKFILL_TESTS:-}" ]; then
     scripts/cluster.sh contrib_regression \
         make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS="$BACKFILL_TESTS" ISOLATION= TAP_TESTS= || status=$?
 else
     scripts/cluster.sh contrib_regression \
         make -s installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || status=$?
-    if [ -z "${BACKFILL_SKIP_TAP:-}" ] && ls t/*.pl >/dev/null 2>&1; then
-        make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
-            PROVE_FLAGS="${BACKFILL_PROVE_JOBS:+-j $BACKFILL_PROVE_JOBS}" || status=$?
-    fi
+fi
+if [ -n "${BACKFILL_TAP_TESTS:-}" ] ||
+    { [ -z "${BACKFILL_TESTS:-}" ] && [ -z "${BACKFILL_SKIP_TAP:-}" ] && ls t/*.pl >/dev/null 2>&1; }; then
+    make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
+        PROVE_FLAGS="${BACKFILL_PROVE_JOBS:+-j $BACKFILL_PROVE_JOBS}" \
+        ${BACKFILL_TAP_TESTS:+PROVE_TESTS="$BACKFILL_TAP_TESTS"} || status=$?
 fi
 
 if [ $status -ne 0 ]; then

@@ -8,6 +8,7 @@
 #                                  e.g. "17" for a quick local run)
 #   BACKFILL_TESTS="10_runs 11_x"  run only these pg_regress tests
 #   BACKFILL_SKIP_TAP=1            skip the TAP tests
+#   BACKFILL_TAP_TESTS="t/0x.pl"   run only these TAP files (and no regress)
 #   BACKFILL_PGROOT=/opt/pgsand/N  PostgreSQL 15 from a developer sandbox
 #                                  (scripts/dev-sandbox.sh) instead of Debian's
 #   BACKFILL_CITUS_TARBALL=path    Citus source to build for PostgreSQL 15
@@ -152,7 +153,8 @@ run_version() {
     start=$(date +%s)
     "${runner[@]}" env PG_CONFIG="${config[$v]}" BACKFILL_TINY_DIR="${tiny[$v]}" \
         BACKFILL_TESTS="${BACKFILL_TESTS:-}" BACKFILL_SKIP_TAP="${BACKFILL_SKIP_TAP:-}" \
-        BACKFILL_PROVE_JOBS="${BACKFILL_PROVE_JOBS:-}" PG_TEST_PORT_DIR="$portdir" \
+        BACKFILL_PROVE_JOBS="${BACKFILL_PROVE_JOBS:-}" BACKFILL_TAP_TESTS="${BACKFILL_TAP_TESTS:-}" \
+        PG_TEST_PORT_DIR="$portdir" \
         "$work/$v/tree/scripts/run-tests.sh" || status=$?
     echo "== PostgreSQL $v: $([ $status -eq 0 ] && echo passed || echo FAILED) in $(($(date +%s) - start)) s"
     return $status

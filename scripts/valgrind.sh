@@ -80,9 +80,9 @@ wait $pm 2>/dev/null || true
 # An error block in a valgrind log starts after a line "==PID== " that is
 # blank otherwise and runs to the next such line.  Keep the blocks that
 # mention the backfill library or one of its source files (frames of a
-# library with debug information name the file, e.g. "(/x/src/run.c:12)",
+# library with debug information name the file, e.g. "(/x/src/orchestration/run.c:12)",
 # not the library).
-srcs=$(cd src && ls *.c | sed 's/\.c$//' | paste -sd'|')
+srcs=$(cd src && ls */*.c | sed 's/\.c$//' | paste -sd'|')
 report=$dir/backfill-errors.txt
 : >"$report"
 errors_total=0

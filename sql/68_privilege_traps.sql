@@ -416,6 +416,8 @@ INSERT INTO driven VALUES
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
     ('backfill.lineage(regclass,timestamptz,timestamptz)'),
+    -- the one rule of lineage: read by lineage, lineage_chart and only_chunks
+    ('backfill._lineage_pieces(regclass,timestamptz,timestamptz)'),
     ('backfill.changes(bigint)'),
     ('backfill.reconcile(bigint)'),
     ('backfill."check"(regclass,timestamptz,timestamptz)'),

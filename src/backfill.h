@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * backfill.h
- *	  Shared declarations of the backfill extension: settings, the SPI
- *	  helper layer, range splitting, source validation, range replacement,
- *	  catalog access, targets, plans, runs and chunks, reconciliation and
- *	  scheduling.
+ *	  The one shared header of the backfill extension, in the order of
+ *	  the layers of src/ (CONTRIBUTING.md): base/, engine/, orchestration/,
+ *	  api/.
  *
- * Each .c file owns one concern; this header is the only contract between
- * them.
+ * Each .c file owns one concern and declares here what other files may
+ * call.  A file calls only files of its own layer or of the layers below,
+ * and never around a circle; t/003_layers.pl checks that from the object
+ * files.  Each section names the file that defines what it declares.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +25,17 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
-/* ---- settings (backfill.c) ---- */
+/* The server APIs that differ between PostgreSQL 15, 16 and 17. */
+#include "base/compat.h"
+
+
+/* ================================================================
+ *		Layer 1: base/ -- settings, names, the catalog, identity, SPI,
+ *		ranges, user SQL, Citus, pg_cron, catalog readers
+ * ================================================================
+ */
+
+/* ---- settings (settings.c; _PG_init defines them) ---- */
 extern int	backfill_lock_timeout;	/* ms */
 extern int	backfill_chunk_timeout; /* ms, 0 = none */
 extern int	backfill_max_attempts;
@@ -37,6 +48,8 @@ extern double backfill_neighbor_tolerance;
  * plan, check or split_range produce more chunks than this.
  */
 #define BACKFILL_MAX_CHUNKS_CEILING 10000000
+
+/* ---- lock tags (locks.c) ---- */
 
 /*
  * Lock classes of the extension's own locks (BackfillLockTag).  A run being
@@ -59,12 +72,93 @@ extern double backfill_neighbor_tolerance;
  */
 #define BACKFILL_LOCK_SUBID			0x4246	/* 16966 */
 
-/* The lock tag of (lockclass, key) in this database (backfill.c). */
+/* The lock tag of (lockclass, key) in this database. */
 extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
-/* 22004 when argument argno is NULL (backfill.c); hint may be NULL. */
-extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
-					   const char *hint);
+/* The lock that serializes register, unregister and plan of a target. */
+extern void TakeTargetPlanLock(Oid target);
+
+/* ---- the vocabulary, one name table each (names.c) ---- */
+
+/* How a chunk replaces its rows; parsed once from its name. */
+typedef enum ReplaceStrategy
+{
+	STRATEGY_AUTO,				/* swap, truncate or delete: the safest fast one */
+	STRATEGY_DELETE,
+	STRATEGY_TRUNCATE,
+	STRATEGY_SWAP
+} ReplaceStrategy;
+
+/* A strategy name; 22004 for NULL, 22023 for an unknown one. */
+extern ReplaceStrategy ParseStrategy(const char *name);
+extern const char *StrategyName(ReplaceStrategy strategy);
+
+/* Which chunks of the range plan keeps (only_chunks). */
+typedef enum OnlyChunks
+{
+	ONLY_ALL,					/* NULL: every chunk of the range */
+	ONLY_MISSING,				/* never filled */
+	ONLY_OUTDATED,				/* filled under an older definition version */
+	ONLY_FAILED					/* the latest attempt failed or was cancelled */
+} OnlyChunks;
+
+/* only_chunks by name (NULL: ONLY_ALL; 22023 for an unknown one), and back. */
+extern OnlyChunks ParseOnlyChunks(const char *name);
+extern const char *OnlyChunksName(OnlyChunks only);
+
+/* Run statuses (the CHECK constraint of backfill.runs). */
+typedef enum RunStatus
+{
+	RUN_PLANNED,
+	RUN_PROBED,
+	RUN_FAILED,
+	RUN_DONE,
+	RUN_CANCELLED
+} RunStatus;
+
+/* Chunk statuses (the CHECK constraint of backfill.chunks). */
+typedef enum ChunkStatus
+{
+	CHUNK_NONE,					/* NULL: no chunk (check's lineage) */
+	CHUNK_PENDING,
+	CHUNK_DONE,
+	CHUNK_FAILED,
+	CHUNK_NO_SOURCE,
+	CHUNK_CANCELLED
+} ChunkStatus;
+
+/* Verdicts of reconcile and check (backfill.chunks.verdict). */
+typedef enum Verdict
+{
+	VERDICT_NONE,				/* NULL */
+	VERDICT_OK,
+	VERDICT_LEDGER_MISMATCH,
+	VERDICT_OUTLIER,
+	VERDICT_NO_SOURCE,
+	VERDICT_NOT_RUN
+} Verdict;
+
+/* By name as the catalog spells them (NULL: the NONE value), and back. */
+extern RunStatus ParseRunStatus(const char *name);
+extern const char *RunStatusName(RunStatus status);
+extern ChunkStatus ParseChunkStatus(const char *name);
+extern const char *ChunkStatusName(ChunkStatus status);
+extern Verdict ParseVerdict(const char *name);
+extern const char *VerdictName(Verdict verdict);
+
+/* ---- text of values and names, arrays, text lengths (util.c) ---- */
+
+/* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
+extern char *TimestampText(TimestampTz t);
+
+/* A numeric Datum as text, "NULL" for a null. */
+extern char *NumericText(Datum d, bool isnull);
+
+/* The quoted, schema-qualified name of a relation; 42P01 if it is gone. */
+extern char *QualifiedRelName(Oid relid);
+
+/* A one-dimensional array of n elements (nulls may be NULL). */
+extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
 
 /*
  * Length limits of the texts the extension stores or shows (characters);
@@ -77,31 +171,15 @@ extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 #define BACKFILL_MAX_MEASURE	10000	/* a measure expression */
 #define BACKFILL_MAX_QUERY		1000000 /* source, ledger, source_horizon */
 
-/* The most lines one lineage_chart may draw (about 833 years of months). */
-#define BACKFILL_MAX_CHART_LINES	10000
-
+/* 22001 "<name> is too long" when text (may be NULL) exceeds max characters. */
 extern void RequireMaxLength(const char *text, const char *name, int max);
 
-/* ---- text of values and names (util.c) ---- */
-
-/* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
-extern char *TimestampText(TimestampTz t);
-
-/* A numeric Datum as text, "NULL" for a null. */
-extern char *NumericText(Datum d, bool isnull);
-
-/* The quoted, schema-qualified name of a relation; 42P01 if it is gone. */
-extern char *QualifiedRelName(Oid relid);
-
-/* ---- SPI helper layer (spi_util.c) ---- */
+/* ---- the SPI layer (spi.c) ---- */
 
 /* SPI_connect (nonatomic) and SPI_finish; a failure is an internal error. */
 extern void SpiConnect(void);
 extern void SpiConnectNonatomic(void);
 extern void SpiFinish(void);
-
-/* SPI's ' '/'n' nulls string for bool nulls[] (NULL stays NULL). */
-extern char *SpiNulls(int nargs, const bool *nulls);
 
 /*
  * Run one statement with $n parameters and insist on the SPI result code
@@ -154,9 +232,29 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
 /* The same for a statement built per call (never cached), no parameters. */
 extern int	CatalogExecUnsaved(const char *sql, int expected);
-/* The same with bool nulls[] (NULL: no nulls). */
-extern int	CatalogExecNulls(const char *sql, int nargs, Oid *argtypes,
-							 Datum *values, const bool *nulls, int expected);
+
+/*
+ * The parameters of one catalog statement, added in $n order, each one's
+ * type, value and null-ness together: CatalogArgsInit, then CatalogArg or
+ * CatalogArgText per parameter, then CatalogExecArgs, which refuses a
+ * statement whose highest $n is not the number given.  Statements of four
+ * parameters or more use it.
+ */
+#define CATALOG_MAX_ARGS 16
+
+typedef struct CatalogArgs
+{
+	int			n;
+	Oid			types[CATALOG_MAX_ARGS];
+	Datum		values[CATALOG_MAX_ARGS];
+	char		nulls[CATALOG_MAX_ARGS + 1];	/* SPI's ' '/'n' string */
+} CatalogArgs;
+
+extern void CatalogArgsInit(CatalogArgs *args);
+extern int	CatalogArg(CatalogArgs *args, Oid type, Datum value, bool isnull);
+extern int	CatalogArgText(CatalogArgs *args, const char *text);
+extern int	CatalogExecArgs(const char *sql, const CatalogArgs *args,
+							int expected);
 
 /* Whether a catalog query returns a row (the result is freed). */
 extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,
@@ -209,7 +307,7 @@ extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
 extern void RaiseGroupDoesNotExist(int64 group_id) pg_attribute_noreturn();
 extern void RaiseCheckDoesNotExist(int64 check_id) pg_attribute_noreturn();
 
-/* ---- range splitting (range.c) ---- */
+/* ---- chunk bounds (range.c) ---- */
 
 /*
  * Compute the chunk bounds of [start, end) with "step": bound k is
@@ -229,7 +327,10 @@ extern int	ComputeChunkBounds(TimestampTz start, bool start_null,
 extern void CheckRangeBounds(TimestampTz start, bool start_null,
 							 TimestampTz end, bool end_null);
 
-/* ---- validation of user SQL (validate.c) ---- */
+/* bound shifted by k steps (k may be negative), in the session TimeZone. */
+extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
+
+/* ---- user SQL and privileges on targets (validate.c) ---- */
 
 /*
  * A validated source query: the statement text exactly as the user wrote
@@ -252,6 +353,9 @@ extern Oid	TimeColumnType(Oid target, const char *time_column);
 
 /* Check that the current user may DELETE from and INSERT into target. */
 extern void CheckTargetPrivileges(Oid target);
+
+/* 42P01 unless the target exists, 42501 unless the caller may read it. */
+extern void CheckSelectPrivilege(Oid relid);
 
 /*
  * The statements that run on a target's range, each proven by the
@@ -291,100 +395,112 @@ extern void SourceInsertParams(Oid target, const char *time_column,
 							   TimestampTz lo, TimestampTz hi,
 							   Oid *argtypes, Datum *values);
 
-/* ---- replacement strategies (strategy.c) ---- */
+/*
+ * The earliest time from which a target's source is complete: now() -
+ * retention, or the value of horizon_sql (run as the current user: the
+ * caller enters the author gate first); false when there is neither, or
+ * the query gives no row or NULL (used by plan and check).
+ */
+extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
+						  TimestampTz *horizon);
 
-/* How a chunk replaces its rows; parsed once from its name. */
-typedef enum ReplaceStrategy
+/* ---- The catalog's version (version.c) ---- */
+
+/*
+ * Raise 55000 unless extension backfill is installed here at the version
+ * this library was built for (hint: ALTER EXTENSION backfill UPDATE).
+ */
+extern void RequireCatalogVersion(void);
+
+/* Whether the installed extension is at the library's version (no error). */
+extern bool CatalogVersionMatches(void);
+
+/* ---- Citus (citus.c); no-ops without the citus extension ---- */
+
+/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
+extern void CitusRequireCoordinator(void);
+
+/* "distributed", "reference" or "local" for a Citus table, else NULL. */
+extern const char *CitusTableKind(Oid relid);
+
+/* Raise 0A000 for strategy "swap" on a Citus table. */
+extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
+
+/* Whether strategy "auto" must not pick swap for target (a Citus table). */
+extern bool CitusForbidsSwap(Oid target);
+
+/* ---- pg_cron (cron.c) ---- */
+
+/* A pg_cron job as recorded in cron.job. */
+typedef struct CronJob
 {
-	STRATEGY_AUTO,				/* swap, truncate or delete: the safest fast one */
-	STRATEGY_DELETE,
-	STRATEGY_TRUNCATE,
-	STRATEGY_SWAP
-} ReplaceStrategy;
+	int64		job_id;
+	char	   *owner;			/* cron.job.username */
+	char	   *jobname;		/* NULL for an unnamed job */
+} CronJob;
 
-/* A strategy name; 22004 for NULL, 22023 for an unknown one. */
-extern ReplaceStrategy ParseStrategy(const char *name);
-extern const char *StrategyName(ReplaceStrategy strategy);
+/* Whether the pg_cron extension is installed in this database. */
+extern bool PgCronInstalled(void);
 
-/* ---- range replacement (strategy.c, replace.c, partition.c) ---- */
-typedef struct ReplaceResult
-{
-	int64		rows_deleted;
-	int64		rows_inserted;
-	bool		have_values;	/* measure was computed */
-	Datum		before_value;	/* numeric, valid if have_values */
-	bool		before_null;
-	Datum		after_value;
-	bool		after_null;
-	ReplaceStrategy strategy;	/* the strategy actually used */
-} ReplaceResult;
+/* The "how to enable pg_cron" error unless it runs its jobs here. */
+extern void RequirePgCron(const char *detail);
+
+/* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
+extern bool ScheduleCalledFromCron(void);
+extern bool ScheduleInCronWorker(void);
+
+/* The pg_cron job name of a run: backfill_run_<id>. */
+extern char *CronJobName(int64 run_id);
 
 /*
- * Replace the target's rows in [lo, hi) by what source yields for
- * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
- * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
- * measure is not NULL the measure is evaluated over the deleted and the
- * inserted rows.
+ * Find a pg_cron job by id (as the extension owner); remove a run's job
+ * (another role's only with that role's privileges when check); forget
+ * the run's job id.
  */
-extern void ReplaceRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi,
-						 const char *source, ReplaceStrategy strategy,
-						 const char *measure, ReplaceResult *result);
+extern bool CronLookupJob(int64 job_id, CronJob *job);
+extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
+extern void CronClearJobId(int64 run_id, int64 job_id);
+
+/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
+extern bool ScheduleRemoveJob(int64 run_id);
 
 /*
- * The delete strategy (replace.c): DELETE the range, INSERT the source's
- * rows; connects to SPI itself, figures in the caller's memory context.
+ * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
+ * day of "at" in a time zone (NULL: the session's), and whether "at" is
+ * inside the span.
  */
-extern void ReplaceByDelete(Oid target, const char *time_column,
-							TimestampTz lo, TimestampTz hi,
-							const SourceQuery *source, const char *measure,
-							ReplaceResult *result);
+extern void ParseQuietHours(const char *text, int *start, int *end);
+extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
+extern bool InQuietHours(const char *quiet_hours, const char *tzname,
+						 TimestampTz at);
+
+/* Whether a tick of run's schedule may do work now (quiet hours). */
+extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
+								TimestampTz now);
+
+/* ---- the scheduling-role guard (jobguard.c) ---- */
 
 /*
- * Count and measure the target's rows in [lo, hi) into result->rows_deleted
- * and before_value (replace.c); the caller is connected to SPI.
+ * The current user has just made a pg_cron job of backfill: it holds the
+ * guard (an explicit grant on backfill.scheduled_jobs), so DROP ROLE
+ * refuses it.  Caller is connected to SPI.
  */
-extern void MeasureRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi, const char *measure,
-						 MemoryContext outcxt, ReplaceResult *result);
-
-/* Delete the target's rows in [lo, hi) only (no_source chunks). */
-extern int64 ClearRange(Oid target, const char *time_column,
-						TimestampTz lo, TimestampTz hi);
-
-/* ---- partitioned targets (partition.c) ---- */
+extern void JobGuardGrant(void);
 
 /*
- * The strategy for [lo, hi): delete, truncate or swap.  Auto picks the
- * fastest that is safe; an explicit truncate or swap that is not safe
- * raises 22023 (range not aligned) or 55000.
+ * A backfill job of role "rolname" was removed: revoke its guard when it
+ * has none left.  Caller is connected to SPI.
  */
-extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
-									  ReplaceStrategy strategy,
-									  TimestampTz lo, TimestampTz hi);
+extern void JobGuardRelease(const char *rolname);
 
 /*
- * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
- * filling result.  Connects to SPI itself; call it outside SPI or with
- * CurrentMemoryContext the context the results must live in.
+ * The event trigger's work (DROP OWNED, REVOKE: "command"): the roles
+ * (OIDs) that have backfill jobs but no longer hold the guard lose them;
+ * returns how many.  Caller holds the sweep lock and is connected to SPI.
  */
-extern void PartitionReplaceRange(Oid target, const char *time_column,
-								  TimestampTz lo, TimestampTz hi,
-								  const SourceQuery *source,
-								  ReplaceStrategy chosen,
-								  const char *measure, ReplaceResult *result);
+extern int	JobGuardRemoveJobs(List *roleids, const char *command);
 
-/*
- * The chunk lock of a partitioned target: RowExclusiveLock on the target
- * and intermediate partitioned tables, "lockmode" on the affected leaves
- * only (AccessExclusiveLock when "strategy" resolves to truncate or swap
- * for the chunk).  A table that is not partitioned is locked in "lockmode".
- */
-extern void LockAffectedPartitions(Oid target, const char *time_column,
-								   TimestampTz lo, TimestampTz hi,
-								   ReplaceStrategy strategy, int lockmode);
-
-/* ---- targets, plans, runs and chunks (targets.c, plan.c, run.c, chunk.c) ---- */
+/* ---- catalog readers (readers.c) ---- */
 
 /*
  * What a run call needs to know about its run and target; loaded once per
@@ -395,7 +511,7 @@ typedef struct RunInfo
 	int64		run_id;
 	Oid			target;
 	char	   *target_name;
-	char	   *status;
+	RunStatus	status;
 	bool		probe;
 	bool		backwards;
 	bool		clear_no_source;
@@ -407,6 +523,7 @@ typedef struct RunInfo
 	bool		scheduled;		/* it has a pg_cron job (job_id) */
 	int64		job_id;
 	char	   *quiet_hours;
+	Interval   *chunk;			/* the run's chunk interval */
 	/* whether backfill.targets still has the target */
 	bool		registered;
 	/* from the run's pinned version in backfill.definitions */
@@ -420,44 +537,11 @@ typedef struct RunInfo
 	char	   *source;
 } RunInfo;
 
-/* One chunk picked for execution, copied out of SPI. */
-typedef struct ChunkInfo
-{
-	int32		chunk_no;
-	TimestampTz start;
-	TimestampTz end;
-	bool		no_source;
-	int32		deferrals;
-} ChunkInfo;
-
-/* How one chunk's execution ended. */
-typedef enum ChunkOutcome
-{
-	CHUNK_DONE,					/* committed */
-	CHUNK_DEFERRED,				/* lock timeout: still pending */
-	CHUNK_FAILED				/* recorded as failed */
-} ChunkOutcome;
-
-/* What one chunk did, for its NOTICE and for the run loop. */
-typedef struct ChunkReport
-{
-	ChunkOutcome outcome;
-	int64		rows_deleted;
-	int64		rows_inserted;
-	bool		ledger_checked;
-	bool		ledger_ok;
-	char	   *run_status;		/* run status after the chunk, if changed */
-	double		elapsed_ms;
-	ErrorData  *error;			/* for DEFERRED and FAILED */
-	int32		deferrals;
-} ChunkReport;
-
-
 /*
  * Read a run and its pinned definition version into the current memory
- * context; 42704 for an unknown or invisible run (run.c).  The caller
- * must pass CheckRunIdentity before acting on it: the run permission
- * rule, and with check_target the target's existence and privileges.
+ * context; 42704 for an unknown or invisible run.  The caller must pass
+ * CheckRunIdentity before acting on it: the run permission rule, and with
+ * check_target the target's existence and privileges.
  */
 extern RunInfo *LoadRun(int64 run_id);
 extern void CheckRunIdentity(RunInfo *run, const char *action,
@@ -487,55 +571,36 @@ typedef struct Definition
 /*
  * Definition "version" of a registered target (0: its current version),
  * into the current memory context; 42704 when the target is not
- * registered (targets.c).  Caller is connected to SPI.
+ * registered.  Caller is connected to SPI.
  */
 extern Definition *LoadDefinition(Oid target, int32 version);
 
-/* The lock that serializes register, unregister and plan of a target. */
-extern void TakeTargetPlanLock(Oid target);
-
-/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
-typedef struct PlanChunks
+/* A standing check as backfill.checks records it. */
+typedef struct CheckInfo
 {
-	int			n;
-	TimestampTz *starts;
-	TimestampTz *ends;
-} PlanChunks;
+	int64		check_id;
+	Oid			target;
+	Interval   *lookback;
+	bool		has_job;
+	int64		job_id;
+	char	   *created_by;
+	Oid			created_by_oid;
+} CheckInfo;
 
 /*
- * Create a run of target and its chunks (split from [start, end), or the
- * given ones), executing nothing; chunk NULL means the definition's chunk;
- * checks privileges, registration and overlaps (plan.c).  Caller is
+ * The one reader of a standing check; 42704 when there is none.  Caller is
  * connected to SPI.
  */
-extern int64 PlanRun(Oid target, TimestampTz start, bool start_null,
-					 TimestampTz end, bool end_null, Interval *chunk,
-					 const char *note, bool probe, bool backwards,
-					 bool clear_no_source, const PlanChunks *given);
+extern CheckInfo *LoadCheck(int64 check_id);
 
-/* Check the caller and execute a run (CALL backfill.run; run.c). */
-extern void ExecuteRun(int64 run_id, int max_chunks);
 
-/* The max_chunks argument argno: -1 for NULL, else positive (22023). */
-extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
+/* ================================================================
+ *		Layer 2: engine/ -- the chunk engine: ledger, replacement
+ *		strategies, partitions, one chunk's execution
+ * ================================================================
+ */
 
-/* 2D000 unless a procedure was called as a top-level CALL (run.c). */
-extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
-
-/* The chunk engine (chunk.c); callers are connected to SPI. */
-extern bool RemainingChunks(RunInfo *run);
-extern const char *SetRunStatus(RunInfo *run, const char *status);
-extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, char **run_status);
-extern bool RunHasDoneChunk(int64 run_id);
-extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
-						 const char *run_status, const char *via,
-						 const char *user, ChunkReport *report);
-extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
-extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
-extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							  ErrorData *edata);
-
-/* ---- reconciliation (reconcile.c) ---- */
+/* ---- the ledger (ledger.c) ---- */
 
 /*
  * Evaluate the ledger query for [lo, hi).  Sets *isnull when it returns
@@ -543,6 +608,12 @@ extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
  */
 extern Datum LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi,
 						 bool *isnull);
+
+/*
+ * The single value of a ledger query's result in SPI_tuptable, as numeric,
+ * in the upper executor context; *isnull for no row or NULL.
+ */
+extern Datum LedgerFromResult(bool *isnull);
 
 /*
  * Compare a chunk's measure with the ledger figure: true when
@@ -557,14 +628,387 @@ extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 						  bool ledger_null, Datum tolerance);
 
-/* ---- the comparison shared by check and the standing checks (reconcile.c) ---- */
+/* ---- replacing a range (replace.c, partition.c, strategy.c) ---- */
 
-/* Verdicts, as in the CHECK constraint of backfill.chunks. */
-#define VERDICT_OK				"ok"
-#define VERDICT_LEDGER_MISMATCH	"ledger_mismatch"
-#define VERDICT_OUTLIER			"outlier"
-#define VERDICT_NO_SOURCE		"no_source"
-#define VERDICT_NOT_RUN			"not_run"
+/* What a replacement did. */
+typedef struct ReplaceResult
+{
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		have_values;	/* measure was computed */
+	Datum		before_value;	/* numeric, valid if have_values */
+	bool		before_null;
+	Datum		after_value;
+	bool		after_null;
+	ReplaceStrategy strategy;	/* the strategy actually used */
+} ReplaceResult;
+
+/*
+ * The delete strategy (replace.c): DELETE the range, INSERT the source's
+ * rows; connects to SPI itself, figures in the caller's memory context.
+ */
+extern void ReplaceByDelete(Oid target, const char *time_column,
+							TimestampTz lo, TimestampTz hi,
+							const SourceQuery *source, const char *measure,
+							ReplaceResult *result);
+
+/*
+ * Count and measure the target's rows in [lo, hi) into result->rows_deleted
+ * and before_value (replace.c); the caller is connected to SPI.
+ */
+extern void MeasureRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi, const char *measure,
+						 MemoryContext outcxt, ReplaceResult *result);
+
+/* Delete the target's rows in [lo, hi) only (no_source chunks; replace.c). */
+extern int64 ClearRange(Oid target, const char *time_column,
+						TimestampTz lo, TimestampTz hi);
+
+/*
+ * The strategy for [lo, hi) (partition.c): delete, truncate or swap.
+ * Auto picks the fastest that is safe; an explicit truncate or swap that
+ * is not safe raises 22023 (range not aligned) or 55000.
+ */
+extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
+									  ReplaceStrategy strategy,
+									  TimestampTz lo, TimestampTz hi);
+
+/*
+ * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
+ * filling result (partition.c).  Connects to SPI itself; call it outside
+ * SPI or with CurrentMemoryContext the context the results must live in.
+ */
+extern void PartitionReplaceRange(Oid target, const char *time_column,
+								  TimestampTz lo, TimestampTz hi,
+								  const SourceQuery *source,
+								  ReplaceStrategy chosen,
+								  const char *measure, ReplaceResult *result);
+
+/*
+ * The chunk lock of a partitioned target (partition.c): RowExclusiveLock
+ * on the target and intermediate partitioned tables, "lockmode" on the
+ * affected leaves only (AccessExclusiveLock when "strategy" resolves to
+ * truncate or swap for the chunk).  A table that is not partitioned is
+ * locked in "lockmode".
+ */
+extern void LockAffectedPartitions(Oid target, const char *time_column,
+								   TimestampTz lo, TimestampTz hi,
+								   ReplaceStrategy strategy, int lockmode);
+
+/*
+ * Replace the target's rows in [lo, hi) by what source yields for
+ * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
+ * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
+ * measure is not NULL the measure is evaluated over the deleted and the
+ * inserted rows.
+ */
+extern void ReplaceRange(Oid target, const char *time_column,
+						 TimestampTz lo, TimestampTz hi,
+						 const char *source, ReplaceStrategy strategy,
+						 const char *measure, ReplaceResult *result);
+
+/* ---- one chunk of a run (chunk.c) ---- */
+
+/* One chunk picked for execution, copied out of SPI. */
+typedef struct ChunkInfo
+{
+	int32		chunk_no;
+	TimestampTz start;
+	TimestampTz end;
+	bool		no_source;
+	int32		deferrals;
+} ChunkInfo;
+
+/* How one chunk's execution ended. */
+typedef enum ChunkOutcome
+{
+	OUTCOME_DONE,				/* committed */
+	OUTCOME_DEFERRED,			/* lock timeout: still pending */
+	OUTCOME_FAILED				/* recorded as failed */
+} ChunkOutcome;
+
+/* What one chunk did, for its NOTICE and for the run loop. */
+typedef struct ChunkReport
+{
+	ChunkOutcome outcome;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	bool		ledger_checked;
+	bool		ledger_ok;
+	RunStatus	run_status;		/* the run's status after the chunk (not for
+								 * a deferral) */
+	double		elapsed_ms;
+	ErrorData  *error;			/* for DEFERRED and FAILED */
+	int32		deferrals;
+} ChunkReport;
+
+/* The chunk engine; callers are connected to SPI. */
+extern bool RemainingChunks(RunInfo *run);
+extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
+extern bool RunHasDoneChunk(int64 run_id);
+extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+						 RunStatus run_status, const char *via,
+						 const char *user, ChunkReport *report);
+extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							  ErrorData *edata);
+
+/* What preview finds: the replacement's figures and the ledger's. */
+typedef struct PreviewResult
+{
+	ReplaceResult rr;
+	Datum		ledger_value;	/* numeric, valid unless ledger_null */
+	bool		ledger_null;
+} PreviewResult;
+
+/*
+ * preview: what replacing [lo, hi) would do, rolled back.  Caller is
+ * connected to SPI; the figures are in its memory context.
+ */
+extern void PreviewRange(Oid target, TimestampTz lo, TimestampTz hi,
+						 PreviewResult *out);
+
+
+/* ================================================================
+ *		Layer 3: orchestration/ -- targets, dependencies, lineage,
+ *		plans, groups, scheduling, runs, reconciliation
+ * ================================================================
+ */
+
+/* ---- targets and their definition versions (registry.c) ---- */
+
+/* What register is given. */
+typedef struct Registration
+{
+	Oid			target;
+	const char *time_column;
+	const char *source;
+	const char *label;			/* NULL: none */
+	Interval   *chunk;
+	Interval   *retention;		/* NULL: none */
+	const char *horizon;		/* NULL: none */
+	const char *ledger;			/* NULL: none */
+	const char *measure;
+	Datum		tolerance;		/* numeric */
+	bool		ledger_gate;
+} Registration;
+
+/*
+ * register -> the current definition version; unregister; set_strategy ->
+ * the previous strategy.  Callers are connected to SPI.
+ */
+extern int32 RegisterTarget(const Registration *reg);
+extern void UnregisterTarget(Oid target, bool cascade);
+extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
+
+/* ---- dependencies between targets (dependencies.c) ---- */
+
+/* The dependencies among the targets of a cascading plan. */
+typedef struct Edges
+{
+	int			n;
+	Oid		   *down;
+	Oid		   *up;
+} Edges;
+
+/*
+ * depend -> true when added (a cycle is refused with 42P17); undepend ->
+ * true when removed.  Callers are connected to SPI.
+ */
+extern bool AddDependency(Oid down, Oid up);
+extern bool RemoveDependency(Oid down, Oid up);
+
+/*
+ * Unregister's part: refuse (2BP01) while targets depend on target unless
+ * cascade, then forget its dependencies.  Caller is connected to SPI.
+ */
+extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
+
+/*
+ * The target and every target built from it, in dependency order (ties by
+ * name); *edges gets the dependencies among them.  Caller is connected to
+ * SPI.
+ */
+extern List *DownstreamOrder(Oid root, Edges *edges);
+
+/* ---- lineage (lineage.c) ---- */
+
+/*
+ * One piece of a target's history over a range (backfill._lineage_pieces):
+ * the settled state that wins there (lineage: done or no_source; none when
+ * never filled) and the status of the latest attempt of any kind (done,
+ * no_source, failed, cancelled; none when none).
+ */
+typedef struct Piece
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	ChunkStatus settled;		/* CHUNK_DONE, CHUNK_NO_SOURCE or CHUNK_NONE */
+	int32		version;		/* of the settled state */
+	bool		cleared;		/* a no_source piece whose rows were cleared */
+	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
+} Piece;
+
+/*
+ * Cut [lo, hi) of target's history into pieces, in order, and say which
+ * run wins each (from backfill._lineage_pieces); returns the number of
+ * pieces, *pieces palloc'd.  Caller is connected to SPI.
+ */
+extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
+						   Piece **pieces);
+
+/* The most lines one lineage_chart may draw (about 833 years of months). */
+#define BACKFILL_MAX_CHART_LINES	10000
+
+/*
+ * lineage_chart: the lines of the chart of [lo, hi); the caller needs
+ * SELECT on the target (42501), and a chart of more than
+ * BACKFILL_MAX_CHART_LINES lines is refused (54000).  Caller is connected
+ * to SPI.
+ */
+extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
+
+/* ---- planning one run (plan.c) ---- */
+
+/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
+typedef struct PlanChunks
+{
+	int			n;
+	TimestampTz *starts;
+	TimestampTz *ends;
+} PlanChunks;
+
+/*
+ * What plan is asked (plan.c, cascade.c): a run of target over [start,
+ * end) split into chunks of "chunk" (NULL: the definition's), or the
+ * chunks "given" (then start and end are their first start and last end);
+ * with only, just the chunks that need work; with cascade, also one run
+ * per downstream target, as a group.
+ */
+typedef struct PlanRequest
+{
+	Oid			target;
+	TimestampTz start;
+	bool		start_null;
+	TimestampTz end;
+	bool		end_null;
+	Interval   *chunk;			/* NULL: the definition's chunk */
+	const char *note;			/* NULL: none */
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	OnlyChunks	only;			/* ONLY_ALL: every chunk of the range */
+	bool		cascade;
+	const PlanChunks *given;	/* the chunks to create; NULL: split */
+} PlanRequest;
+
+/*
+ * Create the run the request describes and its chunks, executing nothing;
+ * only and cascade are ignored (cascade.c handles them).  Checks
+ * privileges, registration and overlaps.  Caller is connected to SPI.
+ */
+extern int64 PlanRun(const PlanRequest *req);
+
+/* ---- plans that choose their chunks (cascade.c) ---- */
+
+/*
+ * plan: PlanRun, or with only the target's run over the chunks that need
+ * it and, with cascade, one run per downstream target, as a group.
+ * *planned is false (and a NOTICE says so) when nothing needs it.
+ */
+extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
+
+/* ---- groups (group.c) ---- */
+
+/*
+ * The run ids (int64 *) of a group in run id order, in the current memory
+ * context; 42704 for an unknown group.  Caller is connected to SPI.
+ */
+extern List *GroupRuns(int64 group_id, bool unfinished_only);
+
+/*
+ * Whether a chunk [lo, hi) of a run may execute now: always outside a
+ * group; in a group, when no other run of the group has failed and every
+ * chunk of its upstream runs that it covers is settled (a NOTICE says
+ * what it waits for otherwise).  Caller is connected to SPI.
+ */
+extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+
+/* ---- scheduling with pg_cron (schedule.c) ---- */
+
+/*
+ * Hand the rest of a run to a pg_cron job owned by the caller, and remove
+ * it; ScheduleGroup does ScheduleRun for every unfinished run of a group.
+ * Callers are connected to SPI.
+ */
+extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
+						 const char *quiet_hours);
+extern bool UnscheduleRun(int64 run_id);
+extern int32 ScheduleGroup(int64 group_id, const char *cron,
+						   int32 chunks_per_tick, const char *quiet_hours);
+
+/*
+ * The lock of job removals by sweeps and by the guard's event trigger (one
+ * transaction at a time); without "wait", false when another transaction
+ * holds it.
+ */
+extern bool ScheduleSweepLock(bool wait);
+
+/*
+ * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
+ * it in the run's or check's last_error; returns them (CronJob *) in the
+ * caller's memory context.  Every backfill tick calls it (without "wait":
+ * skipped while another transaction sweeps).
+ */
+extern List *ScheduleSweepOrphanJobs(bool wait);
+
+/*
+ * Remove the pg_cron jobs still recorded on finished runs (parked by the
+ * tick that finished them), except exclude_run's; returns them (CronJob *)
+ * in the caller's memory context.  Every backfill tick, schedule and
+ * schedule_check call it (without "wait").
+ */
+extern List *ScheduleSweepFinishedJobs(int64 exclude_run, bool wait);
+
+/* Both sweeps now, waiting for one under way; superusers only. */
+extern List *CleanupJobs(void);
+
+/*
+ * The housekeeping of a pg_cron tick, nothing outside one: a run's tick
+ * sweeps orphan jobs and the parked jobs of other finished runs, notes in
+ * runs.last_error why its role may not write the target, and commits
+ * (non-atomic SPI connection); a check's tick sweeps.
+ */
+extern void ScheduleRunTick(int64 run_id);
+extern void ScheduleCheckTick(void);
+
+/* The daily job's share of the target lock (backfill.lock_target). */
+extern void LockTargetForJob(Oid relid);
+
+/* ---- runs (run.c) ---- */
+
+/* Check the caller and execute a run (CALL backfill.run). */
+extern void ExecuteRun(int64 run_id, int max_chunks);
+
+/*
+ * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
+ * has a non-atomic SPI connection.
+ */
+extern void BackfillRange(const PlanRequest *req);
+
+/* cancel: the chunks cancelled.  Caller is connected to SPI. */
+extern int32 CancelRun(int64 run_id);
+
+/*
+ * The runs of a group, in dependency order: RunGroup executes them
+ * (non-atomic SPI connection), CancelGroup cancels the unfinished ones.
+ */
+extern void RunGroup(int64 group_id, int max_chunks);
+extern int32 CancelGroup(int64 group_id);
+
+/* ---- reconciliation (reconcile.c) ---- */
 
 /*
  * One compared chunk and its figures.  "compare" chunks are checked
@@ -576,9 +1020,9 @@ typedef struct RecChunk
 	int32		chunk_no;
 	TimestampTz start;
 	TimestampTz end;
-	char	   *status;			/* chunk or lineage status, may be NULL */
+	ChunkStatus status;			/* chunk or lineage status; CHUNK_NONE: none */
 	bool		compare;
-	const char *verdict;
+	Verdict		verdict;
 	Datum		target_value;
 	bool		target_null;
 	Datum		ledger_value;
@@ -599,112 +1043,39 @@ typedef struct RecChunk
 extern int	CheckRange(Oid relid, TimestampTz start, bool start_null,
 					   TimestampTz end, bool end_null, RecChunk **out);
 
-/* 42P01 unless the target exists, 42501 unless the caller may read it. */
-extern void CheckSelectPrivilege(Oid relid);
+/*
+ * reconcile(run_id): the number of the run's chunks, *out their figures
+ * and verdicts, stored on the chunks when the caller may.  Caller is
+ * connected to SPI.
+ */
+extern int	ReconcileRun(int64 run_id, RecChunk **out);
 
-/* bound shifted by k steps (k may be negative), in the session TimeZone. */
-extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
-
-/* A one-dimensional array of n elements (nulls may be NULL). */
-extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
-
-/* ---- pipelines (pipeline.c) ---- */
+/* ---- standing checks (standing.c) ---- */
 
 /*
- * plan(..., only_chunks, cascade): plan the target's run over the chunks
- * that need it and, with cascade, one run per downstream target, as a
- * group.  *planned is false (and a NOTICE says so) when nothing needs it.
+ * schedule_check -> job id, unschedule_check -> whether a job was
+ * removed, run_check -> the number of failing chunks.  Callers are
+ * connected to SPI.
  */
-extern int64 PipelinePlan(Oid target, TimestampTz start, bool start_null,
-						  TimestampTz end, bool end_null, Interval *chunk,
-						  const char *note, bool probe, bool backwards,
-						  bool clear_no_source, const char *only,
-						  bool cascade, bool *planned);
+extern int64 ScheduleCheck(Oid relid, const char *cron, Interval *lookback);
+extern bool UnscheduleCheck(int64 check_id);
+extern int32 RunCheck(int64 check_id);
 
-/*
- * Whether a chunk [lo, hi) of a run may execute now: always outside a
- * group; in a group, when no other run of the group has failed and every
- * chunk of its upstream runs that it covers is settled (a NOTICE says
- * what it waits for otherwise).  Caller is connected to SPI.
+
+/* ================================================================
+ *		Layer 4: api/ -- the SQL entry points (PG_FUNCTION_INFO_V1, in
+ *		the api/ files), and the checks of their arguments (args.c)
+ * ================================================================
  */
-extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
 
-/*
- * Unregister's part: refuse (2BP01) while targets depend on target unless
- * cascade, then forget its dependencies.  Caller is connected to SPI.
- */
-extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
+/* 22004 when argument argno is NULL; hint may be NULL. */
+extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
+					   const char *hint);
 
-/* ---- scheduling (schedule.c) ---- */
+/* The max_chunks argument argno: -1 for NULL, else positive (22023). */
+extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
 
-/* Whether a tick of run's schedule may do work now (quiet hours). */
-extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
-								TimestampTz now);
-
-/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
-extern bool ScheduleRemoveJob(int64 run_id);
-
-/* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
-extern bool ScheduleCalledFromCron(void);
-extern bool ScheduleInCronWorker(void);
-extern void RequirePgCron(const char *detail);
-
-/*
- * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
- * it in the run's or check's last_error; rows added to rsinfo when given
- * (schedule.c).  Every backfill tick calls it.
- */
-extern int	ScheduleSweepOrphanJobs(ReturnSetInfo *rsinfo);
-
-/*
- * Remove the pg_cron jobs still recorded on finished runs (parked by the
- * tick that finished them), except exclude_run's; rows added to rsinfo when
- * given (schedule.c).  Every backfill tick calls it.
- */
-extern int	ScheduleSweepFinishedJobs(ReturnSetInfo *rsinfo, int64 exclude_run);
-
-/*
- * The lock of job removals by sweeps (one transaction at a time); without
- * "wait", false when another transaction holds it.
- */
-extern bool ScheduleSweepLock(bool wait);
-
-/*
- * The earliest time from which a target's source is complete: now() -
- * retention, or the value of horizon_sql (run as the calling user);
- * false when there is neither, or the query gives no row or NULL
- * (plan.c; used by plan and check).
- */
-extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
-						  TimestampTz *horizon);
-
-/* ---- the scheduling-role guard (jobguard.c) ---- */
-
-/*
- * The current user has just made a pg_cron job of backfill: it holds the
- * guard (an explicit grant on backfill.scheduled_jobs), so DROP ROLE
- * refuses it.  Caller is connected to SPI.
- */
-extern void JobGuardGrant(void);
-
-/*
- * A backfill job of role "rolname" was removed: revoke its guard when it
- * has none left.  Caller is connected to SPI.
- */
-extern void JobGuardRelease(const char *rolname);
-
-/* ---- Citus (citus.c); no-ops without the citus extension ---- */
-
-/* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */
-extern void CitusRequireCoordinator(void);
-
-/* "distributed", "reference" or "local" for a Citus table, else NULL. */
-extern const char *CitusTableKind(Oid relid);
-
-/* Raise 0A000 for strategy "swap" on a Citus table. */
-extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
-
-/* Whether strategy "auto" must not pick swap for target (a Citus table). */
-extern bool CitusForbidsSwap(Oid target);
+/* 2D000 unless a procedure was called as a top-level CALL. */
+extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);
 
 #endif							/* BACKFILL_H */

@@ -9,21 +9,17 @@
 # gate(), which waits on an advisory lock held by another session.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-restart_after_crash = on
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('crash', conf => "restart_after_crash = on\n");
 
 my $db = 'postgres';
-$node->safe_psql($db, q{
-CREATE EXTENSION backfill;
+$node->safe_psql($db, gate_sql() . q{
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src SELECT '2024-01-01 00:00+00'::timestamptz + i * interval '3 hours', i
   FROM generate_series(0, 47) i;
@@ -39,18 +35,6 @@ CREATE TABLE tgt_ref AS
 SELECT * FROM tgt WHERE ts < '2024-01-01 00:00+00' OR ts >= '2024-01-07 00:00+00'
 UNION ALL
 SELECT * FROM src WHERE ts >= '2024-01-01 00:00+00' AND ts < '2024-01-07 00:00+00';
--- The day whose chunk waits for the gate.
-CREATE TABLE gate_day (day timestamptz);
-CREATE FUNCTION gate(t timestamptz) RETURNS bool LANGUAGE plpgsql VOLATILE AS
-$$
-BEGIN
-    IF EXISTS (SELECT FROM public.gate_day g
-                WHERE t >= g.day AND t < g.day + interval '1 day') THEN
-        PERFORM pg_advisory_xact_lock_shared(4242);
-    END IF;
-    RETURN true;
-END
-$$;
 SELECT backfill.register('tgt', 'ts',
     'SELECT ts, v FROM public.src WHERE ts >= $1 AND ts < $2 AND public.gate(ts)',
     measure => 'sum(v)');
@@ -60,12 +44,7 @@ SELECT backfill.register('tgt', 'ts',
 sub diff_count
 {
 	my ($other, $where) = @_;
-	$where //= 'true';
-	return $node->safe_psql($db, qq{
-SELECT (SELECT count(*) FROM (SELECT * FROM tgt WHERE $where
-                              EXCEPT ALL SELECT * FROM $other WHERE $where) a)
-     + (SELECT count(*) FROM (SELECT * FROM $other WHERE $where
-                              EXCEPT ALL SELECT * FROM tgt WHERE $where) b)});
+	return table_diff($node, $db, 'tgt', $other, $where);
 }
 
 # Start CALL backfill.run(run) in the background with the gate closed on
@@ -74,27 +53,8 @@ SELECT (SELECT count(*) FROM (SELECT * FROM tgt WHERE $where
 sub start_paused_run
 {
 	my ($run, $day) = @_;
-	$node->safe_psql($db, "TRUNCATE gate_day; INSERT INTO gate_day VALUES ('$day')");
-	my $gate = $node->background_psql($db);
-	$gate->query_safe('SELECT pg_advisory_lock(4242)');
-	my $runner = $node->background_psql($db, on_error_stop => 0);
-	my $pid = $runner->query_safe('SELECT pg_backend_pid()');
-	chomp $pid;
-	$runner->query_until(qr/started/, "\\echo started\nCALL backfill.run($run);\n");
-	# bounded by the default timeout of poll_query_until
-	ok( $node->poll_query_until($db, qq{
-SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242
-                AND NOT granted AND pid = $pid)}),
+	return start_gated($node, $db, "CALL backfill.run($run)", $day,
 		"run $run waits at the gate on $day");
-	return ($gate, $runner, $pid);
-}
-
-# A session that died with the server: end its psql without caring.
-sub forget_session
-{
-	my ($session) = @_;
-	eval { $session->{run}->kill_kill; };
-	return;
 }
 
 # Invariants after a crash: no chunk half-applied, nothing busy.
@@ -146,13 +106,7 @@ SELECT string_agg(status, ',' ORDER BY chunk_no) FROM backfill.chunks WHERE run_
 	'the second CALL ran nothing');
 
 # --- kill -9 of the backend in the middle of chunk 3. --------------------
-my $log_offset = -s $node->logfile;
-kill 'KILL', $pid;
-forget_session($runner);
-forget_session($gate);
-ok($node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
-	'the server restarts after the crash');
-ok($node->poll_query_until($db, 'SELECT true'), 'the server accepts connections again');
+crash_restart($node, $db, $pid, '', $runner, $gate);
 check_after_crash($run1, '2024-01-03 00:00+00', 'backend killed');
 
 # Resume: the run finishes and the table equals a correct run.

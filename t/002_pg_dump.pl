@@ -5,14 +5,15 @@
 # kept, so ids are never reused).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf('postgresql.conf', "TimeZone = 'UTC'\n");
-$node->start;
+# the extension is created in database orig, below
+my $node = backfill_node('dump', extension => 0);
 
 $node->safe_psql('postgres', 'CREATE DATABASE orig');
 $node->safe_psql('orig', q{

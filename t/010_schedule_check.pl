@@ -10,27 +10,18 @@
 # cron.job_run_details says succeeded; unschedule_check removes the job.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep);
 
-my $node = PostgreSQL::Test::Cluster->new('check');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-timezone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('check', cron => 1);
 
 $node->safe_psql(
 	'postgres', q{
-CREATE EXTENSION backfill;
-CREATE EXTENSION pg_cron;
 CREATE ROLE analyst LOGIN;
 GRANT USAGE ON SCHEMA cron TO analyst;
 
@@ -79,14 +70,9 @@ is( $node->safe_psql(
 	'the job is named after the check, runs only run_check and belongs to the caller');
 
 # pg_cron is minute-granular: the first tick comes within about a minute
-my $results = 0;
-for (my $waited = 0; $waited < 150; $waited += 1)
-{
-	$results = $node->safe_psql('postgres',
-		"SELECT count(DISTINCT chunk_start) FROM backfill.check_results WHERE check_id = $check_id");
-	last if $results > 0;
-	sleep(1);
-}
+my $results = wait_for_value($node,
+	"SELECT count(DISTINCT chunk_start) FROM backfill.check_results WHERE check_id = $check_id",
+	sub { $_[0] > 0 }, 150);
 is($results, 7, 'the job checked the 7 whole days before today');
 
 is( $node->safe_psql(
@@ -101,15 +87,9 @@ SELECT verdict || '|' || target_value || '|' || ledger_value || '|' || checked_b
 is($node->safe_psql('postgres', 'SELECT count(*) FROM backfill.alerts'),
 	'1', 'and nothing else');
 
-my $status = '';
-for (my $waited = 0; $waited < 30; $waited += 1)
-{
-	$status = $node->safe_psql('postgres',
-		"SELECT string_agg(DISTINCT status, ',') FROM cron.job_run_details WHERE jobid = $job_id AND status IN ('succeeded', 'failed')"
-	);
-	last if $status ne '';
-	sleep(1);
-}
+my $status = wait_for_value($node,
+	"SELECT string_agg(DISTINCT status, ',') FROM cron.job_run_details WHERE jobid = $job_id AND status IN ('succeeded', 'failed')",
+	sub { $_[0] ne '' }, 30);
 is($status, 'succeeded', 'cron.job_run_details says succeeded');
 
 # the fix: put the payment back; a passing result supersedes the alert

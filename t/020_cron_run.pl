@@ -7,29 +7,19 @@
 # pg_cron 1.4 schedules by the minute: the wait is bounded (200 s).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('cron');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('cron', cron => 1);
 
-# Setup as superuser: the extensions, an ETL role that may use pg_cron
-# (USAGE on schema cron) and write the target, the tables.
+# Setup as superuser: an ETL role that may use pg_cron (USAGE on schema
+# cron) and write the target, the tables.
 $node->safe_psql(
 	'postgres', q{
-CREATE EXTENSION pg_cron;
-CREATE EXTENSION backfill;
 CREATE ROLE etl LOGIN;
 GRANT USAGE ON SCHEMA cron TO etl;
 CREATE TABLE events (ts timestamptz NOT NULL, amount int NOT NULL);
@@ -90,15 +80,9 @@ is( $node->safe_psql(
 	'the job is the ETL role\'s and runs exactly the run call');
 
 # Wait (bounded) for the run to finish on its own.
-my $deadline = time() + 200;
-my $status = '';
-while (time() < $deadline)
-{
-	$status = $node->safe_psql('postgres',
-		"SELECT status FROM backfill.runs WHERE run_id = $run_id");
-	last if $status ne 'probed' && $status ne 'planned';
-	usleep(1_000_000);
-}
+my $status = wait_for_value($node,
+	"SELECT status FROM backfill.runs WHERE run_id = $run_id",
+	sub { $_[0] ne 'probed' && $_[0] ne 'planned' }, 200);
 is($status, 'done', 'the run finished on its own');
 
 # The tick that finished the run parked its job (it never fires again; a

@@ -17,6 +17,9 @@
 #   BACKFILL_KILL_ITERATIONS=20    number of kills
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -29,19 +32,14 @@ srand($seed);
 diag("t/030_kill_random.pl: seed $seed (replay with BACKFILL_KILL_SEED=$seed)");
 note("seed $seed");
 
-my $node = PostgreSQL::Test::Cluster->new('kill');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-restart_after_crash = on
-));
-$node->start;
+my $node = backfill_node('kill', timezone => undef,
+	conf => "restart_after_crash = on\n");
 
 # Source: one row per 5 minutes with a value that no placeholder has; each
 # chunk's source sleeps a little so that a run lasts long enough to be
 # hit anywhere.  Target: placeholder zeros every 15 minutes in the range
 # and marker rows outside it that must never change.
 $node->safe_psql('postgres', q{
-CREATE EXTENSION backfill;
 SET TimeZone = 'UTC';
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src

@@ -17,18 +17,18 @@
 # uninterrupted run.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(usleep time);
 
-my $node = PostgreSQL::Test::Cluster->new('faults');
-$node->init;
-$node->start;
+my $node = backfill_node('faults', timezone => undef);
 
 $node->safe_psql('postgres', q{
-CREATE EXTENSION backfill;
 ALTER DATABASE postgres SET TimeZone = 'UTC';
 CREATE TABLE ctl (gate_from timestamptz);
 INSERT INTO ctl VALUES ('infinity');

@@ -2,10 +2,13 @@
 #
 # - The built install script starts with the \echo ... \quit guard, and
 #   feeding it to psql directly creates nothing.
-# - src/sql/*.sql never uses CREATE OR REPLACE, IF NOT EXISTS or SECURITY
-#   DEFINER, and never puts @extschema@ / @extowner@ inside quotes: an
-#   install script must fail on a pre-existing object rather than adopt it
-#   (CVE-2022-2625, CVE-2023-39417).
+# - the install scripts in versions/ never use CREATE OR REPLACE, IF NOT
+#   EXISTS or SECURITY DEFINER, and never put @extschema@ / @extowner@
+#   inside quotes: an install script must fail on a pre-existing object
+#   rather than adopt it (CVE-2022-2625, CVE-2023-39417); the fragments
+#   of the upgrade script in development (src/sql/*.sql) likewise, except
+#   that CREATE OR REPLACE may replace a function or view a released
+#   script created.
 # Each rule also runs against a known-bad sample, so the lint itself is
 # shown to catch what it is meant to catch.
 use strict;
@@ -66,23 +69,56 @@ is_deeply([ lint('sample', "-- CREATE OR REPLACE in a comment is fine\nCREATE TA
 			. "DO \$\$ BEGIN IF NOT EXISTS (SELECT 1) THEN RAISE 'x'; END IF; END \$\$;") ],
 	[], 'lint ignores comments, clean statements and PL/pgSQL IF NOT EXISTS (...)');
 
-# The real sources.
-my @parts = sort glob('src/sql/*.sql');
-ok(@parts > 0, 'install script fragments found');
+# The released install scripts.
+my @parts = grep { !/--.*--/ } sort glob('versions/backfill--*.sql');
+ok(@parts > 0, 'install scripts found');
 my @offences;
 for my $f (@parts)
 {
 	push @offences, lint($f, slurp_file($f));
 }
-is_deeply(\@offences, [], 'no CREATE OR REPLACE / IF NOT EXISTS / SECURITY DEFINER / quoted @ext...@ in src/sql');
+is_deeply(\@offences, [], 'no CREATE OR REPLACE / IF NOT EXISTS / SECURITY DEFINER / quoted @ext...@ in the install scripts');
 
-# The built script starts with the \echo ... \quit guard.
+# The fragments of the upgrade script in development (src/sql/*.sql) keep
+# the same rules, except that CREATE OR REPLACE may replace a function or
+# view that an earlier script created (it is the extension's own member
+# then; a new object is created with plain CREATE).
+my $released = join "\n", map { strip_comments(slurp_file($_)) } sort glob('versions/backfill--*.sql');
+my %existing = map { lc($_) => 1 }
+  $released =~ /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE|VIEW)\s+(backfill\.\w+)/gi;
+my @fragments = sort glob('src/sql/*.sql');
+@offences = ();
+for my $f (@fragments)
+{
+	my $text = slurp_file($f);
+	push @offences, grep { !/CREATE OR REPLACE$/ } lint($f, $text);
+	my $code = strip_comments($text);
+	while ($code =~ /\bCREATE\s+OR\s+REPLACE\s+(?:FUNCTION|PROCEDURE|VIEW)\s+(backfill\.\w+)/gi)
+	{
+		push @offences, "$f: CREATE OR REPLACE of $1, which no released script creates"
+		  unless $existing{ lc $1 };
+	}
+}
+is_deeply(\@offences, [], 'the upgrade fragments keep the rules; CREATE OR REPLACE only of released objects');
+
+# Every script starts with its \echo ... \quit guard: the newest release's
+# install script, and the built upgrade script to the version in
+# development (if it is not itself released).
 my ($version) = slurp_file('backfill.control') =~ /^default_version\s*=\s*'([^']+)'/m;
-my $script = "backfill--$version.sql";
-ok(-f $script, "built install script $script exists");
+my ($newest) = (map { (split ' ')[0] } grep { /\S/ && !/^#/ } split /\n/, slurp_file('versions/RELEASES'))[-1];
+my $script = "versions/backfill--$newest.sql";
+ok(-f $script, "install script $script exists");
 my @code_lines = grep { !/^\s*(--.*)?$/ } split /\n/, slurp_file($script);
 like($code_lines[0], qr/^\\echo Use "CREATE EXTENSION backfill" to load this file\. \\quit$/,
 	'first statement of the install script is the \echo ... \quit guard');
+if ($version ne $newest)
+{
+	my $upgrade = "backfill--$newest--$version.sql";
+	ok(-f $upgrade, "built upgrade script $upgrade exists");
+	my @lines = grep { !/^\s*(--.*)?$/ } split /\n/, slurp_file($upgrade);
+	like($lines[0], qr/^\\echo Use "ALTER EXTENSION backfill UPDATE" to load this file\. \\quit$/,
+		'first statement of the upgrade script is its \echo ... \quit guard');
+}
 
 # Loading the script with psql stops at the guard and creates nothing.
 my $node = PostgreSQL::Test::Cluster->new('lint');

@@ -4,16 +4,15 @@
 # run.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "TimeZone = 'UTC'");
-$primary->start;
+my $primary = backfill_node('primary', init => { allows_streaming => 1 });
 $primary->safe_psql('postgres', q{
-CREATE EXTENSION backfill;
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src SELECT t, 1 FROM generate_series('2024-01-01 00:00+00'::timestamptz,
                                                  '2024-01-04 23:00+00', '1 hour') t;

@@ -3,18 +3,17 @@
 # ids, one chunk row per chunk, every target exactly right.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
 my $n = 8;
-my $node = PostgreSQL::Test::Cluster->new('parallel');
-$node->init;
-$node->append_conf('postgresql.conf', "TimeZone = 'UTC'\nmax_connections = 40");
-$node->start;
+my $node = backfill_node('parallel', conf => "max_connections = 40\n");
 $node->safe_psql('postgres', q{
-CREATE EXTENSION backfill;
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src SELECT t, 1 FROM generate_series('2024-01-01 00:00+00'::timestamptz,
                                                  '2024-01-10 23:00+00', '1 hour') t;

@@ -7,23 +7,15 @@
 # pg_cron 1.4 schedules by the minute: the wait is bounded (180 s).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('cronrevoke');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('cronrevoke', cron => 1);
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_cron;
-CREATE EXTENSION backfill;
 -- pg_cron's background workers connect as the job's role: it needs LOGIN
 CREATE ROLE etl LOGIN;
 CREATE ROLE other LOGIN;

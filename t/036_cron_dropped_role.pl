@@ -21,23 +21,15 @@
 # pg_cron 1.4 schedules by the minute: each wait is bounded (180 s).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crondropped');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('crondropped', cron => 1);
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_cron;
-CREATE EXTENSION backfill;
 CREATE ROLE etl LOGIN;
 CREATE ROLE other LOGIN;
 GRANT USAGE ON SCHEMA cron TO etl, other;

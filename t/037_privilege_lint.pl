@@ -2,11 +2,11 @@
 # exactly two places, and nothing else may.
 #
 # - With the extension owner's rights, only through CatalogRun in
-#   src/catalog.c (behind CatalogExec), which also pins search_path; the
+#   src/base/catalog.c (behind CatalogExec), which also pins search_path; the
 #   owner is looked up only by ExtensionOwner there, called only by
 #   CatalogRun.
 # - As the author of registered text, only through the author gate of
-#   src/identity.c (AuthorGateEnter, AuthorGateLeave, AuthorGateAbort).
+#   src/base/identity.c (AuthorGateEnter, AuthorGateLeave, AuthorGateAbort).
 # - No other way to change the user or role exists anywhere (SET ROLE and
 #   SET SESSION AUTHORIZATION in C or in generated SQL, the older
 #   SetUserIdAndContext, SECURITY DEFINER).
@@ -75,12 +75,12 @@ sub functions_of
 
 # The rules: a token, and the only (file, function) places allowed to use
 # it.  An empty list means nowhere.
-my %allowed_gate = map { ("src/identity.c:$_" => 1) }
+my %allowed_gate = map { ("src/base/identity.c:$_" => 1) }
   qw(AuthorGateEnter AuthorGateLeave AuthorGateAbort);
 my @rules = (
-	[ 'SetUserIdAndSecContext', { 'src/catalog.c:CatalogRun' => 1, %allowed_gate } ],
-	[ 'ExtensionOwner', { 'src/catalog.c:CatalogRun' => 1, 'src/catalog.c:ExtensionOwner' => 1 } ],
-	[ 'extowner', { 'src/catalog.c:ExtensionOwner' => 1 } ],
+	[ 'SetUserIdAndSecContext', { 'src/base/catalog.c:CatalogRun' => 1, %allowed_gate } ],
+	[ 'ExtensionOwner', { 'src/base/catalog.c:CatalogRun' => 1, 'src/base/catalog.c:ExtensionOwner' => 1 } ],
+	[ 'extowner', { 'src/base/catalog.c:ExtensionOwner' => 1 } ],
 	[ 'Anum_pg_extension_extowner', {} ],
 	[ 'SetUserIdAndContext', {} ],
 	[ 'SetSessionAuthorization', {} ],
@@ -104,7 +104,7 @@ sub lint
 			my ($token, $ok) = @$rule;
 			push @bad, "$file: $token at file scope"
 			  if $outside =~ /\b\Q$token\E\b/
-			  && !($file eq 'src/catalog.c' && $token eq 'ExtensionOwner');
+			  && !($file eq 'src/base/catalog.c' && $token eq 'ExtensionOwner');
 			for my $f (@$funcs)
 			{
 				my ($name, $body) = @$f;
@@ -120,7 +120,7 @@ sub lint
 			  || $s =~ /set_config\s*\(\s*'(?:role|session_authorization)'/i;
 		}
 		# the one owner path pins search_path and switches to the owner
-		if ($file eq 'src/catalog.c')
+		if ($file eq 'src/base/catalog.c')
 		{
 			my ($run) = grep { $_->[0] eq 'CatalogRun' } @$funcs;
 			if (!$run)
@@ -169,26 +169,26 @@ AuthorGateEnter(AuthorGate *gate)
 	SetUserIdAndSecContext(gate->author, 0);
 }
 C
-is_deeply([ lint('src/catalog.c' => $good_catalog, 'src/identity.c' => $good_identity) ],
+is_deeply([ lint('src/base/catalog.c' => $good_catalog, 'src/base/identity.c' => $good_identity) ],
 	[], 'the two allowed places pass the lint');
 
 my %samples = (
-	'switch outside the two places' => [ 'src/run.c' => "void\nRunLoop(void)\n{\n\tSetUserIdAndSecContext(owner, 0);\n}\n",
+	'switch outside the two places' => [ 'src/orchestration/run.c' => "void\nRunLoop(void)\n{\n\tSetUserIdAndSecContext(owner, 0);\n}\n",
 		qr/SetUserIdAndSecContext in RunLoop/ ],
-	'switch in another function of catalog.c' => [ 'src/catalog.c' => $good_catalog
+	'switch in another function of catalog.c' => [ 'src/base/catalog.c' => $good_catalog
 		  . "int\nCatalogExecOther(void)\n{\n\tSetUserIdAndSecContext(ExtensionOwner(), 0);\n}\n",
 		qr/SetUserIdAndSecContext in CatalogExecOther/ ],
-	'owner lookup elsewhere' => [ 'src/schedule.c' => "static Oid\nOwner(void)\n{\n\treturn ext->extowner;\n}\n",
+	'owner lookup elsewhere' => [ 'src/orchestration/schedule.c' => "static Oid\nOwner(void)\n{\n\treturn ext->extowner;\n}\n",
 		qr/extowner in Owner/ ],
-	'owner path without the pin' => [ 'src/catalog.c' => "static Oid\nExtensionOwner(void)\n{\n}\n\nstatic int\nCatalogRun(void)\n{\n\tSetUserIdAndSecContext(ExtensionOwner(), 0);\n}\n",
+	'owner path without the pin' => [ 'src/base/catalog.c' => "static Oid\nExtensionOwner(void)\n{\n}\n\nstatic int\nCatalogRun(void)\n{\n\tSetUserIdAndSecContext(ExtensionOwner(), 0);\n}\n",
 		qr/CatalogRun does not pin search_path/ ],
-	'exported owner lookup' => [ 'src/catalog.c' => "Oid\nExtensionOwner(void)\n{\n}\n\nstatic int\nCatalogRun(void)\n{\n\tint n = SpiPinSearchPath();\n\tSetUserIdAndSecContext(ExtensionOwner(), 0);\n\tSpiUnpinSearchPath(n);\n}\n",
+	'exported owner lookup' => [ 'src/base/catalog.c' => "Oid\nExtensionOwner(void)\n{\n}\n\nstatic int\nCatalogRun(void)\n{\n\tint n = SpiPinSearchPath();\n\tSetUserIdAndSecContext(ExtensionOwner(), 0);\n\tSpiUnpinSearchPath(n);\n}\n",
 		qr/ExtensionOwner is not static/ ],
-	'older user switch' => [ 'src/chunk.c' => "void\nF(void)\n{\n\tSetUserIdAndContext(u, true);\n}\n",
+	'older user switch' => [ 'src/engine/chunk.c' => "void\nF(void)\n{\n\tSetUserIdAndContext(u, true);\n}\n",
 		qr/SetUserIdAndContext in F/ ],
-	'SET ROLE in generated SQL' => [ 'src/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SET ROLE postgres\", 0);\n}\n",
+	'SET ROLE in generated SQL' => [ 'src/orchestration/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SET ROLE postgres\", 0);\n}\n",
 		qr/SQL that changes the user/ ],
-	'role through set_config' => [ 'src/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SELECT set_config('role', $1, true)\", 1);\n}\n",
+	'role through set_config' => [ 'src/orchestration/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SELECT set_config('role', $1, true)\", 1);\n}\n",
 		qr/SQL that changes the user/ ],
 );
 for my $name (sort keys %samples)
@@ -200,11 +200,11 @@ for my $name (sort keys %samples)
 }
 
 # The real sources.
-my @c = sort glob('src/*.c');
+my @c = sort glob('src/*/*.c');
 ok(@c >= 10, 'C sources found');
 my %files = map { ($_ => slurp_file($_)) } @c;
-ok($files{'src/catalog.c'} && $files{'src/identity.c'},
-	'catalog.c and identity.c are there');
+ok($files{'src/base/catalog.c'} && $files{'src/base/identity.c'},
+	'base/catalog.c and base/identity.c are there');
 my @offences = lint(%files);
 is_deeply(\@offences, [],
 	'user switches only in CatalogRun (pinned) and the author gate; owner looked up only there')

@@ -8,27 +8,17 @@
 # pg_cron 1.4 schedules by the minute: the wait is bounded (300 s).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('pipeline_cron');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('pipeline_cron', cron => 1);
 
 $node->safe_psql(
 	'postgres', q{
-CREATE EXTENSION pg_cron;
-CREATE EXTENSION backfill;
 CREATE ROLE etl LOGIN;
 GRANT USAGE ON SCHEMA cron TO etl;
 CREATE TABLE events (ts timestamptz NOT NULL, amount int NOT NULL);
@@ -85,15 +75,9 @@ is( $node->safe_psql('postgres',
 	'one job per run, each running exactly its run');
 
 # Wait (bounded) for the group to finish on its own.
-my $deadline = time() + 300;
-my $status = '';
-while (time() < $deadline)
-{
-	$status = $node->safe_psql('postgres',
-		"SELECT status FROM backfill.group_progress WHERE group_id = $group");
-	last if $status eq 'done' || $status eq 'failed';
-	usleep(1_000_000);
-}
+my $status = wait_for_value($node,
+	"SELECT status FROM backfill.group_progress WHERE group_id = $group",
+	sub { $_[0] eq 'done' || $_[0] eq 'failed' }, 300);
 is($status, 'done', 'the group finished on its own');
 # Each finishing tick parked its job (never removed in its own tick), and
 # the later ticks of the group swept the parked jobs of the runs done

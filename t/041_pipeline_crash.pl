@@ -9,32 +9,17 @@
 # gate(), which waits on an advisory lock held by another session.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('pipeline_crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-restart_after_crash = on
-TimeZone = 'UTC'
-});
-$node->start;
+my $node = backfill_node('pipeline_crash', conf => "restart_after_crash = on\n");
 
 my $db = 'postgres';
-$node->safe_psql($db, q{
-CREATE EXTENSION backfill;
-CREATE TABLE gate_day (day timestamptz);
-CREATE FUNCTION gate(t timestamptz) RETURNS bool LANGUAGE plpgsql VOLATILE AS
-$$
-BEGIN
-    IF EXISTS (SELECT FROM public.gate_day g
-                WHERE t >= g.day AND t < g.day + interval '1 day') THEN
-        PERFORM pg_advisory_xact_lock_shared(4242);
-    END IF;
-    RETURN true;
-END
-$$;
+$node->safe_psql($db, gate_sql() . q{
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src SELECT '2024-05-01 00:00+00'::timestamptz + i * interval '3 hours', 1
   FROM generate_series(0, 8 * 31 - 1) i;
@@ -69,16 +54,7 @@ CREATE TABLE monthly_ref AS SELECT '2024-05-01 00:00+00'::timestamptz AS month, 
 sub diff_count
 {
 	my ($t, $other) = @_;
-	return $node->safe_psql($db, qq{
-SELECT (SELECT count(*) FROM (SELECT * FROM $t EXCEPT ALL SELECT * FROM $other) a)
-     + (SELECT count(*) FROM (SELECT * FROM $other EXCEPT ALL SELECT * FROM $t) b)});
-}
-
-sub forget_session
-{
-	my ($session) = @_;
-	eval { $session->{run}->kill_kill; };
-	return;
+	return table_diff($node, $db, $t, $other);
 }
 
 # Start CALL backfill.run_group(group) in the background with the gate
@@ -87,24 +63,10 @@ sub forget_session
 sub kill_group_at
 {
 	my ($group, $day, $what) = @_;
-	$node->safe_psql($db, "TRUNCATE gate_day; INSERT INTO gate_day VALUES ('$day')");
-	my $gate = $node->background_psql($db);
-	$gate->query_safe('SELECT pg_advisory_lock(4242)');
-	my $runner = $node->background_psql($db, on_error_stop => 0);
-	my $pid = $runner->query_safe('SELECT pg_backend_pid()');
-	chomp $pid;
-	$runner->query_until(qr/started/, "\\echo started\nCALL backfill.run_group($group);\n");
-	ok( $node->poll_query_until($db, qq{
-SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242
-                AND NOT granted AND pid = $pid)}),
+	my ($gate, $runner, $pid) = start_gated($node, $db,
+		"CALL backfill.run_group($group)", $day,
 		"$what: the group waits at the gate");
-	my $log_offset = -s $node->logfile;
-	kill 'KILL', $pid;
-	forget_session($runner);
-	forget_session($gate);
-	ok($node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
-		"$what: the server restarts after the crash");
-	ok($node->poll_query_until($db, 'SELECT true'), "$what: the server accepts connections again");
+	crash_restart($node, $db, $pid, "$what: ", $runner, $gate);
 	$node->safe_psql($db, 'TRUNCATE gate_day');
 	return;
 }

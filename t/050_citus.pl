@@ -13,6 +13,9 @@
 # 16 and 17 it skips itself and says so.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -33,20 +36,9 @@ my $db = 'postgres';
 my @nodes;
 for my $name ('coord', 'worker1', 'worker2')
 {
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', q{
-shared_preload_libraries = 'citus,pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-max_prepared_transactions = 20
-citus.shard_count = 4
-TimeZone = 'UTC'
-fsync = off
-});
-	$node->start;
+	# backfill is created on the coordinator once Citus knows its workers
+	my $node = backfill_node($name, preload => 'citus,pg_cron', extension => 0,
+		conf => "max_prepared_transactions = 20\ncitus.shard_count = 4\nfsync = off\n");
 	$node->safe_psql($db, 'CREATE EXTENSION citus; CREATE EXTENSION pg_cron;');
 	push @nodes, $node;
 }
@@ -76,6 +68,9 @@ like($err, qr/backfill runs on the Citus coordinator only/, '... saying so');
 like($err, qr/Connect to the coordinator/, '... with the hint');
 ($ret, $out, $err) = $w2->psql($db, 'CALL backfill.run(1)');
 like($err, qr/backfill runs on the Citus coordinator only/, 'run on a worker fails too');
+# cleanup_jobs takes no argument: its check is its own call, not a NULL check's
+($ret, $out, $err) = $w1->psql($db, 'SELECT * FROM backfill.cleanup_jobs()');
+like($err, qr/backfill runs on the Citus coordinator only/, 'cleanup_jobs on a worker fails too');
 
 # The source: payments, hash-distributed by customer; 20 customers, one
 # payment an hour for 14 days.  hold() waits while session 4242 holds its

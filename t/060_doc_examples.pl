@@ -31,6 +31,9 @@
 # tmp_check/doc_examples/ (compare it with the page, or copy it over).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use BackfillCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -293,25 +296,16 @@ sub page_script
 	return $s;
 }
 
-# Start a fresh cluster for one page.
+# Start a fresh cluster for one page: pg_cron preloaded, no extension
+# created (the page's setup does that).
 sub page_cluster
 {
 	my ($name) = @_;
 	$name =~ s/[^A-Za-z0-9]/_/g;
-	my $node = PostgreSQL::Test::Cluster->new("doc_$name");
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', q{
-shared_preload_libraries = 'pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
-max_worker_processes = 20
-TimeZone = 'UTC'
-DateStyle = 'ISO, MDY'
-lc_messages = 'C'
-});
-	$node->start;
-	return $node;
+	return backfill_node("doc_$name",
+		preload => 'pg_cron',
+		extension => 0,
+		conf => "DateStyle = 'ISO, MDY'\nlc_messages = 'C'\n");
 }
 
 # Run a page in its own cluster; returns the transcript cut by segment:

@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.c
+ *	  The checks of the arguments of SQL-callable functions: a NULL where
+ *	  none is allowed (RequireArg), the max_chunks argument (MaxChunksArg),
+ *	  and a procedure that must be a top-level CALL (RequireTopLevelCall).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/parsenodes.h"
+
+#include "backfill.h"
+
+/*
+ * RequireArg
+ *		Raise 22004 "<name> must not be null" when argument argno of a
+ *		SQL-callable function is NULL, with hint (may be NULL).
+ */
+void
+RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
+		   const char *hint)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name),
+				 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * IsAtomicCall
+ *		Whether a procedure was called in an atomic context (inside a
+ *		transaction block, from a function, or by a procedure that was).
+ */
+static bool
+IsAtomicCall(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext))
+		return true;
+	return ((CallContext *) fcinfo->context)->atomic;
+}
+
+/*
+ * RequireTopLevelCall
+ *		Refuse a procedure call that could not commit per chunk: it would
+ *		either fail at its first commit or, worse, look like it worked.
+ */
+void
+RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name)
+{
+	if (IsAtomicCall(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("%s must be called as a top-level CALL", name),
+				 errdetail("It commits after every chunk, which is impossible inside a transaction block or a function."),
+				 errhint("Call it outside a transaction block, and not from a function.")));
+}
+
+/*
+ * MaxChunksArg
+ *		The max_chunks argument of run and run_group: -1 (no limit) for
+ *		NULL, else a positive number (22023 otherwise).
+ */
+int
+MaxChunksArg(FunctionCallInfo fcinfo, int argno)
+{
+	int			max_chunks;
+
+	if (PG_ARGISNULL(argno))
+		return -1;
+	max_chunks = PG_GETARG_INT32(argno);
+	if (max_chunks <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_chunks must be positive"),
+				 errhint("Leave it NULL to run every pending chunk.")));
+	return max_chunks;
+}

@@ -1,0 +1,315 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Reads and writes of backfill's own catalog tables, as the extension
+ *	  owner (CatalogExec), and the parameters of those statements
+ *	  (CatalogArgs).
+ *
+ * Users hold no write privileges on backfill.targets, definitions, runs,
+ * chunks or check_results.  The C code writes them as the extension owner,
+ * for exactly one statement at a time, in a security-restricted context,
+ * with search_path pinned to 'pg_catalog, pg_temp', and records the real
+ * user as a parameter.  This is the pattern pg_cron uses for its job
+ * table.
+ *
+ * CatalogRun (behind CatalogExec) is the only code that switches to the
+ * extension owner; the owner is looked up here and nowhere else
+ * (ExtensionOwner is static).
+ * t/037_privilege_lint.pl fails the build's tests when a user switch or
+ * the owner lookup appears anywhere but here and in the author gate
+ * (identity.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "backfill.h"
+
+/*
+ * ExtensionOwner
+ *		The role that owns the backfill extension (and its catalog tables).
+ *		Private to this file: only CatalogExec switches to it.
+ */
+static Oid
+ExtensionOwner(void)
+{
+	Oid			extoid;
+	Oid			owner = InvalidOid;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	extoid = get_extension_oid("backfill", false);
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(owner))
+		elog(ERROR, "backfill: could not find the owner of extension \"backfill\"");
+	return owner;
+}
+
+/*
+ * Saved plans of catalog statements.  The run engine executes the same few
+ * statements for every chunk; parsing and planning them once per backend
+ * keeps the bookkeeping of a chunk small.  The plan cache re-plans on its
+ * own when a table changes; the search_path is always the pinned one, so
+ * a plan never depends on the caller's.  Statements beyond the first CATALOG_PLANS are executed
+ * unsaved, so SQL that is built per call can never grow the cache.
+ */
+#define CATALOG_PLANS 64
+
+typedef struct CatalogPlan
+{
+	char	   *sql;
+	int			nargs;
+	Oid		   *argtypes;
+	SPIPlanPtr	plan;
+} CatalogPlan;
+
+static CatalogPlan catalog_plans[CATALOG_PLANS];
+static int	n_catalog_plans = 0;
+
+/*
+ * CatalogPlanFor
+ *		The saved plan of (sql, argtypes), prepared on first use; NULL when
+ *		the cache is full.  Caller is connected to SPI.
+ */
+static SPIPlanPtr
+CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
+{
+	CatalogPlan *entry;
+	SPIPlanPtr	plan;
+	int			i;
+
+	for (i = 0; i < n_catalog_plans; i++)
+	{
+		entry = &catalog_plans[i];
+		if (entry->nargs == nargs &&
+			(nargs == 0 ||
+			 memcmp(entry->argtypes, argtypes, sizeof(Oid) * nargs) == 0) &&
+			strcmp(entry->sql, sql) == 0)
+			return entry->plan;
+	}
+	if (n_catalog_plans >= CATALOG_PLANS)
+		return NULL;
+
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "backfill: could not prepare statement (%s): %s",
+			 SPI_result_code_string(SPI_result), sql);
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "backfill: could not save plan: %s", sql);
+
+	entry = &catalog_plans[n_catalog_plans];
+	entry->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	entry->nargs = nargs;
+	entry->argtypes = NULL;
+	if (nargs > 0)
+	{
+		entry->argtypes = MemoryContextAlloc(TopMemoryContext,
+											 sizeof(Oid) * nargs);
+		memcpy(entry->argtypes, argtypes, sizeof(Oid) * nargs);
+	}
+	entry->plan = plan;
+	n_catalog_plans++;
+	return plan;
+}
+
+/*
+ * CatalogRun
+ *		Run one catalog statement as the extension owner: the one function
+ *		of the extension that switches to the owner's rights.
+ *
+ * The caller must be connected to SPI.  The statement must reference only
+ * schema-qualified objects; it runs in a security-restricted operation
+ * with search_path pinned to 'pg_catalog, pg_temp' (SpiPinSearchPath), so
+ * that an implicit operator in it (IS DISTINCT FROM, IN, CASE, LIKE) can
+ * only resolve to pg_catalog's, never to a look-alike in the caller's
+ * schemas run with the owner's rights.  User id, security context and
+ * search_path are restored on error as well as on success, before the
+ * error reaches a caller that may catch it in a subtransaction.  With
+ * "save", the statement's plan is kept for the rest of the session (see
+ * CatalogPlanFor); statements whose text varies per call are run unsaved.
+ */
+static int
+CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
+		   const char *nulls, int expected, bool save)
+{
+	Oid			owner = ExtensionOwner();
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nest;
+	volatile int rc = 0;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	nest = SpiPinSearchPath();
+	SetUserIdAndSecContext(owner,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes) : NULL;
+
+		if (plan == NULL)
+			rc = SpiExec(sql, nargs, argtypes, values, nulls, false, 0,
+						 expected);
+		else
+		{
+			rc = SPI_execute_plan(plan, values, nulls, false, 0);
+			if (rc != expected)
+				elog(ERROR, "backfill: statement returned %s, expected %s: %s",
+					 SPI_result_code_string(rc),
+					 SPI_result_code_string(expected), sql);
+		}
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		SpiUnpinSearchPath(nest);
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+/*
+ * CatalogExec
+ *		Run one catalog statement as the extension owner (CatalogRun), its
+ *		plan saved for the session.
+ */
+int
+CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			const char *nulls, int expected)
+{
+	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true);
+}
+
+/*
+ * CatalogExecUnsaved
+ *		CatalogExec for a statement whose text is built per call (a GRANT
+ *		naming a role): run as the extension owner, never cached.
+ */
+int
+CatalogExecUnsaved(const char *sql, int expected)
+{
+	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false);
+}
+
+/*
+ * CatalogArgsInit
+ *		Start the parameters of a catalog statement: none yet.
+ */
+void
+CatalogArgsInit(CatalogArgs *args)
+{
+	args->n = 0;
+	args->nulls[0] = '\0';
+}
+
+/*
+ * CatalogArg
+ *		Add the next parameter, $n (returned): a value of "type", SQL NULL
+ *		when isnull.
+ */
+int
+CatalogArg(CatalogArgs *args, Oid type, Datum value, bool isnull)
+{
+	if (args->n >= CATALOG_MAX_ARGS)
+		elog(ERROR, "backfill: more than %d parameters in a catalog statement",
+			 CATALOG_MAX_ARGS);
+	args->types[args->n] = type;
+	args->values[args->n] = isnull ? (Datum) 0 : value;
+	args->nulls[args->n] = isnull ? 'n' : ' ';
+	args->n++;
+	args->nulls[args->n] = '\0';
+	return args->n;
+}
+
+/*
+ * CatalogArgText
+ *		Add the next parameter as text; a NULL pointer is SQL NULL.
+ */
+int
+CatalogArgText(CatalogArgs *args, const char *text)
+{
+	return CatalogArg(args, TEXTOID,
+					  text ? CStringGetTextDatum(text) : (Datum) 0,
+					  text == NULL);
+}
+
+/*
+ * CatalogExecArgs
+ *		CatalogExec with the parameters of args.  The statement must use
+ *		them all: its highest $n must be args->n, else it is an internal
+ *		error naming the statement (a parameter added or dropped on one
+ *		side only).
+ */
+int
+CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
+{
+	const char *p;
+	int			highest = 0;
+
+	for (p = sql; *p; p++)
+	{
+		if (*p == '$' && isdigit((unsigned char) p[1]))
+		{
+			int			k = atoi(p + 1);
+
+			highest = Max(highest, k);
+		}
+	}
+	if (highest != args->n)
+		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
+			 highest, args->n, sql);
+	return CatalogExec(sql, args->n, (Oid *) args->types,
+					   (Datum *) args->values, args->nulls, expected);
+}
+
+/*
+ * CatalogExists
+ *		Whether a catalog query (as CatalogExec) returns a row; the result
+ *		is freed.
+ */
+bool
+CatalogExists(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	bool		found;
+
+	CatalogExec(sql, nargs, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * CurrentUserName
+ *		The name of the role whose privileges are in effect now.
+ */
+char *
+CurrentUserName(void)
+{
+	return GetUserNameFromId(GetUserId(), false);
+}

@@ -1,0 +1,73 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  The server APIs backfill uses that differ between PostgreSQL 15, 16
+ *	  and 17, each behind one name of backfill's own, so that every .c file
+ *	  is the same source on every supported version.
+ *
+ * Only APIs that changed live here, each with its PG_VERSION_NUM guard and
+ * the release that changed it; headers that merely stopped being included
+ * by others are included where they are used.  backfill.h includes it (in
+ * the bottom layer, base/), so every file sees the same names.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_COMPAT_H
+#define BACKFILL_COMPAT_H
+
+#include "catalog/pg_namespace.h"
+#include "executor/executor.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+
+/*
+ * check_timezone, the check hook of SET TimeZone: declared in
+ * commands/variable.h up to 15, in utils/guc_hooks.h from 16 on.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "utils/guc_hooks.h"
+#else
+#include "commands/variable.h"
+#endif
+
+/*
+ * CheckQueryPermissions(query)
+ *		The current user's rights on every relation a parsed query reads
+ *		(42501 otherwise).  16 moved the rights out of the range table
+ *		into Query.rteperminfos and renamed ExecCheckRTPerms to
+ *		ExecCheckPermissions.
+ */
+#if PG_VERSION_NUM >= 160000
+#define CheckQueryPermissions(query) \
+	ExecCheckPermissions((query)->rtable, (query)->rteperminfos, true)
+#else
+#define CheckQueryPermissions(query) \
+	ExecCheckRTPerms((query)->rtable, true)
+#endif
+
+/*
+ * NamespaceAclCheck(nspid, roleid, mode)
+ *		A role's privilege on a schema.  16 replaced pg_namespace_aclcheck
+ *		by the generic object_aclcheck.
+ */
+#if PG_VERSION_NUM >= 160000
+#define NamespaceAclCheck(nspid, roleid, mode) \
+	object_aclcheck(NamespaceRelationId, (nspid), (roleid), (mode))
+#else
+#define NamespaceAclCheck(nspid, roleid, mode) \
+	pg_namespace_aclcheck((nspid), (roleid), (mode))
+#endif
+
+/*
+ * GucFree(extra)
+ *		Free what a GUC check hook allocated (the "extra" of check_timezone).
+ *		Up to 15 that is malloc'd; 16 allocates it with guc_malloc in the GUC
+ *		memory context, which only guc_free may release.
+ */
+#if PG_VERSION_NUM >= 160000
+#define GucFree(ptr) guc_free(ptr)
+#else
+#define GucFree(ptr) free(ptr)
+#endif
+
+#endif							/* BACKFILL_COMPAT_H */

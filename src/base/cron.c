@@ -1,0 +1,449 @@
+/*-------------------------------------------------------------------------
+ *
+ * cron.c
+ *	  What backfill knows of pg_cron: whether it is installed and runs its
+ *	  jobs in this database, whether the current backend is a pg_cron job,
+ *	  a run's job (looked up, removed), and the arithmetic of quiet hours.
+ *
+ * pg_cron is an optional dependency.  Nothing in the install script refers
+ * to it; every use goes through SPI at run time, after checking that the
+ * extension is installed in this database.
+ *
+ * A job is never removed by its own tick: pg_cron 1.4 marks a job whose
+ * row goes while its worker runs as "failed: job canceled", so the tick
+ * that finishes a run would look failed in cron.job_run_details.  That
+ * tick parks the job instead (ScheduleRemoveJob: cron.alter_job to a
+ * schedule that never fires, PARKED_SCHEDULE; the job stays active, so
+ * pg_cron ends the tick "succeeded"), and the job is removed later, once
+ * pg_cron shows it no longer running: by the next tick of any backfill
+ * job, by schedule and schedule_check, by unschedule, and by cleanup_jobs
+ * (ScheduleSweepFinishedJobs, orchestration/schedule.c).
+ *
+ * Every job belongs to a role that holds the guard of jobguard.c, so the
+ * role cannot be dropped while it has one; removing a role's last job
+ * releases it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "postmaster/bgworker.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+/*
+ * The schedule of a parked job: February 31st, which never comes.  The
+ * job keeps its name and command; it is removed by the next sweep.
+ */
+#define PARKED_SCHEDULE "0 0 31 2 *"
+
+/*
+ * CronJobName
+ *		The pg_cron job name of a run: backfill_run_<id>.
+ */
+char *
+CronJobName(int64 run_id)
+{
+	return psprintf("backfill_run_" INT64_FORMAT, run_id);
+}
+
+/*
+ * PgCronInstalled
+ *		Whether the pg_cron extension is installed in this database.
+ */
+bool
+PgCronInstalled(void)
+{
+	return OidIsValid(get_extension_oid("pg_cron", true));
+}
+
+/*
+ * RequirePgCron
+ *		Raise the "how to enable pg_cron" error unless pg_cron is installed
+ *		in this database and runs its jobs here (cron.database_name).
+ *		detail says what needs pg_cron.  Used by schedule and
+ *		schedule_check.
+ */
+void
+RequirePgCron(const char *detail)
+{
+	const char *dbname = get_database_name(MyDatabaseId);
+	const char *crondb;
+
+	if (!PgCronInstalled())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_cron is not installed in database \"%s\"", dbname),
+				 errdetail("%s", detail),
+				 errhint("Add pg_cron to shared_preload_libraries, set cron.database_name to '%s', restart the server, and run CREATE EXTENSION pg_cron in this database.",
+						 dbname)));
+
+	crondb = GetConfigOption("cron.database_name", true, false);
+	if (crondb != NULL && strcmp(crondb, dbname) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_cron runs its jobs in database \"%s\", not in \"%s\"",
+						crondb, dbname),
+				 errhint("Set cron.database_name to '%s' and restart the server.",
+						 dbname)));
+}
+
+/*
+ * CronLookupJob
+ *		Find a pg_cron job by id.  Read as the extension owner (a superuser,
+ *		since backfill can only be created by one), so that pg_cron's
+ *		row-level security on cron.job does not hide another role's job.
+ */
+bool
+CronLookupJob(int64 job_id, CronJob *job)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(job_id);
+	CatalogExec("SELECT username::pg_catalog.text, jobname::pg_catalog.text"
+				" FROM cron.job WHERE jobid OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	job->job_id = job_id;
+	job->owner = SpiGetText(0, 1);
+	job->jobname = SpiGetText(0, 2);
+	return true;
+}
+
+/*
+ * CronClearJobId
+ *		Forget the run's job (only if it is still the one given).
+ */
+void
+CronClearJobId(int64 run_id, int64 job_id)
+{
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = Int64GetDatum(job_id);
+	CatalogExec("UPDATE backfill.runs SET job_id = NULL"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND job_id OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * CronRemoveJob
+ *		Delete a run's pg_cron job.
+ *
+ * A job the current user owns is removed with the current user's own
+ * cron.unschedule.  Another role's job is removed as the extension owner:
+ * with "check", only when the current user has the privileges of the job's
+ * owner (what SET ROLE would give it anyway); without, always -- the run
+ * loop uses that when the run is finished, so that the job, which can no
+ * longer do anything, stops firing whoever finished the run.  The caller
+ * releases the owner's guard (JobGuardRelease) once its own updates of the
+ * run are done, so that the guard's lock is always taken after the rows.
+ */
+void
+CronRemoveJob(int64 run_id, CronJob *job, bool check)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	char	   *me = CurrentUserName();
+
+	values[0] = Int64GetDatum(job->job_id);
+	if (strcmp(job->owner, me) == 0)
+	{
+		SpiExecPinned("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+					  false, 0, SPI_OK_SELECT);
+		return;
+	}
+	if (check)
+	{
+		Oid			owner = get_role_oid(job->owner, true);
+
+		if (OidIsValid(owner) && !has_privs_of_role(GetUserId(), owner))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to remove the pg_cron job of run " INT64_FORMAT,
+							run_id),
+					 errdetail("Job " INT64_FORMAT " belongs to role \"%s\".",
+							   job->job_id, job->owner),
+					 errhint("Run backfill.unschedule(" INT64_FORMAT ") as role \"%s\" or as a role with its privileges.",
+							 run_id, job->owner)));
+	}
+	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+				SPI_OK_SELECT);
+}
+
+/*
+ * ParkJob
+ *		Make a run's job never fire again without removing it (see the
+ *		file header): as the extension owner, since the run is finished and
+ *		the job can do nothing useful whoever owns it.
+ */
+static void
+ParkJob(int64 job_id)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(job_id);
+	values[1] = CStringGetTextDatum(PARKED_SCHEDULE);
+	CatalogExec("SELECT cron.alter_job($1, schedule => $2)", 2, argtypes,
+				values, NULL, SPI_OK_SELECT);
+}
+
+/*
+ * ParseClock
+ *		Parse "H:MM" or "HH:MM" at *p into minutes since midnight and
+ *		advance *p; false when the text is not such a time of day.
+ */
+static bool
+ParseClock(const char **p, int *minutes)
+{
+	const char *s = *p;
+	int			hour = 0;
+	int			minute;
+	int			digits = 0;
+
+	while (isdigit((unsigned char) *s) && digits < 2)
+	{
+		hour = hour * 10 + (*s - '0');
+		s++;
+		digits++;
+	}
+	if (digits == 0 || *s != ':')
+		return false;
+	s++;
+	if (!isdigit((unsigned char) s[0]) || !isdigit((unsigned char) s[1]))
+		return false;
+	minute = (s[0] - '0') * 10 + (s[1] - '0');
+	s += 2;
+	if (hour > 23 || minute > 59)
+		return false;
+	*minutes = hour * 60 + minute;
+	*p = s;
+	return true;
+}
+
+/*
+ * ParseQuietHours
+ *		Parse a local time span "HH:MM-HH:MM" into minutes since midnight;
+ *		start > end means the span wraps midnight.  Raises 22007 for text
+ *		that is not such a span and 22023 for an empty one.
+ */
+void
+ParseQuietHours(const char *text, int *start, int *end)
+{
+	const char *p = text;
+
+	RequireMaxLength(text, "quiet_hours", BACKFILL_MAX_WORD);
+	while (isspace((unsigned char) *p))
+		p++;
+	if (!ParseClock(&p, start))
+		goto bad;
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p++ != '-')
+		goto bad;
+	while (isspace((unsigned char) *p))
+		p++;
+	if (!ParseClock(&p, end))
+		goto bad;
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p != '\0')
+		goto bad;
+
+	if (*start == *end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quiet_hours \"%s\" is an empty span", text),
+				 errdetail("Its start and its end are the same time of day."),
+				 errhint("Pass NULL to allow work at any time of day.")));
+	return;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			 errmsg("invalid quiet_hours \"%s\"", text),
+			 errdetail("Quiet hours are a span of local time written HH:MM-HH:MM on a 24-hour clock, such as '22:00-06:00'.")));
+}
+
+/*
+ * LocalMinuteOfDay
+ *		The wall-clock time of "at" in time zone "tzname", in minutes since
+ *		midnight.  A NULL tzname means the session's TimeZone.
+ *
+ * The name is read exactly as SET TimeZone reads it (check_timezone), so a
+ * run planned under TimeZone '-3' (three hours west, in SQL's sign
+ * convention) is not read as the POSIX zone "-3" (three hours east).
+ */
+int
+LocalMinuteOfDay(TimestampTz at, const char *tzname)
+{
+	pg_tz	   *tz;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			tzoff;
+
+	if (tzname == NULL)
+		tz = session_timezone;
+	else
+	{
+		char	   *value = pstrdup(tzname);
+		void	   *extra = NULL;
+
+		if (!check_timezone(&value, &extra, PGC_S_SESSION) || extra == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("time zone \"%s\" not recognized", tzname)));
+		tz = *((pg_tz **) extra);
+		GucFree(extra);
+	}
+	if (TIMESTAMP_NOT_FINITE(at) ||
+		timestamp2tm(at, &tzoff, &tm, &fsec, NULL, tz) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	return tm.tm_hour * 60 + tm.tm_min;
+}
+
+/*
+ * InQuietHours
+ *		Whether "at" lies in the local span [start, end) of quiet_hours in
+ *		time zone tzname; a span whose start is after its end wraps
+ *		midnight.  The wall clock is read in the zone at that instant, so
+ *		the span follows daylight saving time.
+ */
+bool
+InQuietHours(const char *quiet_hours, const char *tzname, TimestampTz at)
+{
+	int			start;
+	int			end;
+	int			now;
+
+	ParseQuietHours(quiet_hours, &start, &end);
+	now = LocalMinuteOfDay(at, tzname);
+	if (start < end)
+		return now >= start && now < end;
+	return now >= start || now < end;
+}
+
+/*
+ * ScheduleTickAllowed
+ *		Whether a tick of a run's schedule may do work at "now": always
+ *		without quiet hours, else only inside them (in the run's TimeZone).
+ */
+bool
+ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
+					TimestampTz now)
+{
+	if (quiet_hours == NULL)
+		return true;
+	return InQuietHours(quiet_hours, timezone, now);
+}
+
+/*
+ * ScheduleCalledFromCron
+ *		Whether the current backend is running a pg_cron job: a pg_cron
+ *		background worker (cron.use_background_workers = on), or a session
+ *		pg_cron opened over libpq, which names itself "pg_cron" as its
+ *		application_name.
+ */
+bool
+ScheduleCalledFromCron(void)
+{
+	if (ScheduleInCronWorker())
+		return true;
+	return application_name != NULL && strcmp(application_name, "pg_cron") == 0;
+}
+
+/*
+ * ScheduleInCronWorker
+ *		Whether the current backend is a pg_cron background worker: the
+ *		only evidence of a pg_cron tick that no user can fake (any session
+ *		can SET application_name = 'pg_cron', which is all that pg_cron's
+ *		libpq mode sets).  It decides chunks.executed_via ('pg_cron' or
+ *		'session'); the softer ScheduleCalledFromCron decides only things
+ *		that a user faking it can do to their own call (quiet hours, the
+ *		stale-job stop).
+ */
+bool
+ScheduleInCronWorker(void)
+{
+	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
+		return strcmp(MyBgworkerEntry->bgw_library_name, "pg_cron") == 0 ||
+			strcmp(MyBgworkerEntry->bgw_type, "pg_cron") == 0;
+	return false;
+}
+
+/*
+ * ScheduleRemoveJob
+ *		Remove the pg_cron job of a run and clear runs.job_id; true when a
+ *		job was removed (or parked).  Quiet (false) when the run has no
+ *		job, the job is gone already, or pg_cron is not installed.  In a
+ *		pg_cron tick, which is the job itself, the job is parked instead
+ *		and runs.job_id kept (see the file header): a sweep removes it once
+ *		the tick is over.
+ *
+ * Callable from the run loop in any context; runs in the caller's
+ * transaction, so a rollback keeps the job.
+ */
+bool
+ScheduleRemoveJob(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	int64		job_id;
+	bool		removed = false;
+	CronJob		job;
+
+	SpiConnect();
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT job_id FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+	{
+		SpiFinish();
+		return false;
+	}
+	job_id = SpiGetInt64(0, 1, &isnull);
+	if (isnull)
+	{
+		SpiFinish();
+		return false;
+	}
+
+	if (PgCronInstalled() && CronLookupJob(job_id, &job) &&
+		job.jobname != NULL && strcmp(job.jobname, CronJobName(run_id)) == 0)
+	{
+		if (ScheduleCalledFromCron())
+		{
+			ParkJob(job_id);
+			SpiFinish();
+			return true;
+		}
+		CronRemoveJob(run_id, &job, false);
+		removed = true;
+	}
+	CronClearJobId(run_id, job_id);
+	if (removed)
+		JobGuardRelease(job.owner);
+	SpiFinish();
+	return removed;
+}

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * locks.c
+ *	  The extension's own lock tags (BackfillLockTag) and the lock that
+ *	  serializes register, unregister and plan of one target.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/lock.h"
+
+#include "backfill.h"
+
+/*
+ * BackfillLockTag
+ *		Fill tag with the lock key (lockclass, key) of this database.  It is
+ *		an advisory lock tag whose fourth field is BACKFILL_LOCK_SUBID, a
+ *		value the SQL advisory lock functions never use, so only the
+ *		extension's C code can take these locks; they show in pg_locks as
+ *		locktype 'advisory', classid = lockclass, objid = key,
+ *		objsubid = 16966.
+ */
+void
+BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, lockclass, key,
+						 BACKFILL_LOCK_SUBID);
+}
+
+/*
+ * TakeTargetPlanLock
+ *		Transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid)
+ *		that serializes register, unregister and plan of one target, so two
+ *		overlapping plans can never both succeed.
+ */
+void
+TakeTargetPlanLock(Oid target)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}

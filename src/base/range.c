@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * range.c
+ *	  Splitting a half-open time range [start, end) into chunks
+ *	  (ComputeChunkBounds, for split_range, plan and check), the checks of
+ *	  a range's bounds, and a bound shifted by whole chunks (ShiftBound).
+ *
+ * Bound k is start + k * step, computed with timestamptz + interval in the
+ * session TimeZone, never by adding the step to the previous bound: a
+ * monthly split from January 31 gives February 28, March 31, April 30, and
+ * daily steps follow local days across DST changes.  The last chunk is
+ * clipped to end.  A step that fails to move a bound forward (zero,
+ * negative, or mixed such as '1 mon -30 days' from some starts) is an
+ * error, never an endless loop.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/int.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+
+/*
+ * StepTimes
+ *		The interval k * step, or false when it does not fit an interval.
+ */
+static bool
+StepTimes(Interval *step, int64 k, Interval *result)
+{
+	int64		months = (int64) step->month * k;
+	int64		days = (int64) step->day * k;
+
+	if (months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN)
+		return false;
+	if (pg_mul_s64_overflow(step->time, k, &result->time))
+		return false;
+	result->month = (int32) months;
+	result->day = (int32) days;
+	return true;
+}
+
+/*
+ * CheckRangeBounds
+ *		See backfill.h.  Shared by split_range, replace_range, plan and
+ *		check, so they agree on what a valid range is.
+ */
+void
+CheckRangeBounds(TimestampTz start, bool start_null,
+				 TimestampTz end, bool end_null)
+{
+	if (start_null || end_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("range bounds must not be null"),
+				 errhint("Give both range_start and range_end; the range is [range_start, range_end).")));
+	if (TIMESTAMP_NOT_FINITE(start) || TIMESTAMP_NOT_FINITE(end))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range bounds must be finite"),
+				 errdetail("A backfill replaces a closed stretch of time; infinity has no last chunk.")));
+	if (start >= end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range is empty: range_start %s is not before range_end %s",
+						TimestampText(start), TimestampText(end)),
+				 errhint("Ranges are half-open, [range_start, range_end): the end is excluded.")));
+}
+
+/*
+ * ComputeChunkBounds
+ *		See backfill.h.  All user-facing input errors are raised here, so
+ *		split_range, plan and check agree on them.
+ */
+int
+ComputeChunkBounds(TimestampTz start, bool start_null,
+				   TimestampTz end, bool end_null,
+				   Interval *step, bool step_null,
+				   TimestampTz **bounds)
+{
+	TimestampTz *b;
+	int			capacity;
+	int			n = 0;
+	Interval	zero = {0, 0, 0};
+	bool		pure_time;
+
+	CheckRangeBounds(start, start_null, end, end_null);
+	if (step_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("chunk interval must not be null")));
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(step),
+										  IntervalPGetDatum(&zero))) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk interval must be positive"),
+				 errdetail("The interval given compares less than or equal to zero.")));
+
+	pure_time = (step->month == 0 && step->day == 0);
+	capacity = 64;
+	b = palloc(sizeof(TimestampTz) * capacity);
+	b[0] = start;
+
+	for (;;)
+	{
+		TimestampTz next;
+		Interval	kstep;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (n >= backfill_max_chunks)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("range would be split into more than %d chunks",
+							backfill_max_chunks),
+					 errhint("Use a larger chunk interval, or ask a superuser to raise backfill.max_chunks (at most %d).",
+							 BACKFILL_MAX_CHUNKS_CEILING)));
+
+		if (pure_time)
+		{
+			/* no calendar arithmetic: exact and fast */
+			if (pg_mul_s64_overflow(step->time, (int64) (n + 1), &next) ||
+				pg_add_s64_overflow(start, next, &next))
+				next = end;
+		}
+		else
+		{
+			if (!StepTimes(step, n + 1, &kstep))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("chunk bound out of range")));
+			next = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+														   TimestampTzGetDatum(start),
+														   IntervalPGetDatum(&kstep)));
+		}
+
+		if (next <= b[n])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("chunk interval does not advance from %s",
+							TimestampText(b[n])),
+					 errdetail("Bound %d would be %s, not after bound %d.",
+							   n + 1, TimestampText(next), n),
+					 errhint("Mixed intervals such as '1 mon -30 days' go backwards from some dates; use a step whose parts have one sign.")));
+
+		if (n + 2 > capacity)
+		{
+			capacity *= 2;
+			b = repalloc_huge(b, sizeof(TimestampTz) * capacity);
+		}
+		n++;
+		if (next >= end)
+		{
+			b[n] = end;
+			break;
+		}
+		b[n] = next;
+	}
+
+	*bounds = b;
+	return n;
+}
+
+/*
+ * ShiftBound
+ *		bound + k * step (k may be negative), with the calendar arithmetic
+ *		of split_range: the interval k * step is added once, in the session
+ *		TimeZone.
+ */
+TimestampTz
+ShiftBound(TimestampTz bound, Interval *step, int k)
+{
+	Interval	kstep;
+	int64		months = (int64) step->month * k;
+	int64		days = (int64) step->day * k;
+
+	if (months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, (int64) k, &kstep.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("neighbor chunk bound out of range")));
+	kstep.month = (int32) months;
+	kstep.day = (int32) days;
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(bound),
+												   IntervalPGetDatum(&kstep)));
+}

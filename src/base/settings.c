@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.c
+ *	  Module entry point: the module magic, and _PG_init, which registers
+ *	  the backfill.* settings and nothing else.
+ *
+ * Nothing else happens at load time; every piece of work is done by the
+ * SQL-callable functions (src/api) and the C functions they call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "backfill.h"
+
+PG_MODULE_MAGIC;
+
+int			backfill_lock_timeout = 5000;
+int			backfill_chunk_timeout = 0;
+int			backfill_max_attempts = 3;
+int			backfill_max_chunks = 100000;
+int			backfill_neighbor_chunks = 3;
+double		backfill_neighbor_tolerance = 0.5;
+
+void		_PG_init(void);
+
+/*
+ * _PG_init
+ *		Define the settings and reserve the "backfill." prefix.
+ */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("backfill.lock_timeout",
+							"Longest wait of a chunk for the target's locks.",
+							"On timeout the chunk is deferred, not failed.",
+							&backfill_lock_timeout,
+							5000, 1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.chunk_timeout",
+							"Longest time one chunk may run; 0 means no limit.",
+							"A chunk over the limit fails and is rolled back.",
+							&backfill_chunk_timeout,
+							0, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.max_attempts",
+							"Consecutive lock deferrals after which a chunk fails.",
+							NULL,
+							&backfill_max_attempts,
+							3, 1, 1000000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.max_chunks",
+							"Largest number of chunks one range may be split into.",
+							"Only superusers may change it (chunk rows cannot be deleted by their planner); never above the hard ceiling of 10000000.",
+							&backfill_max_chunks,
+							100000, 1, BACKFILL_MAX_CHUNKS_CEILING,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.neighbor_chunks",
+							"Chunks read on each side of a run's range by reconcile.",
+							NULL,
+							&backfill_neighbor_chunks,
+							3, 0, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("backfill.neighbor_tolerance",
+							 "Allowed relative distance of a chunk from its neighbors' median.",
+							 NULL,
+							 &backfill_neighbor_tolerance,
+							 0.5, 0.0, 1000000.0,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("backfill");
+}
+

@@ -1,0 +1,916 @@
+/*-------------------------------------------------------------------------
+ *
+ * chunk.c
+ *	  The chunk engine: pick a run's next chunk, execute it in an internal
+ *	  subtransaction as the definition's author (lock, replace, ledger
+ *	  gate), record its outcome in the same transaction, and report it;
+ *	  and preview's engine part (PreviewRange), the same replacement always
+ *	  rolled back.
+ *
+ * Each chunk applies the run's recorded TimeZone and search_path, takes
+ * the target's locks under backfill.lock_timeout (a timeout defers the
+ * chunk instead of failing it), and is bounded by backfill.chunk_timeout.
+ * When the chunk fails, the subtransaction is rolled back and the failure
+ * (with the error's SQLSTATE, message, detail and hint) is recorded
+ * instead, in the transaction the run loop commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/timeout.h"
+
+#include "backfill.h"
+
+/* Where a chunk was when an error interrupted it. */
+typedef enum ChunkPhase
+{
+	PHASE_SETUP,
+	PHASE_LOCK,
+	PHASE_WORK
+} ChunkPhase;
+
+/* chunk_timeout: one user timeout per backend, registered lazily */
+static TimeoutId chunk_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t chunk_timed_out = false;
+
+/*
+ * ChunkLockTarget
+ *		Take the locks a chunk holds on its target until it commits: the
+ *		transaction-level lock (TARGET, relid) in ExclusiveLock
+ *		(backfill.lock_target takes it in ShareLock, so the daily job and a
+ *		chunk exclude each other), then SHARE ROW EXCLUSIVE on the table,
+ *		or, for a partitioned table, on the leaves that can hold rows of
+ *		[lo, hi) (the parents in ROW EXCLUSIVE), so writers to the chunk's
+ *		rows wait while readers, and writers to other partitions, do not;
+ *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
+ *		will truncate or swap them ("strategy", see partition.c).
+ *		Both waits are bounded by lock_timeout, which the caller has set.
+ *		Privileges were checked by the caller (CheckTargetPrivileges).
+ */
+static void
+ChunkLockTarget(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi, ReplaceStrategy strategy)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	LockAffectedPartitions(target, time_column, lo, hi, strategy,
+						   ShareRowExclusiveLock);
+}
+
+/*
+ * ChunkTimeoutHandler
+ *		Timeout handler of backfill.chunk_timeout: note that the chunk
+ *		timed out and ask for a query cancel, which the chunk's next
+ *		interrupt check turns into an error.
+ */
+static void
+ChunkTimeoutHandler(void)
+{
+	chunk_timed_out = true;
+	InterruptPending = true;
+	QueryCancelPending = true;
+	SetLatch(MyLatch);
+}
+
+/*
+ * ArmChunkTimeout / DisarmChunkTimeout
+ *		Start and stop the per-chunk timer (statement_timeout would cover
+ *		the whole CALL, across its commits).  The timeout is registered once
+ *		per backend, on first use.
+ */
+static void
+ArmChunkTimeout(void)
+{
+	chunk_timed_out = false;
+	if (backfill_chunk_timeout <= 0)
+		return;
+	if (chunk_timeout_id == MAX_TIMEOUTS)
+		chunk_timeout_id = RegisterTimeout(USER_TIMEOUT, ChunkTimeoutHandler);
+	enable_timeout_after(chunk_timeout_id, backfill_chunk_timeout);
+}
+
+static void
+DisarmChunkTimeout(void)
+{
+	if (chunk_timeout_id != MAX_TIMEOUTS)
+		disable_timeout(chunk_timeout_id, false);
+}
+
+/*
+ * SetChunkOption
+ *		Set a setting for the rest of the chunk (popped at its end).
+ */
+static void
+SetChunkOption(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Predicates of the chunks still to execute; spelled exactly as the
+ * partial indexes chunks_todo_idx and chunks_no_source_todo_idx (20_runs.sql)
+ * so that the planner can prove them and never rescan the done chunks.
+ */
+#define TODO_PENDING \
+	"status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])"
+#define TODO_NO_SOURCE \
+	"status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL"
+
+/*
+ * RemainingChunks
+ *		Whether the run has chunks still to execute: pending or failed
+ *		ones, and with clear_no_source the no_source ones not cleared yet.
+ *		Caller is connected to SPI.
+ */
+bool
+RemainingChunks(RunInfo *run)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(run->run_id);
+	if (CatalogExists("SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+					  " LIMIT 1",
+					  1, argtypes, values))
+		return true;
+	return run->clear_no_source &&
+		CatalogExists("SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					  " LIMIT 1",
+					  1, argtypes, values);
+}
+
+/*
+ * SetRunStatus
+ *		Set the run's status (finished_at with done) unless it has been
+ *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		Returns the status the run has now: status, or RUN_CANCELLED when a
+ *		cancel came first.
+ */
+RunStatus
+SetRunStatus(RunInfo *run, RunStatus status)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	bool		updated;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = CStringGetTextDatum(RunStatusName(status));
+	CatalogExec("UPDATE backfill.runs SET status = $2,"
+				" finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'done'"
+				"  THEN pg_catalog.clock_timestamp() END"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
+				2, argtypes, values, NULL, SPI_OK_UPDATE);
+	updated = SPI_processed > 0;
+	if (!updated)
+		return RUN_CANCELLED;
+	/* a job may have been added since the run was loaded: always look */
+	if (status == RUN_DONE || status == RUN_FAILED)
+		(void) ScheduleRemoveJob(run->run_id);
+	return status;
+}
+
+/*
+ * What one chunk has done so far, filled in phase by phase and read by the
+ * record of its outcome, after an error too: it lives in the caller's
+ * memory context, where a longjmp cannot clobber it as it could a local
+ * variable.
+ */
+typedef struct ChunkWork
+{
+	ChunkPhase	phase;
+	TimestampTz started;
+	ReplaceResult rr;
+	Verdict		verdict;		/* none, no_source, ok or ledger_mismatch */
+	bool		have_ledger;	/* the ledger gave a (non-null) figure */
+	Datum		ledger_value;	/* numeric, valid if have_ledger */
+	bool		ledger_ok;
+	bool		gate_failed;	/* the ledger gate refused the chunk */
+} ChunkWork;
+
+/*
+ * ChunkLock
+ *		Phase "lock": the target must still exist and be writable by the
+ *		current user (the author), then the chunk's locks are taken,
+ *		waiting at most backfill.lock_timeout; a lock timeout in this phase
+ *		defers the chunk.  The caller's lock_timeout is restored after.
+ */
+static void
+ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	char	   *user_lock_timeout;
+	char		buf[32];
+
+	user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
+	snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
+	SetChunkOption("lock_timeout", buf);
+	work->phase = PHASE_LOCK;
+	if (get_rel_name(run->target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of run %lld no longer exists",
+						(long long) run->run_id),
+				 errdetail("The run was planned for table %s.", run->target_name)));
+	CheckTargetPrivileges(run->target);
+	ChunkLockTarget(run->target, run->time_column, chunk->start,
+					chunk->end, chunk->no_source ? STRATEGY_DELETE : run->strategy);
+	work->phase = PHASE_WORK;
+	SetChunkOption("lock_timeout", user_lock_timeout);
+}
+
+/*
+ * ChunkReplace
+ *		Phase "replace": a no_source chunk clears its range; any other
+ *		replaces it from the run's pinned source, measuring before and
+ *		after when the definition has a measure.
+ */
+static void
+ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	memset(&work->rr, 0, sizeof(work->rr));
+	work->rr.before_null = work->rr.after_null = true;
+	if (chunk->no_source)
+	{
+		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
+										   chunk->start, chunk->end);
+		work->rr.strategy = STRATEGY_DELETE;
+		work->verdict = VERDICT_NO_SOURCE;
+		return;
+	}
+	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
+				 run->source, run->strategy, run->measure, &work->rr);
+}
+
+/*
+ * ChunkGate
+ *		Phase "gate": with a ledger, compare the chunk's new measure with
+ *		the ledger's figure (a NULL on either side counts as 0) and set the
+ *		verdict; with ledger_gate, a disagreement fails the chunk (23514),
+ *		which rolls its data back.
+ */
+static void
+ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	ReplaceResult *rr = &work->rr;
+	Datum		lv;
+	bool		ledger_null = true;
+	bool		measure_null;
+	Datum		measure_value;
+
+	if (chunk->no_source || run->ledger == NULL)
+		return;
+
+	measure_null = !rr->have_values || rr->after_null;
+	lv = LedgerValue(run->ledger, chunk->start, chunk->end, &ledger_null);
+	work->ledger_value = ledger_null ? (Datum) 0 : lv;
+	work->have_ledger = !ledger_null;
+	/* a NULL figure (an aggregate over no rows) counts as 0 */
+	measure_value = measure_null ?
+		DirectFunctionCall1(int4_numeric, Int32GetDatum(0)) :
+		rr->after_value;
+	work->ledger_ok = LedgerCompare(rr->after_value, measure_null,
+									lv, ledger_null, run->tolerance);
+	work->verdict = work->ledger_ok ? VERDICT_OK : VERDICT_LEDGER_MISMATCH;
+	if (!work->ledger_ok && run->ledger_gate)
+	{
+		work->gate_failed = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("chunk [%s, %s) disagrees with the ledger: measure %s = %s, ledger %s",
+						TimestampText(chunk->start), TimestampText(chunk->end),
+						run->measure, NumericText(measure_value, false),
+						NumericText(lv, ledger_null)),
+				 errdetail("The ledger query is: %s", run->ledger),
+				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+						 NumericText(run->tolerance, false))));
+	}
+}
+
+/*
+ * ChunkRecordDone
+ *		Phase "record" of a chunk that worked: its status (done, or
+ *		no_source for a cleared range), figures and verdict, in the same
+ *		transaction as its data.
+ */
+static void
+ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
+				const char *via, const char *user)
+{
+	ReplaceResult *rr = &work->rr;
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	CatalogArgText(&args, ChunkStatusName(chunk->no_source ?
+										  CHUNK_NO_SOURCE : CHUNK_DONE));
+	CatalogArgText(&args, StrategyName(rr->strategy));
+	CatalogArg(&args, INT8OID, Int64GetDatum(rr->rows_deleted), false);
+	CatalogArg(&args, INT8OID, Int64GetDatum(rr->rows_inserted), false);
+	CatalogArg(&args, NUMERICOID, rr->before_value,
+			   !rr->have_values || rr->before_null);
+	CatalogArg(&args, NUMERICOID, rr->after_value,
+			   !rr->have_values || rr->after_null);
+	CatalogArg(&args, NUMERICOID, work->ledger_value, !work->have_ledger);
+	CatalogArg(&args, BOOLOID, BoolGetDatum(work->ledger_ok),
+			   run->ledger == NULL || chunk->no_source);
+	CatalogArgText(&args, VerdictName(work->verdict));
+	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
+	CatalogArgText(&args, user);
+	CatalogArgText(&args, via);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+					" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+					" before_value = $7, after_value = $8, ledger_value = $9,"
+					" ledger_ok = $10, verdict = $11, started_at = $12,"
+					" finished_at = pg_catalog.clock_timestamp(),"
+					" executed_by = $13::pg_catalog.name, executed_via = $14,"
+					" error_sqlstate = NULL, error_message = NULL,"
+					" error_detail = NULL, error_hint = NULL"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
+}
+
+/*
+ * ChunkRunStatus
+ *		The run's status after a chunk that worked: done when nothing is
+ *		left, probed after the probe chunk of a probe run, else planned;
+ *		written only when it changes (a cancel that came first wins).
+ */
+static RunStatus
+ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+			   RunStatus run_status)
+{
+	RunStatus	status;
+	bool		after_probe = !probe_pending || !chunk->no_source;
+
+	if (!RemainingChunks(run))
+		status = RUN_DONE;
+	else if (run->probe && after_probe)
+		status = RUN_PROBED;
+	else
+		status = RUN_PLANNED;
+	if (status != run_status)
+		status = SetRunStatus(run, status);
+	return status;
+}
+
+/*
+ * ChunkErrorText
+ *		Rewrite a chunk's error for the user: our chunk_timeout's query
+ *		cancel says so, and a lock timeout that ends the deferrals says how
+ *		long and how often the chunk waited.
+ */
+static void
+ChunkErrorText(ErrorData *edata, bool timed_out, bool last_deferral,
+			   int32 deferrals)
+{
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
+	{
+		edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
+								  backfill_chunk_timeout);
+		edata->detail = NULL;
+		edata->hint = pstrdup("Raise backfill.chunk_timeout, or plan the range with a smaller chunk interval.");
+	}
+	if (last_deferral)
+	{
+		edata->detail = psprintf("The chunk waited backfill.lock_timeout (%d ms) for the table's locks %d times in a row (backfill.max_attempts).",
+								 backfill_lock_timeout, deferrals);
+		edata->hint = pstrdup("Find the transaction that holds the table (pg_locks), or raise backfill.lock_timeout.");
+	}
+}
+
+/*
+ * ErrorArgs
+ *		An error's SQLSTATE, message, detail and hint as the next four
+ *		statement parameters (text; detail and hint NULL when absent), for
+ *		the error_* columns of backfill.chunks.
+ */
+static void
+ErrorArgs(CatalogArgs *args, ErrorData *edata)
+{
+	CatalogArgText(args, unpack_sql_state(edata->sqlerrcode));
+	CatalogArgText(args, edata->message ? edata->message : "");
+	CatalogArgText(args, edata->detail);
+	CatalogArgText(args, edata->hint);
+}
+
+/*
+ * ChunkRecordDeferral
+ *		Phase "record" of a chunk whose locks timed out: it stays pending,
+ *		with one more attempt and deferral and the error that deferred it.
+ */
+static void
+ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" deferrals = deferrals OPERATOR(pg_catalog.+) 1,"
+					" error_sqlstate = $3, error_message = $4,"
+					" error_detail = $5, error_hint = $6"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
+}
+
+/*
+ * ChunkRecordFailure
+ *		Phase "record" of a chunk that failed: failed (a no_source chunk
+ *		stays no_source, unfinished), its figures cleared, the ledger
+ *		figure kept when the gate refused it, the error recorded; the run
+ *		becomes failed.
+ */
+static void
+ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
+				   ErrorData *edata, int32 deferrals, const char *via,
+				   const char *user)
+{
+	CatalogArgs args;
+	Verdict		verdict = chunk->no_source ? VERDICT_NO_SOURCE :
+	(work->gate_failed ? VERDICT_LEDGER_MISMATCH : VERDICT_NONE);
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	CatalogArgText(&args, ChunkStatusName(chunk->no_source ?
+										  CHUNK_NO_SOURCE : CHUNK_FAILED));
+	CatalogArg(&args, INT4OID, Int32GetDatum(deferrals), false);
+	CatalogArg(&args, NUMERICOID, work->ledger_value,
+			   !(work->gate_failed && work->have_ledger));
+	CatalogArgText(&args, VerdictName(verdict));
+	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
+	CatalogArgText(&args, user);
+	CatalogArgText(&args, via);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+					" rows_deleted = NULL, rows_inserted = NULL,"
+					" before_value = NULL, after_value = NULL,"
+					" ledger_value = $5,"
+					" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
+					" verdict = $6, started_at = $7,"
+					" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
+					"  THEN pg_catalog.clock_timestamp() END,"
+					" executed_by = $8::pg_catalog.name, executed_via = $9,"
+					" error_sqlstate = $10, error_message = $11,"
+					" error_detail = $12, error_hint = $13"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
+	SetRunStatus(run, RUN_FAILED);
+}
+
+/*
+ * ExecuteChunk
+ *		Execute one chunk in an internal subtransaction of the current
+ *		transaction and record its outcome (done, deferred or failed) in the
+ *		same transaction; the caller commits.  The phases: lock, replace
+ *		and gate run as the definition's author; the record (and the run's
+ *		status) as the caller.  A query cancel that is not our
+ *		chunk_timeout is re-thrown after the rollback (the chunk stays
+ *		pending).  run_status is the run's status read in this transaction
+ *		(the run row is updated only when it changes).  Caller is connected
+ *		to SPI; the current memory context must survive the transaction end
+ *		(the report is allocated there).
+ */
+void
+ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
+			 RunStatus run_status, const char *via, const char *user,
+			 ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ChunkWork  *work = palloc0(sizeof(ChunkWork));
+	long		secs;
+	int			usecs;
+
+	memset(report, 0, sizeof(ChunkReport));
+	work->phase = PHASE_SETUP;
+	work->started = GetCurrentTimestamp();
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+
+	PG_TRY();
+	{
+		int			nest = NewGUCNestLevel();
+		RunStatus	status;
+		AuthorGate	gate;
+
+		/*
+		 * Deferred constraints of the target are checked at the end of each
+		 * statement of the chunk, not at the commit where a violation could
+		 * no longer be recorded as the chunk's failure (and a deferred
+		 * trigger cannot be queued in the security-restricted operation
+		 * below).
+		 */
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
+
+		/*
+		 * The whole chunk runs as the author of the run's definition, with
+		 * the run's settings (popped at its end); the author's rights on
+		 * the table are the ones that count.  An error rolls the
+		 * subtransaction back, which restores the caller's user id.
+		 */
+		AuthorGateEnter(&gate, run->author, run->target,
+						run->definition_version, run->search_path,
+						run->timezone);
+		ChunkLock(run, chunk, work);
+		ArmChunkTimeout();
+		ChunkReplace(run, chunk, work);
+		ChunkGate(run, chunk, work);
+		/* the user text is done: back to the caller */
+		AuthorGateLeave(&gate);
+
+		ChunkRecordDone(run, chunk, work, via, user);
+		status = ChunkRunStatus(run, chunk, probe_pending, run_status);
+
+		report->outcome = OUTCOME_DONE;
+		report->rows_deleted = work->rr.rows_deleted;
+		report->rows_inserted = work->rr.rows_inserted;
+		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
+		report->ledger_ok = work->ledger_ok;
+		report->run_status = status;
+
+		DisarmChunkTimeout();
+		if (chunk_timed_out)
+		{
+			/* the timer fired after the last interrupt check: too late */
+			QueryCancelPending = false;
+		}
+
+		/*
+		 * Pop the chunk's settings as on abort: a plain SET done by the
+		 * source (set_config(..., false)) must not outlive the chunk either.
+		 */
+		AtEOXact_GUC(false, nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		timed_out = chunk_timed_out;
+		bool		deferral;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		DisarmChunkTimeout();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		/* a cancel by the user stops the call; the chunk stays pending */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
+			ReThrowError(edata);
+
+		deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+					work->phase == PHASE_LOCK);
+		report->error = edata;
+		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
+		ChunkErrorText(edata, timed_out,
+					   deferral && report->deferrals >= backfill_max_attempts,
+					   report->deferrals);
+
+		if (deferral && report->deferrals < backfill_max_attempts)
+		{
+			ChunkRecordDeferral(run, chunk, edata);
+			report->outcome = OUTCOME_DEFERRED;
+		}
+		else
+		{
+			ChunkRecordFailure(run, chunk, work, edata, report->deferrals,
+							   via, user);
+			report->outcome = OUTCOME_FAILED;
+			report->run_status = RUN_FAILED;
+		}
+	}
+	PG_END_TRY();
+
+	TimestampDifference(work->started, GetCurrentTimestamp(), &secs, &usecs);
+	report->elapsed_ms = secs * 1000.0 + usecs / 1000.0;
+}
+
+/*
+ * CommitChunk
+ *		Commit the chunk's transaction (SPI_commit).  When the commit itself
+ *		fails, e.g. Citus refusing to commit over a connection to a worker
+ *		that died during the chunk, or a deferred constraint: SPI_commit has
+ *		rolled the transaction back and started a new one, where the chunk
+ *		is recorded as failed, with the chunk's own error when it had one
+ *		(the cause; the commit's error is its consequence), else the
+ *		commit's.  report is updated to match.
+ */
+void
+CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+	CatalogArgs args;
+
+	PG_TRY();
+	{
+		SPI_commit();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		ReThrowError(edata);
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
+		edata = report->error;
+
+	SpiConnect();
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" rows_deleted = NULL, rows_inserted = NULL,"
+					" before_value = NULL, after_value = NULL,"
+					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
+					" finished_at = pg_catalog.clock_timestamp(),"
+					" error_sqlstate = $3, error_message = $4,"
+					" error_detail = $5, error_hint = $6"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					&args, SPI_OK_UPDATE);
+	SetRunStatus(run, RUN_FAILED);
+	SpiFinish();
+	SPI_commit();
+	MemoryContextSwitchTo(cxt);
+	report->outcome = OUTCOME_FAILED;
+	report->error = edata;
+	report->run_status = RUN_FAILED;
+}
+
+/*
+ * FirstTodo
+ *		The first (last, for a backwards run) chunk_no matching one of the
+ *		"still to do" predicates, or 0.  Caller is connected to SPI.
+ */
+static int32
+FirstTodo(RunInfo *run, const char *predicate)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	int32		chunk_no = 0;
+
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
+						 " ORDER BY chunk_no %s LIMIT 1",
+						 predicate, run->backwards ? "DESC" : "ASC"),
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		chunk_no = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk_no;
+}
+
+/*
+ * NextChunk
+ *		Pick the next chunk to execute (in chunk_no order, descending for a
+ *		backwards run) and lock its row until the chunk's transaction ends,
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
+ */
+bool
+NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		found;
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
+
+	values[0] = Int64GetDatum(run->run_id);
+
+	CatalogExec("SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	*run_status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
+		RUN_CANCELLED;
+	SPI_freetuptable(SPI_tuptable);
+
+	pending = FirstTodo(run, TODO_PENDING);
+	if (run->clear_no_source)
+		no_source = FirstTodo(run, TODO_NO_SOURCE);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+
+	values[1] = Int32GetDatum(next);
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
+				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2"
+				" AND (" TODO_PENDING " OR " TODO_NO_SOURCE ")"
+				" FOR UPDATE",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
+		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+		chunk->no_source = SpiGetBool(0, 4, &isnull);
+		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * RunHasDoneChunk
+ *		Whether any chunk of the run has been executed from its source
+ *		(that is, whether its probe has run).  Caller is connected to SPI.
+ */
+bool
+RunHasDoneChunk(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(run_id);
+	return CatalogExists("SELECT 1 FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+						 " AND status OPERATOR(pg_catalog.=) 'done' LIMIT 1",
+						 1, argtypes, values);
+}
+
+/*
+ * ReportChunk
+ *		The NOTICE of one executed chunk.  The time it took is reported at
+ *		DEBUG1 (SET client_min_messages = debug1 to see it), so that the
+ *		NOTICE stays the same from one execution to the next; it is also in
+ *		the chunk's started_at and finished_at.
+ */
+void
+ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	char	   *lo = TimestampText(chunk->start);
+	char	   *hi = TimestampText(chunk->end);
+
+	ereport(DEBUG1,
+			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
+							 chunk->chunk_no, (long long) run->run_id,
+							 report->elapsed_ms)));
+
+	if (report->outcome == OUTCOME_DEFERRED)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) deferred: %s",
+						chunk->chunk_no, lo, hi, report->error->message),
+				 errdetail("Deferral %d of %d (backfill.max_attempts); the chunk stays pending.",
+						   report->deferrals, backfill_max_attempts),
+				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
+						 (long long) run->run_id)));
+	else if (report->outcome == OUTCOME_DONE && chunk->no_source)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted)));
+	else if (report->outcome == OUTCOME_DONE)
+		ereport(NOTICE,
+				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
+						chunk->chunk_no, lo, hi,
+						(long long) report->rows_deleted,
+						(long long) report->rows_inserted,
+						!report->ledger_checked ? "" :
+						report->ledger_ok ? ", ledger ok" : ", ledger differs")));
+}
+
+/*
+ * RaiseChunkFailure
+ *		After the failure has been committed: end the call with an error
+ *		carrying the chunk's SQLSTATE, so that scripts and pg_cron see it.
+ */
+void
+RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	ereport(ERROR,
+			(errcode(edata->sqlerrcode),
+			 errmsg("chunk %d of run %lld failed: %s", chunk->chunk_no,
+					(long long) run->run_id, edata->message),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("The chunk was rolled back and recorded as failed; fix the cause, then CALL backfill.run(%lld) to retry it and continue.",
+					 (long long) run->run_id)));
+}
+
+/*
+ * PreviewRange
+ *		See backfill.h: what replacing [lo, hi) of target with its current
+ *		definition would do, computed as the definition's author in an
+ *		internal subtransaction that is always rolled back, so nothing
+ *		changes.  The figures are in the caller's memory context.  Caller
+ *		is connected to SPI; [lo, hi) has passed CheckRangeBounds.
+ */
+void
+PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
+{
+	MemoryContext cxt;
+	ResourceOwner owner = CurrentResourceOwner;
+	Definition *def;
+	char	   *time_column;
+	char	   *measure;
+	char	   *ledger;
+	char	   *source;
+	Oid			author;
+	int32		version;
+	ReplaceResult rr;
+	volatile Datum ledger_value = (Datum) 0;
+	volatile bool ledger_null = true;
+
+	CheckTargetPrivileges(target);
+
+	cxt = CurrentMemoryContext;
+	def = LoadDefinition(target, 0);
+	time_column = def->time_column;
+	measure = def->measure;
+	ledger = def->ledger;
+	source = def->source;
+	author = def->author;
+	version = def->version;
+	CheckAuthor(author, target, version);
+	memset(&rr, 0, sizeof(rr));
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		AuthorGate	gate;
+
+		/* as the author; the rollback below restores the caller */
+		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
+					  false, 0, SPI_OK_UTILITY);
+		AuthorGateEnter(&gate, author, target, version,
+						GetConfigOption("search_path", false, false),
+						GetConfigOption("TimeZone", false, false));
+		CheckTargetPrivileges(target);
+		ReplaceRange(target, time_column, lo, hi, source, STRATEGY_DELETE, measure,
+					 &rr);
+		if (ledger != NULL)
+		{
+			bool		isnull;
+			Datum		lv = LedgerValue(ledger, lo, hi, &isnull);
+
+			ledger_value = lv;
+			ledger_null = isnull;
+		}
+		AuthorGateLeave(&gate);
+	}
+	PG_CATCH();
+	{
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	out->rr = rr;
+	out->ledger_value = ledger_value;
+	out->ledger_null = ledger_null;
+}

@@ -1,0 +1,514 @@
+/*-------------------------------------------------------------------------
+ *
+ * cascade.c
+ *	  Plans that choose their chunks: plan(..., only_chunks) keeps only the
+ *	  chunks of the range that need work, read from the target's history
+ *	  (ClassifyPieces, lineage.c); plan(..., cascade => true) plans the
+ *	  target's run and one run per transitive downstream target, as a
+ *	  group.
+ *
+ * Each downstream run covers the chunks of its direct upstream runs
+ * widened to whole chunks of its own chunk size, on a fixed grid
+ * (GridCell).  The runs share a group_id (the root run's id); group.c
+ * says when a chunk of a group may execute.
+ *
+ * Catalog tables are read and written only through CatalogExec; runs are
+ * planned by plan.c (PlanRun), which checks the caller's rights on every
+ * target.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+/* One target of a cascading plan, in dependency order. */
+typedef struct PlanNode
+{
+	Oid			target;
+	char	   *name;
+	int64		run_id;
+	PlanChunks	chunks;
+} PlanNode;
+
+/* ----------------------------------------------------------------
+ *		history pieces: what a range of a target needs
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * PieceNeeds
+ *		Whether a piece makes its chunk part of an only-plan.
+ *		missing: no settled chunk covers it (with clear_no_source, also a
+ *		no_source stretch whose rows were never cleared); outdated: it was
+ *		backfilled under a version older than the current one; failed: the
+ *		latest attempt there failed or was cancelled.
+ */
+static bool
+PieceNeeds(const Piece *p, OnlyChunks only, bool clear_no_source,
+		   int32 current_version)
+{
+	switch (only)
+	{
+		case ONLY_MISSING:
+			return p->settled == CHUNK_NONE ||
+				(clear_no_source && p->settled == CHUNK_NO_SOURCE &&
+				 !p->cleared);
+		case ONLY_OUTDATED:
+			return p->settled == CHUNK_DONE && p->version < current_version;
+		case ONLY_FAILED:
+			return p->latest == CHUNK_FAILED || p->latest == CHUNK_CANCELLED;
+		case ONLY_ALL:
+			break;
+	}
+	return true;
+}
+
+/*
+ * SelectChunks
+ *		Keep the chunks of [bounds[0], bounds[n]) that need work under
+ *		"only" (only_chunks); returns them in *out (possibly none).
+ */
+static void
+SelectChunks(Oid target, OnlyChunks only, bool clear_no_source,
+			 int32 current_version, TimestampTz *bounds, int n,
+			 PlanChunks *out)
+{
+	Piece	   *pieces;
+	int			np;
+	int			j = 0;
+	int			k;
+
+	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
+	out->n = 0;
+	out->starts = palloc(sizeof(TimestampTz) * n);
+	out->ends = palloc(sizeof(TimestampTz) * n);
+	for (k = 0; k < n; k++)
+	{
+		TimestampTz cs = bounds[k];
+		TimestampTz ce = bounds[k + 1];
+		bool		needs = false;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		/* pieces are sorted and partition the range: skip those before */
+		while (j < np && pieces[j].hi <= cs)
+			j++;
+		for (i = j; i < np && pieces[i].lo < ce; i++)
+		{
+			if (PieceNeeds(&pieces[i], only, clear_no_source, current_version))
+			{
+				needs = true;
+				break;
+			}
+		}
+		if (needs)
+		{
+			out->starts[out->n] = cs;
+			out->ends[out->n] = ce;
+			out->n++;
+		}
+	}
+}
+
+/* ----------------------------------------------------------------
+ *		widening to whole chunks of a downstream target
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * LocalTime
+ *		A local date and time, in the session TimeZone, as timestamptz.
+ */
+static TimestampTz
+LocalTime(const char *text)
+{
+	return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+												   CStringGetDatum(text),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+}
+
+/*
+ * GridPoint
+ *		anchor + k * step, with the interval arithmetic of split_range
+ *		(months and days in the session TimeZone, the time part absolute).
+ */
+static TimestampTz
+GridPoint(TimestampTz anchor, Interval *step, int64 k)
+{
+	Interval	mul;
+	int64		months;
+	int64		days;
+
+	if (pg_mul_s64_overflow((int64) step->month, k, &months) ||
+		pg_mul_s64_overflow((int64) step->day, k, &days) ||
+		months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, k, &mul.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("chunk bound out of range")));
+	mul.month = (int32) months;
+	mul.day = (int32) days;
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(anchor),
+												   IntervalPGetDatum(&mul)));
+}
+
+/*
+ * TruncDay
+ *		The local midnight (session TimeZone) at or before t.
+ */
+static TimestampTz
+TruncDay(TimestampTz t)
+{
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												   CStringGetTextDatum("day"),
+												   TimestampTzGetDatum(t)));
+}
+
+/*
+ * GridCell
+ *		The chunk [*lo, *hi) of the grid of "step" that contains t, in the
+ *		session TimeZone:
+ *		- months only ('1 month', '3 months'): from local 2000-01-01 00:00,
+ *		  so whole calendar months (quarters, ...);
+ *		- a time that divides a day ('1 hour', '6 hours'): from each local
+ *		  midnight, the last chunk of a day ending at the next midnight
+ *		  (a 23- or 25-hour day keeps whole local days);
+ *		- anything else ('1 day', '1 week', '2 days 12 hours'): from local
+ *		  Monday 2000-01-03 00:00, so days start at local midnight and
+ *		  weeks on Monday.
+ *		Every grid point is anchor + k * step as split_range computes it.
+ */
+static void
+GridCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
+{
+	TimestampTz anchor;
+	int64		k;
+	double		approx;
+
+	if (step->month == 0 && step->day == 0 && step->time > 0 &&
+		USECS_PER_DAY % step->time == 0)
+	{
+		TimestampTz day = TruncDay(t);
+		TimestampTz next = TruncDay(day + USECS_PER_DAY + USECS_PER_HOUR * 3);
+
+		k = (t - day) / step->time;
+		*lo = day + k * step->time;
+		*hi = Min(*lo + step->time, next);
+		return;
+	}
+
+	if (step->day == 0 && step->time == 0)
+		anchor = LocalTime("2000-01-01 00:00:00");
+	else
+		anchor = LocalTime("2000-01-03 00:00:00");
+
+	/*
+	 * A first guess from the step's mean length (a month of 30.44 days),
+	 * then exact steps; each loop ends (the grid points grow with k on
+	 * average) and is interruptible.
+	 */
+	approx = (double) step->month * ((double) DAYS_PER_YEAR / MONTHS_PER_YEAR) * USECS_PER_DAY +
+		(double) step->day * USECS_PER_DAY + (double) step->time;
+	k = (int64) floor(((double) t - (double) anchor) / approx);
+	while (GridPoint(anchor, step, k) > t)
+	{
+		CHECK_FOR_INTERRUPTS();
+		k--;
+	}
+	while (GridPoint(anchor, step, k + 1) <= t)
+	{
+		CHECK_FOR_INTERRUPTS();
+		k++;
+	}
+	*lo = GridPoint(anchor, step, k);
+	*hi = GridPoint(anchor, step, k + 1);
+}
+
+/*
+ * TsCmp
+ *		qsort comparator of TimestampTz.
+ */
+static int
+TsCmp(const void *a, const void *b)
+{
+	TimestampTz x = *(const TimestampTz *) a;
+	TimestampTz y = *(const TimestampTz *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * RefuseTooManyChunks
+ *		54000: the run of a cascading plan for "name" would have more than
+ *		backfill.max_chunks chunks.
+ */
+static void
+RefuseTooManyChunks(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the run of %s would have more than %d chunks",
+					name, backfill_max_chunks),
+			 errhint("Plan a shorter range, or ask a superuser to raise backfill.max_chunks (at most %d).",
+					 BACKFILL_MAX_CHUNKS_CEILING)));
+}
+
+/*
+ * Widen
+ *		The chunks of "step" that cover any of the given upstream chunks,
+ *		added to *cells (which may already hold some), for the run of
+ *		"name".  The cells of one upstream run are distinct and in order, so
+ *		their number is a lower bound of the run's chunks: it is counted
+ *		while widening, and more than backfill.max_chunks is refused before
+ *		the next cell is made, so memory stays bounded by max_chunks cells
+ *		per upstream run whatever the chunk sizes (a '1 microsecond' chunk
+ *		under an hourly one fails after max_chunks cells, not 3.6 billion).
+ */
+static void
+Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
+{
+	int			k;
+	int64		made = 0;
+	TimestampTz *last = NULL;
+
+	for (k = 0; k < up->n; k++)
+	{
+		TimestampTz lo;
+		TimestampTz hi;
+
+		GridCell(up->starts[k], step, &lo, &hi);
+		for (;;)
+		{
+			CHECK_FOR_INTERRUPTS();
+			/* consecutive upstream chunks often share a cell: keep one */
+			if (last == NULL || last[0] != lo)
+			{
+				TimestampTz *cell;
+
+				if (++made > backfill_max_chunks)
+					RefuseTooManyChunks(name);
+				cell = palloc(sizeof(TimestampTz) * 2);
+				cell[0] = lo;
+				cell[1] = hi;
+				*cells = lappend(*cells, cell);
+				last = cell;
+			}
+			if (hi >= up->ends[k])
+				break;
+			GridCell(hi, step, &lo, &hi);
+		}
+	}
+}
+
+/*
+ * CellsToChunks
+ *		Sort the cells, drop duplicates, and return them as PlanChunks.
+ */
+static void
+CellsToChunks(List *cells, PlanChunks *out)
+{
+	int			n = list_length(cells);
+	TimestampTz *pairs = palloc(sizeof(TimestampTz) * 2 * Max(n, 1));
+	ListCell   *lc;
+	int			i = 0;
+	int			k;
+
+	foreach(lc, cells)
+	{
+		TimestampTz *cell = (TimestampTz *) lfirst(lc);
+
+		pairs[2 * i] = cell[0];
+		pairs[2 * i + 1] = cell[1];
+		i++;
+	}
+	/* cells of one grid with the same start are the same cell */
+	qsort(pairs, n, sizeof(TimestampTz) * 2, TsCmp);
+	out->n = 0;
+	out->starts = palloc(sizeof(TimestampTz) * Max(n, 1));
+	out->ends = palloc(sizeof(TimestampTz) * Max(n, 1));
+	for (k = 0; k < n; k++)
+	{
+		if (out->n > 0 && out->starts[out->n - 1] == pairs[2 * k])
+			continue;
+		out->starts[out->n] = pairs[2 * k];
+		out->ends[out->n] = pairs[2 * k + 1];
+		out->n++;
+	}
+}
+
+/*
+ * PipelinePlan
+ *		See backfill.h.  Without only and cascade, just PlanRun.  The root
+ *		run gets probe and backwards as asked; the downstream runs are
+ *		planned without a probe (the group's probe is the root's first
+ *		chunk), forwards, with the plan's clear_no_source and note, over
+ *		their target's own chunk size.  req->only selects the root's
+ *		chunks; the downstream runs rebuild what their upstream runs
+ *		rebuild.
+ */
+int64
+PipelinePlan(const PlanRequest *req, bool *planned)
+{
+	Oid			target = req->target;
+	Interval   *step;
+	int32		version;
+	TimestampTz *bounds;
+	int			n;
+	PlanChunks	root;
+	PlanRequest root_req;
+	int64		root_run;
+	List	   *order;
+	Edges		edges;
+	PlanNode   *nodes;
+	int			nn;
+	int			i;
+	StringInfoData summary;
+
+	if (req->only == ONLY_ALL && !req->cascade)
+	{
+		*planned = true;
+		return PlanRun(req);
+	}
+
+	RequireMaxLength(req->note, "note", BACKFILL_MAX_NOTE);
+	CheckTargetPrivileges(target);
+	{
+		Definition *def = LoadDefinition(target, 0);
+
+		step = def->chunk;
+		version = def->version;
+	}
+	if (req->chunk != NULL)
+		step = req->chunk;
+	n = ComputeChunkBounds(req->start, req->start_null, req->end,
+						   req->end_null, step, false, &bounds);
+
+	if (req->only != ONLY_ALL)
+		SelectChunks(target, req->only, req->clear_no_source, version,
+					 bounds, n, &root);
+	else
+	{
+		root.n = n;
+		root.starts = bounds;
+		root.ends = bounds + 1;
+	}
+	if (root.n == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("nothing to plan: no chunk of [%s, %s) of %s is %s",
+						TimestampText(req->start),
+						TimestampText(req->end),
+						QualifiedRelName(target), OnlyChunksName(req->only)),
+				 errdetail("No run was created.")));
+		*planned = false;
+		return 0;
+	}
+
+	root_req = *req;
+	root_req.start = root.starts[0];
+	root_req.start_null = false;
+	root_req.end = root.ends[root.n - 1];
+	root_req.end_null = false;
+	root_req.chunk = step;
+	root_req.given = &root;
+	root_run = PlanRun(&root_req);
+	*planned = true;
+	if (!req->cascade)
+		return root_run;
+
+	order = DownstreamOrder(target, &edges);
+	nn = list_length(order);
+	nodes = palloc0(sizeof(PlanNode) * nn);
+	initStringInfo(&summary);
+	for (i = 0; i < nn; i++)
+	{
+		PlanNode   *node = &nodes[i];
+		List	   *cells = NIL;
+		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
+		int			nups = 0;
+		int			e;
+		Oid			types[3] = {INT8OID, INT8OID, INT8ARRAYOID};
+		Datum		vals[3];
+
+		node->target = list_nth_oid(order, i);
+		node->name = QualifiedRelName(node->target);
+		if (i == 0)
+		{
+			node->run_id = root_run;
+			node->chunks = root;
+		}
+		else
+		{
+			Interval   *dstep = LoadDefinition(node->target, 0)->chunk;
+			PlanRequest down = {0};
+
+			for (e = 0; e < edges.n; e++)
+			{
+				int			j;
+
+				if (edges.down[e] != node->target)
+					continue;
+				for (j = 0; j < i; j++)
+				{
+					if (nodes[j].target == edges.up[e])
+					{
+						Widen(&nodes[j].chunks, dstep, &cells, node->name);
+						ups[nups++] = Int64GetDatum(nodes[j].run_id);
+					}
+				}
+			}
+			CellsToChunks(cells, &node->chunks);
+			if (node->chunks.n > backfill_max_chunks)
+				RefuseTooManyChunks(node->name);
+			down.target = node->target;
+			down.start = node->chunks.starts[0];
+			down.end = node->chunks.ends[node->chunks.n - 1];
+			down.note = req->note;
+			down.clear_no_source = req->clear_no_source;
+			down.given = &node->chunks;
+			node->run_id = PlanRun(&down);
+		}
+
+		vals[0] = Int64GetDatum(node->run_id);
+		vals[1] = Int64GetDatum(root_run);
+		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
+					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1",
+					3, types, vals, NULL, SPI_OK_UPDATE);
+		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
+						 i == 0 ? "Run" : ", run", (long long) node->run_id,
+						 node->name, node->chunks.n,
+						 node->chunks.n == 1 ? "" : "s");
+	}
+	ereport(NOTICE,
+			(errmsg("planned group %lld: %d run%s", (long long) root_run, nn,
+					nn == 1 ? "" : "s"),
+			 errdetail("%s.", summary.data),
+			 errhint("CALL backfill.run_group(%lld) runs them in dependency order.",
+					 (long long) root_run)));
+	return root_run;
+}
+

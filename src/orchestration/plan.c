@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * plan.c
+ *	  Planning one run: PlanRun turns a range of a registered target (or
+ *	  the chunks it is given) into a run and its chunks, set-based,
+ *	  executing nothing.
+ *
+ * A run pins the target's current definition version, the caller's
+ * TimeZone and search_path and the caller (by OID) as its planner; the
+ * chunks before the source horizon are planned as no_source.  Plans that
+ * choose their chunks (only_chunks, cascade) are made by cascade.c, which
+ * calls PlanRun for each run.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "backfill.h"
+
+/*
+ * PlanRun
+ *		See backfill.h.  Create the run of req->target over [start, end)
+ *		and its chunks; execute nothing.  req->chunk NULL means the
+ *		target's chunk.  req->given, when not NULL, lists the chunks to
+ *		create instead (cascade.c: only-plans and the runs of a cascading
+ *		plan; sorted, non-overlapping, at least one; start and end are then
+ *		its first start and last end).  Caller is connected to SPI.
+ *		Returns the run id.
+ */
+int64
+PlanRun(const PlanRequest *req)
+{
+	Oid			target = req->target;
+	TimestampTz start = req->start;
+	TimestampTz end = req->end;
+	const PlanChunks *given = req->given;
+	Definition *def;
+	Interval   *step;
+	Interval   *retention;
+	char	   *horizon_sql;
+	int32		version;
+	bool		isnull;
+	TimestampTz *bounds;
+	int			n;
+	TimestampTz horizon = 0;
+	bool		horizon_null = true;
+	int64		run_id;
+	Oid			author;
+
+	CheckTargetPrivileges(target);
+	RequireMaxLength(req->note, "note", BACKFILL_MAX_NOTE);
+	TakeTargetPlanLock(target);
+
+	def = LoadDefinition(target, 0);
+	step = def->chunk;
+	retention = def->retention;
+	horizon_sql = def->horizon;
+	version = def->version;
+	author = def->author;
+
+	/* the run will execute this version's text as its author */
+	CheckAuthor(author, target, version);
+	if (req->chunk != NULL)
+		step = req->chunk;
+
+	/* the chunks chosen by cascade.c, if given */
+	if (given != NULL)
+	{
+		n = given->n;
+		bounds = NULL;
+	}
+	else
+		n = ComputeChunkBounds(start, req->start_null, end, req->end_null, step, false,
+							   &bounds);
+
+	/* an unfinished run of the same target overlapping the range */
+	{
+		Oid			types[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+		Datum		vals[3];
+
+		vals[0] = ObjectIdGetDatum(target);
+		vals[1] = TimestampTzGetDatum(start);
+		vals[2] = TimestampTzGetDatum(end);
+		CatalogExec("SELECT run_id, range_start, range_end FROM backfill.runs"
+					" WHERE target OPERATOR(pg_catalog.=) $1"
+					" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])"
+					" AND range_start OPERATOR(pg_catalog.<) $3"
+					" AND range_end OPERATOR(pg_catalog.>) $2"
+					" ORDER BY run_id LIMIT 1",
+					3, types, vals, NULL, SPI_OK_SELECT);
+		if (SPI_processed > 0)
+		{
+			int64		other = SpiGetInt64(0, 1, &isnull);
+			TimestampTz os = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+			TimestampTz oe = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+
+			ereport(ERROR,
+					(errcode(ERRCODE_EXCLUSION_VIOLATION),
+					 errmsg("range overlaps unfinished run %lld", (long long) other),
+					 errdetail("Run %lld covers [%s, %s) of the same table and is not finished.",
+							   (long long) other, TimestampText(os), TimestampText(oe)),
+					 errhint("Finish it with CALL backfill.run(%lld), or cancel it with backfill.cancel(%lld).",
+							 (long long) other, (long long) other)));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* the source horizon: chunks starting before it are no_source */
+	if (horizon_sql == NULL || retention != NULL)
+		horizon_null = !SourceHorizon(retention, NULL, &horizon);
+	else
+	{
+		/* the horizon query is user text: it runs as its author */
+		AuthorGate	gate;
+
+		AuthorGateEnter(&gate, author, target, version,
+						GetConfigOption("search_path", false, false),
+						GetConfigOption("TimeZone", false, false));
+		PG_TRY();
+		{
+			horizon_null = !SourceHorizon(NULL, horizon_sql, &horizon);
+		}
+		PG_CATCH();
+		{
+			AuthorGateAbort(&gate);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		AuthorGateLeave(&gate);
+	}
+
+	/* the run */
+	{
+		CatalogArgs args;
+
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, QualifiedRelName(target));
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(start), false);
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(end), false);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(step), false);
+		CatalogArgText(&args, req->note);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->probe), false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->backwards), false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(req->clear_no_source), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArgText(&args, GetConfigOption("TimeZone", false, false));
+		CatalogArgText(&args, GetConfigOption("search_path", false, false));
+		CatalogArgText(&args, CurrentUserName());
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
+						" range_end, chunk, note, probe, backwards, clear_no_source,"
+						" definition_version, timezone, search_path, created_by,"
+						" created_by_oid)"
+						" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+						" $13::pg_catalog.name, $14) RETURNING run_id",
+						&args, SPI_OK_INSERT_RETURNING);
+		run_id = SpiGetInt64(0, 1, &isnull);
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	/* its chunks, set-based: one statement whatever their number */
+	{
+		CatalogArgs args;
+		Datum	   *starts = palloc(sizeof(Datum) * n);
+		Datum	   *ends = palloc(sizeof(Datum) * n);
+		int			k;
+
+		for (k = 0; k < n; k++)
+		{
+			starts[k] = TimestampTzGetDatum(given ? given->starts[k] : bounds[k]);
+			ends[k] = TimestampTzGetDatum(given ? given->ends[k] : bounds[k + 1]);
+		}
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(starts, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, TIMESTAMPTZARRAYOID,
+				   MakeArray(ends, NULL, n, TIMESTAMPTZOID), false);
+		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(horizon),
+				   horizon_null);
+		CatalogExecArgs("INSERT INTO backfill.chunks"
+						" (run_id, chunk_no, chunk_start, chunk_end, status, verdict)"
+						" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
+						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
+						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
+						" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+						" WITH ORDINALITY AS c(s, e, n)",
+						&args, SPI_OK_INSERT);
+	}
+
+	return run_id;
+}

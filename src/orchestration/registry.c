@@ -1,0 +1,394 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  Targets and their definition versions: register a table with its
+ *	  source and settings (a new definition version when anything
+ *	  differs), unregister it, and set_strategy (a new version with
+ *	  another strategy).
+ *
+ * Register, unregister and plan of one target serialize on the
+ * transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid); see
+ * TakeTargetPlanLock.  The engine reads a run's pinned definition
+ * version (backfill.definitions, LoadDefinition), never backfill.targets,
+ * which is a read-only copy of the current version for users.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+
+#include "backfill.h"
+
+/*
+ * IntervalIsPositive
+ *		Whether an interval compares greater than zero.
+ */
+static bool
+IntervalIsPositive(Interval *iv)
+{
+	Interval	zero = {0, 0, 0};
+
+	return DatumGetInt32(DirectFunctionCall2(interval_cmp,
+											 IntervalPGetDatum(iv),
+											 IntervalPGetDatum(&zero))) > 0;
+}
+
+/*
+ * RegisterTarget
+ *		See backfill.h: register -> the current definition version.
+ *
+ * Anyone who may rewrite the target (CheckTargetPrivileges) may register
+ * it, and register it again, also while other roles' runs are unfinished:
+ * those runs keep their pinned version.  A new definition version, whose
+ * author is the caller (by OID), is created when any setting, the source,
+ * the label or the author differs from the latest version's (versions
+ * continue after an unregister).  Its text runs only as its author
+ * (identity.c).  Caller is connected to SPI.
+ */
+int32
+RegisterTarget(const Registration *reg)
+{
+	Oid			target = reg->target;
+	const char *time_column = reg->time_column;
+	const char *label = reg->label;
+	Interval   *chunk = reg->chunk;
+	Interval   *retention = reg->retention;
+	const char *horizon = reg->horizon;
+	const char *ledger = reg->ledger;
+	const char *measure = reg->measure;
+	Datum		tolerance = reg->tolerance;
+	bool		ledger_gate = reg->ledger_gate;
+	SourceQuery *sq;
+	int32		version = 0;
+	bool		new_version;
+	char	   *user = CurrentUserName();
+
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, time_column);
+	RequireMaxLength(label, "definition label", BACKFILL_MAX_LABEL);
+
+	if (!IntervalIsPositive(chunk))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk interval must be positive")));
+	if (retention != NULL && !IntervalIsPositive(retention))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source_retention must be positive"),
+				 errhint("Give how far back the source still holds data, for example '90 days'.")));
+	if (retention != NULL && horizon != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source_retention and source_horizon cannot both be given"),
+				 errhint("Give a fixed interval (source_retention) or a query for the earliest complete time (source_horizon).")));
+	if (numeric_is_nan(DatumGetNumeric(tolerance)) ||
+		numeric_is_inf(DatumGetNumeric(tolerance)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must be a finite number"),
+				 errdetail("A tolerance of %s would let every chunk pass the ledger gate.",
+						   NumericText(tolerance, false)),
+				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, tolerance,
+										 DirectFunctionCall1(int4_numeric,
+															 Int32GetDatum(0)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must not be negative"),
+				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
+
+	sq = ValidateSourceQuery(reg->source, target, time_column);
+	measure = ValidateMeasure(measure, target);
+	if (ledger != NULL)
+		ledger = ValidateLedger(ledger);
+	if (horizon != NULL)
+		horizon = ValidateHorizon(horizon);
+
+	TakeTargetPlanLock(target);
+
+	/*
+	 * The version these settings and this author make: the latest one
+	 * when every setting, the source, the label and the author are the
+	 * same, else a new one (versions continue after an unregister).  The
+	 * strategy is kept from the current registration (set_strategy).
+	 */
+	{
+		CatalogArgs args;
+		bool		isnull;
+
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, sq->sql);
+		CatalogArgText(&args, label);
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogArgText(&args, time_column);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
+				   retention == NULL);
+		CatalogArgText(&args, horizon);
+		CatalogArgText(&args, ledger);
+		CatalogArgText(&args, measure);
+		CatalogArg(&args, NUMERICOID, tolerance, false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+		CatalogExecArgs("SELECT d.version,"
+						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
+						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
+						"  d.measure, d.tolerance, d.ledger_gate)"
+						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
+						"  $11, $12),"
+						" d.strategy IS NOT DISTINCT FROM"
+						"  coalesce(t.strategy, d.strategy)"
+						" FROM backfill.definitions d"
+						" LEFT JOIN backfill.targets t"
+						"  ON t.target OPERATOR(pg_catalog.=) d.target"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" ORDER BY d.version DESC LIMIT 1",
+						&args, SPI_OK_SELECT);
+		if (SPI_processed == 0)
+			new_version = true;
+		else
+		{
+			version = SpiGetInt32(0, 1, &isnull);
+			new_version = !SpiGetBool(0, 2, &isnull) || !SpiGetBool(0, 3, &isnull);
+		}
+		SPI_freetuptable(SPI_tuptable);
+
+		if (new_version)
+		{
+			/* the same twelve parameters, and the version as $13 */
+			version++;
+			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+			CatalogExecArgs("INSERT INTO backfill.definitions"
+							" (target, version, label, source, source_hash, created_by,"
+							"  author, time_column, chunk, source_retention,"
+							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+							"  strategy)"
+							" SELECT $1, $13, $3, $2,"
+							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
+							" (SELECT rolname FROM pg_catalog.pg_roles"
+							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
+							" coalesce((SELECT strategy FROM backfill.targets"
+							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto')",
+							&args, SPI_OK_INSERT);
+		}
+	}
+
+	{
+		CatalogArgs args;
+
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, QualifiedRelName(target));
+		CatalogArgText(&args, time_column);
+		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
+				   retention == NULL);
+		CatalogArgText(&args, horizon);
+		CatalogArgText(&args, ledger);
+		CatalogArgText(&args, measure);
+		CatalogArg(&args, NUMERICOID, tolerance, false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArgText(&args, user);
+		/* a read-only copy of the current version (the engine never reads it) */
+		CatalogExecArgs("INSERT INTO backfill.targets AS t"
+						" (target, target_name, time_column, chunk, source_retention,"
+						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+						"  current_version, registered_by, strategy)"
+						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
+						"  $11, $12::pg_catalog.name, d.strategy"
+						" FROM backfill.definitions d"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" AND d.version OPERATOR(pg_catalog.=) $11"
+						" ON CONFLICT (target) DO UPDATE SET"
+						"  target_name = excluded.target_name,"
+						"  time_column = excluded.time_column,"
+						"  chunk = excluded.chunk,"
+						"  source_retention = excluded.source_retention,"
+						"  source_horizon = excluded.source_horizon,"
+						"  ledger = excluded.ledger,"
+						"  measure = excluded.measure,"
+						"  tolerance = excluded.tolerance,"
+						"  ledger_gate = excluded.ledger_gate,"
+						"  strategy = excluded.strategy,"
+						"  current_version = excluded.current_version,"
+						"  registered_at = pg_catalog.now(),"
+						"  registered_by = excluded.registered_by",
+						&args, SPI_OK_INSERT);
+	}
+	return version;
+}
+
+/*
+ * UnregisterTarget
+ *		See backfill.h: forget a target.  Refused (55006) while it has runs
+ *		that are planned, probed or failed, and (2BP01) while targets
+ *		depend on it unless cascade (dependencies.c); definitions, runs and
+ *		chunks stay as history.  The caller must be allowed to rewrite the
+ *		table; when the table has been dropped, its registration can be
+ *		removed (by OID, e.g. unregister(16384)) by the role that
+ *		registered its current version (identified by OID, as the author
+ *		in backfill.definitions), a role with its privileges, or a
+ *		superuser.  Caller is connected to SPI.
+ */
+void
+UnregisterTarget(Oid target, bool cascade)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *unfinished;
+	char	   *name;
+	char	   *registrant;
+	Oid			author;
+	bool		isnull;
+	bool		dropped;
+
+	values[0] = ObjectIdGetDatum(target);
+	dropped = (get_rel_name(target) == NULL);
+
+	if (!dropped)
+		CheckTargetPrivileges(target);
+
+	TakeTargetPlanLock(target);
+
+	CatalogExec("SELECT t.target_name, t.registered_by::pg_catalog.text, d.author"
+				" FROM backfill.targets t LEFT JOIN backfill.definitions d"
+				"  ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		if (dropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", target)));
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not registered for backfill",
+						QualifiedRelName(target)),
+				 errhint("Registered tables are listed in backfill.targets.")));
+	}
+	name = SpiGetText(0, 1);
+	registrant = SpiGetText(0, 2);
+	author = SpiGetOid(0, 3, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+
+	/*
+	 * The registration of a dropped table: the role that registered its
+	 * current version, by OID (a role created again under the same name
+	 * is another role), or a role with its privileges; a superuser when
+	 * it is gone.
+	 */
+	if (dropped)
+	{
+		bool		exists = OidIsValid(author) &&
+			SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(author));
+
+		if (!(exists ? has_privs_of_role(GetUserId(), author) : superuser()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to unregister dropped table %s", name),
+					 exists ?
+					 errdetail("Only the role that registered it (\"%s\"), a role with its privileges, or a superuser may.",
+							   GetUserNameFromId(author, false)) :
+					 errdetail("The role that registered it (role OID %u, registered as \"%s\") no longer exists; only a superuser may.",
+							   author, registrant)));
+	}
+
+	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"
+				" FROM backfill.runs WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	unfinished = SpiGetText(0, 1);
+	if (unfinished != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table %s has unfinished backfill runs", name),
+				 errdetail("Unfinished runs: %s.", unfinished),
+				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
+
+	/* its dependencies (refused with dependents unless cascade) */
+	PipelineForgetTarget(target, name, cascade);
+
+	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * SetTargetStrategy
+ *		See backfill.h: set_strategy -> the previous strategy.  How the
+ *		chunks of the target's runs replace their rows from now on (auto,
+ *		delete, truncate or swap), as a new definition version authored by
+ *		the caller.  The caller must be allowed to rewrite the target
+ *		(CheckTargetPrivileges); the catalog is written as the extension
+ *		owner.  Caller is connected to SPI.
+ */
+ReplaceStrategy
+SetTargetStrategy(Oid target, ReplaceStrategy strategy)
+{
+	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
+	Datum		values[2];
+	ReplaceStrategy previous;
+
+	if (get_rel_name(target) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", target)));
+	CheckTargetPrivileges(target);
+	CitusCheckStrategy(target, strategy);	/* Citus: no swap */
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = CStringGetTextDatum(StrategyName(strategy));
+	{
+		Definition *def = LoadDefinition(target, 0);
+		int32		version = def->version;
+		Oid			author = def->author;
+		CatalogArgs args;
+
+		previous = def->strategy;
+
+		/*
+		 * The new version is authored by the caller, who adopts the current
+		 * version's text: only a role with its author's privileges may.
+		 */
+		CheckAuthor(author, target, version);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArgText(&args, StrategyName(strategy));
+		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogExecArgs("INSERT INTO backfill.definitions (target, version, label,"
+						" source, source_hash, created_by, author, time_column, chunk,"
+						" source_retention, source_horizon, ledger, measure, tolerance,"
+						" ledger_gate, strategy)"
+						" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
+						" d.source, d.source_hash,"
+						" (SELECT rolname FROM pg_catalog.pg_roles"
+						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+						" $4, d.time_column, d.chunk, d.source_retention,"
+						" d.source_horizon, d.ledger, d.measure, d.tolerance,"
+						" d.ledger_gate, $2"
+						" FROM backfill.definitions d,"
+						" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
+						"  WHERE target OPERATOR(pg_catalog.=) $1) m"
+						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" AND d.version OPERATOR(pg_catalog.=) $3"
+						" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
+						&args, SPI_OK_INSERT);
+		CatalogExec("UPDATE backfill.targets SET strategy = $2,"
+					" current_version = (SELECT pg_catalog.max(version)"
+					"  FROM backfill.definitions"
+					"  WHERE target OPERATOR(pg_catalog.=) $1)"
+					" WHERE target OPERATOR(pg_catalog.=) $1",
+					2, argtypes, values, NULL, SPI_OK_UPDATE);
+	}
+	return previous;
+}

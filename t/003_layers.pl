@@ -1,0 +1,290 @@
+# The layers of src/ (CONTRIBUTING.md, "Layers").  The file-to-file call
+# graph is read from the object files with nm: file A calls file B when A
+# has an undefined symbol that B defines.  Then:
+#   - every C file lies in a layer folder: src/base, src/engine,
+#     src/orchestration, src/api (bottom to top);
+#   - no file calls a file of a higher layer;
+#   - the graph has no cycle, inside a layer or across (each one found is
+#     named, file -> file: symbols);
+#   - SQL entry points (PG_FUNCTION_INFO_V1) are defined in src/api only,
+#     and no file calls an entry point of another file: an entry point
+#     calls the C function behind the other one instead;
+#   - every entry point calls CitusRequireCoordinator and then
+#     RequireCatalogVersion (base/version.c), except the few that
+#     touch neither the catalog nor a user table, and the event trigger
+#     (listed below).
+# The picture of the layers is printed (prove -v, or perl t/003_layers.pl).
+#
+# The object files are those of the tested tree (scripts/test.sh builds it
+# before copying it); when one is missing or older than its source, the
+# tree is built in a scratch copy with $PG_CONFIG.
+use strict;
+use warnings;
+use Cwd qw(getcwd);
+use File::Basename qw(dirname);
+use File::Copy qw(copy);
+use File::Find qw(find);
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+use FindBin;
+use Test::More;
+
+my @layers = qw(base engine orchestration api);
+my %rank;
+@rank{@layers} = (0 .. $#layers);
+
+# Entry points that need no Citus coordinator check: pure computations
+# that read neither the catalog nor a user table (_in_range even runs
+# inside the INSERT that Citus pushes down to the workers), and the event
+# trigger of the scheduling-role guard, which Citus fires on the workers
+# too (their DROP OWNED and REVOKE must not fail).
+my %no_citus_check = map { $_ => 1 }
+  qw(backfill_split_range backfill_in_range backfill_in_quiet_hours
+  backfill_job_guard);
+
+my $root = dirname($FindBin::RealBin);
+chdir $root or die "cannot chdir to $root: $!";
+
+my @sources;
+find({ wanted => sub { push @sources, $File::Find::name if /\.c\z/ }, no_chdir => 1 }, 'src');
+@sources = sort @sources;
+ok(@sources > 0, 'src/ has C files');
+
+# ---- the object files ------------------------------------------------
+
+# The object file of each source, built in a scratch copy when the tree's
+# own are missing or stale.
+sub object_dir
+{
+	my @headers;
+	find({ wanted => sub { push @headers, $File::Find::name if /\.h\z/ }, no_chdir => 1 }, 'src');
+	my $newest_header = 0;
+	for my $h (@headers)
+	{
+		my $m = (stat $h)[9];
+		$newest_header = $m if $m > $newest_header;
+	}
+	my $fresh = 1;
+	for my $c (@sources)
+	{
+		(my $o = $c) =~ s/\.c\z/.o/;
+		my $om = -f $o ? (stat $o)[9] : 0;
+		$fresh = 0 if $om < (stat $c)[9] || $om < $newest_header;
+	}
+	return '.' if $fresh;
+
+	my $scratch = tempdir('layers.XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	for my $f ('Makefile', glob('*.control'), @sources, @headers,
+		glob('versions/*.sql'), glob('src/sql/*.sql'))
+	{
+		make_path("$scratch/" . dirname($f));
+		copy($f, "$scratch/$f") or die "cannot copy $f: $!";
+	}
+	my $pg_config = $ENV{PG_CONFIG} || 'pg_config';
+	my $out = `make -s -C '$scratch' PG_CONFIG='$pg_config' 2>&1`;
+	die "building the object files failed:\n$out" if $?;
+	note("object files built in a scratch copy ($scratch)");
+	return $scratch;
+}
+
+my $objdir = object_dir();
+my (%defines, %undefined, %entry);
+for my $c (@sources)
+{
+	(my $o = $c) =~ s/\.c\z/.o/;
+	my @nm = `nm -P '$objdir/$o'`;
+	die "nm failed on $objdir/$o" if $? || !@nm;
+	for (@nm)
+	{
+		my ($sym, $type) = split ' ';
+		next unless defined $type;
+		if ($type eq 'U')
+		{
+			$undefined{$c}{$sym} = 1;
+		}
+		elsif ($type =~ /^[A-Z]\z/)
+		{
+			$defines{$sym} = $c;
+			$entry{$1} = $c if $sym =~ /^pg_finfo_(\w+)\z/;
+		}
+	}
+}
+
+# file -> file -> [symbols]
+my %calls;
+for my $c (@sources)
+{
+	for my $sym (sort keys %{ $undefined{$c} })
+	{
+		my $d = $defines{$sym};
+		next unless defined $d && $d ne $c;
+		push @{ $calls{$c}{$d} }, $sym;
+	}
+}
+
+sub layer_of
+{
+	my ($file) = @_;
+	return $file =~ m{^src/([^/]+)/[^/]+\.c\z} ? $1 : '(none)';
+}
+
+sub edge_text
+{
+	my ($from, $to) = @_;
+	return "$from -> $to: " . join(', ', @{ $calls{$from}{$to} });
+}
+
+# ---- the picture ------------------------------------------------------
+
+my @picture;
+for my $layer (reverse(@layers), '(none)')
+{
+	my @files = grep { layer_of($_) eq $layer } @sources;
+	next unless @files;
+	push @picture, sprintf('%s/', $layer eq '(none)' ? 'src (no layer)' : "src/$layer");
+	for my $f (@files)
+	{
+		my @to = sort keys %{ $calls{$f} || {} };
+		(my $short = $f) =~ s{^src/}{};
+		push @picture, sprintf('    %-34s -> %s', $short,
+			@to ? join(' ', map { (my $t = $_) =~ s{^src/}{}; $t } @to) : '(nothing)');
+	}
+}
+note($_) for @picture;
+
+# ---- the checks -------------------------------------------------------
+
+my @outside = grep { !exists $rank{ layer_of($_) } } @sources;
+is(join("\n", @outside), '', 'every C file lies in a layer folder (src/'
+	  . join(', src/', @layers) . ')');
+
+my @upward;
+for my $from (@sources)
+{
+	for my $to (sort keys %{ $calls{$from} || {} })
+	{
+		my ($lf, $lt) = (layer_of($from), layer_of($to));
+		next unless exists $rank{$lf} && exists $rank{$lt};
+		push @upward, edge_text($from, $to) if $rank{$lt} > $rank{$lf};
+	}
+}
+is(join("\n", @upward), '', 'no file calls a file of a higher layer');
+
+# Tarjan's strongly connected components; a component of two files or
+# more holds a cycle, which is then named.
+my ($index, @stack, %on_stack, %idx, %low, @components) = (0);
+
+sub strongconnect
+{
+	my ($v) = @_;
+	$idx{$v} = $low{$v} = $index++;
+	push @stack, $v;
+	$on_stack{$v} = 1;
+	for my $w (sort keys %{ $calls{$v} || {} })
+	{
+		if (!exists $idx{$w})
+		{
+			strongconnect($w);
+			$low{$v} = $low{$w} if $low{$w} < $low{$v};
+		}
+		elsif ($on_stack{$w})
+		{
+			$low{$v} = $idx{$w} if $idx{$w} < $low{$v};
+		}
+	}
+	if ($low{$v} == $idx{$v})
+	{
+		my @c;
+		my $w;
+		do
+		{
+			$w = pop @stack;
+			$on_stack{$w} = 0;
+			push @c, $w;
+		} while ($w ne $v);
+		push @components, [ sort @c ] if @c > 1;
+	}
+	return;
+}
+strongconnect($_) for grep { !exists $idx{$_} } @sources;
+
+# One cycle through the first file of a component, by breadth-first search
+# inside the component (the shortest way back to it).
+sub cycle_in
+{
+	my (@files) = @_;
+	my %in = map { $_ => 1 } @files;
+	my $start = $files[0];
+	my %prev;
+	my @queue = ($start);
+	my %seen = ($start => 1);
+	while (@queue)
+	{
+		my $v = shift @queue;
+		for my $w (sort keys %{ $calls{$v} || {} })
+		{
+			next unless $in{$w};
+			if ($w eq $start)
+			{
+				my @path = ($v);
+				unshift @path, $prev{ $path[0] } while exists $prev{ $path[0] };
+				push @path, $start;
+				return map { edge_text($path[$_], $path[ $_ + 1 ]) } 0 .. $#path - 1;
+			}
+			next if $seen{$w}++;
+			$prev{$w} = $v;
+			push @queue, $w;
+		}
+	}
+	return ();
+}
+
+my @cycles;
+for my $comp (@components)
+{
+	push @cycles, sprintf('a cycle among %d files (%s):', scalar(@$comp), join(', ', @$comp)),
+	  map { "    $_" } cycle_in(@$comp);
+}
+is(join("\n", @cycles), '', 'the file-to-file call graph has no cycle');
+
+my @stray_entries = map { "$_ (in $entry{$_})" }
+  grep { layer_of($entry{$_}) ne 'api' } sort keys %entry;
+is(join("\n", @stray_entries), '', 'SQL entry points are defined in src/api only');
+
+my @entry_calls;
+for my $from (@sources)
+{
+	for my $sym (sort keys %{ $undefined{$from} })
+	{
+		next unless exists $entry{$sym} && $entry{$sym} ne $from;
+		push @entry_calls, "$from calls the entry point $sym of $entry{$sym}";
+	}
+}
+is(join("\n", @entry_calls), '', 'no file calls an SQL entry point of another file');
+
+# Each entry point's body, from its definition line to the closing brace
+# in column 0, must call CitusRequireCoordinator and RequireCatalogVersion
+# (base/version.c).
+my (@unchecked, @unversioned);
+for my $c (@sources)
+{
+	open my $fh, '<', $c or die "cannot read $c: $!";
+	my $text = do { local $/; <$fh> };
+	close $fh;
+	while ($text =~ /^(backfill_\w+)\(PG_FUNCTION_ARGS\)\n\{\n(.*?)^\}/msg)
+	{
+		my ($fn, $body) = ($1, $2);
+		next if $no_citus_check{$fn};
+		push @unchecked, "$fn ($c)" unless $body =~ /\bCitusRequireCoordinator\(\)/;
+		push @unversioned, "$fn ($c)" unless $body =~ /\bRequireCatalogVersion\(\)/;
+	}
+}
+is(join("\n", @unchecked), '',
+	'every entry point that reads the catalog or a user table calls CitusRequireCoordinator');
+is(join("\n", @unversioned), '',
+	'and RequireCatalogVersion: no new library runs against an old catalog');
+
+diag(join("\n", 'the layers of src/, top to bottom (file -> the files it calls):', @picture))
+  unless Test::More->builder->is_passing;
+
+done_testing();
