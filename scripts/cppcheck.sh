@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 inc=$("$PG_CONFIG" --includedir-server)
 cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-    --inline-suppr -I "$inc" -I src \
+    --inline-suppr -I "$inc" -I src -DBACKFILL_VERSION=\"0\" \
     --suppress=missingIncludeSystem --suppress=toomanyconfigs \
     --suppress="*:$inc/*" \
     src/*/*.c
