@@ -595,7 +595,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 					" AND CASE WHEN $2 IS NULL"
 					"  THEN k.keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
 					"  ELSE k.kept_at OPERATOR(pg_catalog.<=)"
-					"   pg_catalog.now() OPERATOR(pg_catalog.-) $2 END"
+					"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
 					" ORDER BY k.run_id",
 					&args, SPI_OK_SELECT);
 	nruns = (int) SPI_processed;
@@ -640,7 +640,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 						" AND CASE WHEN $2 IS NULL"
 						"  THEN keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
 						"  ELSE kept_at OPERATOR(pg_catalog.<=)"
-						"   pg_catalog.now() OPERATOR(pg_catalog.-) $2 END"
+						"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
 						" RETURNING chunk_no",
 						&args, SPI_OK_UPDATE_RETURNING);
 		purged += (int64) SPI_processed;

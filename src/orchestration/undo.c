@@ -44,7 +44,8 @@ CheckNoLaterRun(int64 run_id, const char *what)
 	bool		isnull;
 
 	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT c2.run_id, c2.chunk_start, c2.chunk_end"
+	CatalogExec("SELECT c2.run_id, c2.chunk_start, c2.chunk_end,"
+				" r2.reverts IS NOT DISTINCT FROM r.run_id"
 				" FROM backfill.chunks c"
 				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
 				" JOIN backfill.runs r2 ON r2.target OPERATOR(pg_catalog.=) r.target"
@@ -64,6 +65,13 @@ CheckNoLaterRun(int64 run_id, const char *what)
 		char	   *lo = TimestampText(DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull)));
 		char	   *hi = TimestampText(DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull)));
 
+		if (SpiGetBool(0, 4, &isnull))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("run %lld cannot be %s: run %lld reverted it",
+							(long long) run_id, what, (long long) later),
+					 errhint("Revert run %lld to have the rows of run %lld back.",
+							 (long long) later, (long long) run_id)));
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run %lld cannot be %s: run %lld replaced part of its range later",
@@ -393,10 +401,11 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 					 " nw AS ("
 					 " SELECT x._backfill_chunk AS n,"
 					 "  pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r"
-					 " FROM (SELECT k.n AS _backfill_chunk, %s"
+					 " FROM (SELECT k._backfill_n AS _backfill_chunk, %s"
 					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
-					 "   pg_catalog.unnest($3)) AS k(n, lo, hi)"
-					 "  ON t.%s OPERATOR(pg_catalog.>=) k.lo AND t.%s OPERATOR(pg_catalog.<) k.hi) x)",
+					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
+					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
+					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi) x)",
 					 cols, cols, QualifiedRelName(run->target), tc, tc);
 	if (key != NIL)
 	{
