@@ -94,6 +94,16 @@ CALL backfill.run(:r3);
 SELECT undo.md5('undo.daily') = :'md5_v1' AS back_to_v1;
 SELECT range_start, range_end, definition_version, label, run_id
   FROM backfill.lineage('undo.daily');
+-- v2 and its reverts cancel out (three reverts: v2 is undone), so v1 is the
+-- last run standing on the range and may be reverted now: the table was
+-- empty before it
+SELECT backfill.revert(:v1) AS rv1 \gset
+CALL backfill.run(:rv1);
+CALL backfill.run(:rv1);
+SELECT count(*) AS rows_left FROM undo.daily;
+SELECT count(*) AS lineage FROM backfill.lineage('undo.daily');
+-- and v2 cannot be reverted any more: it is undone, and v1's revert stands
+SELECT backfill.revert(:v2);
 
 -- refusals: a run that kept nothing, an unfinished run, a bad chunk
 SELECT backfill.plan('undo.daily', '2024-01-05', '2024-01-06', probe => false,

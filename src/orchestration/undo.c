@@ -34,7 +34,10 @@
 /*
  * CheckNoLaterRun
  *		LIFO: 55000 when a later run of the target has replaced part of
- *		what run "run_id" replaced; "what" is "reverted" or "diffed".
+ *		what run "run_id" replaced and still stands there; "what" is
+ *		"reverted" or "diffed".  A later chunk that was itself reverted
+ *		(with its revert: a chain of reverts of odd length) left the rows
+ *		as they were and does not count.
  */
 static void
 CheckNoLaterRun(int64 run_id, const char *what)
@@ -44,7 +47,32 @@ CheckNoLaterRun(int64 run_id, const char *what)
 	bool		isnull;
 
 	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT c2.run_id, c2.chunk_start, c2.chunk_end,"
+	CatalogExec("WITH RECURSIVE"
+				/* the later runs' chunks, up their chains of reverts */
+				" chain AS ("
+				"  SELECT c.run_id AS base, c.chunk_no, c.run_id, 0 AS depth"
+				"  FROM backfill.runs r0"
+				"  JOIN backfill.runs r ON r.target OPERATOR(pg_catalog.=) r0.target"
+				"   AND r.run_id OPERATOR(pg_catalog.>) r0.run_id AND r.reverts IS NULL"
+				"  JOIN backfill.chunks c ON c.run_id OPERATOR(pg_catalog.=) r.run_id"
+				"  WHERE r0.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+				"  UNION ALL"
+				"  SELECT h.base, h.chunk_no, v.run_id, h.depth OPERATOR(pg_catalog.+) 1"
+				"  FROM chain h"
+				"  JOIN backfill.runs v ON v.reverts OPERATOR(pg_catalog.=) h.run_id"
+				"  JOIN backfill.chunks vc ON vc.run_id OPERATOR(pg_catalog.=) v.run_id"
+				"   AND vc.chunk_no OPERATOR(pg_catalog.=) h.chunk_no"
+				"   AND vc.status OPERATOR(pg_catalog.=) 'done'),"
+				/* a later chunk reverted (an odd chain) left nothing behind */
+				" undone AS ("
+				"  SELECT h.run_id, h.chunk_no FROM chain h"
+				"  JOIN (SELECT x.base, x.chunk_no FROM chain x"
+				"   GROUP BY x.base, x.chunk_no"
+				"   HAVING pg_catalog.max(x.depth) OPERATOR(pg_catalog.%) 2"
+				"    OPERATOR(pg_catalog.=) 1) o"
+				"  ON o.base OPERATOR(pg_catalog.=) h.base"
+				"  AND o.chunk_no OPERATOR(pg_catalog.=) h.chunk_no)"
+				" SELECT c2.run_id, c2.chunk_start, c2.chunk_end,"
 				" r2.reverts IS NOT DISTINCT FROM r.run_id"
 				" FROM backfill.chunks c"
 				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
@@ -57,6 +85,9 @@ CheckNoLaterRun(int64 run_id, const char *what)
 				"   OR (c2.status OPERATOR(pg_catalog.=) 'no_source'"
 				"   AND c2.finished_at IS NOT NULL))"
 				" WHERE c.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+				" AND NOT EXISTS (SELECT FROM undone u"
+				"  WHERE u.run_id OPERATOR(pg_catalog.=) c2.run_id"
+				"  AND u.chunk_no OPERATOR(pg_catalog.=) c2.chunk_no)"
 				" ORDER BY c2.run_id DESC, c2.chunk_start LIMIT 1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed > 0)
