@@ -74,12 +74,17 @@ export PGOPTIONS="-c TimeZone=UTC -c client_min_messages=warning"
 
 q() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 now() { date +%s.%N; }
+# timed NAME REP SQL [SQL]: run the statements in one session, each in its
+# own transaction, and record the wall time
 timed() {
-    local t0 t1
+    local t0 t1 name=$1 rep=$2
+    shift 2
+    local args=()
+    for s in "$@"; do args+=(-c "$s"); done
     t0=$(now)
-    q -c "$3" >/dev/null
+    q "${args[@]}" >/dev/null
     t1=$(now)
-    q -c "INSERT INTO bench.timings VALUES ('$1', $2, $t1 - $t0)"
+    q -c "INSERT INTO bench.timings VALUES ('$name', $rep, $t1 - $t0)"
 }
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 LO="2024-01-01 00:00+00"
@@ -164,7 +169,7 @@ for rep in $(seq 1 "$REPS"); do
     log "rep $rep: its revert"
     settle bench.clean
     v=$(q -At -c "SELECT backfill.revert($r)")
-    timed heap_revert "$rep" "CALL backfill.run($v); CALL backfill.run($v)"
+    timed heap_revert "$rep" "CALL backfill.run($v)" "CALL backfill.run($v)"
 
     log "rep $rep: diff of a kept run vs a FULL JOIN by hand"
     settle bench.clean

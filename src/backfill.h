@@ -701,10 +701,12 @@ extern int64 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no);
  * Register the kept rows of run_id (of chunk_no; 0: every chunk) as the
  * relation "name" on the caller's SPI connection, with the column
  * _backfill_chunk; returns the quoted list of the columns the target and
- * its archive share.  The caller checks the reader's rights first.
+ * its archive share, and in *store_out the store, which the caller ends
+ * (tuplestore_end) when done.  The caller checks the reader's rights first.
  */
 extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
-								 const char *name);
+								 const char *name,
+								 Tuplestorestate **store_out);
 
 /*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of

@@ -498,11 +498,13 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 /*
  * ArchiveRegisterKept
  *		See backfill.h.  Caller is connected to SPI; the rows stay
- *		registered until it disconnects.
+ *		registered until it disconnects or unregisters them, and the
+ *		caller ends the store (*store_out) after (its temporary file is
+ *		released then).
  */
 char *
 ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
-					const char *name)
+					const char *name, Tuplestorestate **store_out)
 {
 	RelColumns *cols = ReadColumns(target);
 	RelColumns *have;
@@ -546,6 +548,7 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 						&args, dest, SPI_OK_SELECT);
 	dest->rDestroy(dest);
 	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
+	*store_out = store;
 
 	/* the column list both sides of a diff share */
 	common = palloc0(sizeof(RelColumns));

@@ -364,6 +364,8 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	StringInfoData sql;
 	const char *tc;
 	int			nest;
+	Tuplestorestate *old_rows;
+	char	   *keyexpr;
 
 	CheckKeptRowsReadable(run->target);
 	(void) TimeColumnType(run->target, run->time_column);
@@ -414,7 +416,8 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	SPI_freetuptable(SPI_tuptable);
 
 	key = DiffKeyColumns(run);
-	cols = ArchiveRegisterKept(run->target, run_id, chunk_no, "backfill_old");
+	cols = ArchiveRegisterKept(run->target, run_id, chunk_no, "backfill_old",
+							   &old_rows);
 	tc = quote_identifier(run->time_column);
 
 	argtypes[0] = INT4ARRAYOID;
@@ -423,56 +426,68 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	values[1] = MakeArray(los, NULL, n, base);
 	values[2] = MakeArray(his, NULL, n, base);
 
+	/* the key of a row as JSON, from the typed columns (NULL: no key) */
+	{
+		StringInfoData kj;
+		ListCell   *lc;
+
+		initStringInfo(&kj);
+		if (key == NIL)
+			appendStringInfoString(&kj, "NULL::pg_catalog.jsonb");
+		else
+		{
+			appendStringInfoString(&kj, "pg_catalog.jsonb_build_object(");
+			foreach(lc, key)
+			{
+				const char *name = (const char *) lfirst(lc);
+
+				appendStringInfo(&kj, "%s%s, x.%s",
+								 lc == list_head(key) ? "" : ", ",
+								 quote_literal_cstr(name), quote_identifier(name));
+			}
+			appendStringInfoChar(&kj, ')');
+		}
+		keyexpr = kj.data;
+	}
+
+	/*
+	 * Each side once, materialized: its rows as JSON (without the chunk
+	 * number) and the key as JSON; compared by hash joins.
+	 */
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "WITH o AS ("
-					 " SELECT x._backfill_chunk AS n,"
+					 "WITH o AS MATERIALIZED ("
+					 " SELECT x._backfill_chunk AS n, %s AS k,"
 					 "  pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r"
 					 " FROM (SELECT o._backfill_chunk, %s FROM backfill_old o) x),"
-					 " nw AS ("
-					 " SELECT x._backfill_chunk AS n,"
+					 " nw AS MATERIALIZED ("
+					 " SELECT x._backfill_chunk AS n, %s AS k,"
 					 "  pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r"
 					 " FROM (SELECT k._backfill_n AS _backfill_chunk, %s"
 					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
 					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
 					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
 					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi) x)",
-					 cols, cols, QualifiedRelName(run->target), tc, tc);
+					 keyexpr, cols, keyexpr, cols,
+					 QualifiedRelName(run->target), tc, tc);
 	if (key != NIL)
-	{
-		StringInfoData kj;
-		ListCell   *lc;
-
-		initStringInfo(&kj);
-		foreach(lc, key)
-		{
-			const char *name = (const char *) lfirst(lc);
-
-			appendStringInfo(&kj, "%s%s, r OPERATOR(pg_catalog.->) %s",
-							 kj.len > 0 ? ", " : "",
-							 quote_literal_cstr(name), quote_literal_cstr(name));
-		}
-		appendStringInfo(&sql,
-						 ", ok AS (SELECT n, pg_catalog.jsonb_build_object(%s) AS k, r FROM o),"
-						 " nk AS (SELECT n, pg_catalog.jsonb_build_object(%s) AS k, r FROM nw)"
-						 " SELECT COALESCE(ok.n, nk.n)::pg_catalog.int4,"
-						 "  COALESCE(ok.k, nk.k),"
-						 "  (CASE WHEN ok.k IS NULL THEN 'added' WHEN nk.k IS NULL THEN 'removed'"
-						 "   ELSE 'changed' END)::pg_catalog.text,"
-						 "  CASE WHEN nk.k IS NULL THEN ok.r WHEN ok.k IS NOT NULL THEN"
-						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-						 "    FROM pg_catalog.jsonb_each(ok.r) e"
-						 "    WHERE e.value IS DISTINCT FROM (nk.r OPERATOR(pg_catalog.->) e.key)) END,"
-						 "  CASE WHEN ok.k IS NULL THEN nk.r WHEN nk.k IS NOT NULL THEN"
-						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-						 "    FROM pg_catalog.jsonb_each(nk.r) e"
-						 "    WHERE e.value IS DISTINCT FROM (ok.r OPERATOR(pg_catalog.->) e.key)) END"
-						 " FROM ok FULL JOIN nk ON ok.n OPERATOR(pg_catalog.=) nk.n"
-						 "  AND ok.k OPERATOR(pg_catalog.=) nk.k"
-						 " WHERE ok.r IS DISTINCT FROM nk.r"
-						 " ORDER BY 1, 2, 3",
-						 kj.data, kj.data);
-	}
+		appendStringInfoString(&sql,
+							   " SELECT COALESCE(o.n, nw.n)::pg_catalog.int4,"
+							   "  COALESCE(o.k, nw.k),"
+							   "  (CASE WHEN o.k IS NULL THEN 'added' WHEN nw.k IS NULL THEN 'removed'"
+							   "   ELSE 'changed' END)::pg_catalog.text,"
+							   "  CASE WHEN nw.k IS NULL THEN o.r WHEN o.k IS NOT NULL THEN"
+							   "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+							   "    FROM pg_catalog.jsonb_each(o.r) e"
+							   "    WHERE e.value IS DISTINCT FROM (nw.r OPERATOR(pg_catalog.->) e.key)) END,"
+							   "  CASE WHEN o.k IS NULL THEN nw.r WHEN nw.k IS NOT NULL THEN"
+							   "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+							   "    FROM pg_catalog.jsonb_each(nw.r) e"
+							   "    WHERE e.value IS DISTINCT FROM (o.r OPERATOR(pg_catalog.->) e.key)) END"
+							   " FROM o FULL JOIN nw ON o.n OPERATOR(pg_catalog.=) nw.n"
+							   "  AND o.k OPERATOR(pg_catalog.=) nw.k"
+							   " WHERE o.r IS DISTINCT FROM nw.r"
+							   " ORDER BY 1, 2, 3");
 	else
 		appendStringInfoString(&sql,
 							   ", oc AS (SELECT n, r, pg_catalog.count(*) AS c FROM o GROUP BY n, r),"
@@ -492,9 +507,17 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 							   "  pg_catalog.abs(d.delta)) AS copy"
 							   " WHERE d.delta OPERATOR(pg_catalog.<>) 0"
 							   " ORDER BY 1, 3, 4, 5");
-	/* as the caller, search_path pinned: the rows stream into dest */
+
+	/*
+	 * As the caller, search_path pinned: the rows stream into dest.  No
+	 * JIT: the planner cannot see the size of the kept rows and would
+	 * compile for seconds a query that runs in less.
+	 */
 	{
 		int			pin = SpiPinSearchPath();
+
+		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
 
 		PG_TRY();
 		{
@@ -508,6 +531,7 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 		PG_END_TRY();
 	}
 	SpiUnregisterRows("backfill_old");
+	tuplestore_end(old_rows);
 }
 
 /*
