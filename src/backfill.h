@@ -702,11 +702,14 @@ extern int64 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no);
  * relation "name" on the caller's SPI connection, with the column
  * _backfill_chunk; returns the quoted list of the columns the target and
  * its archive share, and in *store_out the store, which the caller ends
- * (tuplestore_end) when done.  The caller checks the reader's rights first.
+ * (tuplestore_end) when done, and in *target_list the same columns read
+ * from the target "t", each cast to its archive column's type.  The caller
+ * checks the reader's rights first.
  */
 extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 								 const char *name,
-								 Tuplestorestate **store_out);
+								 Tuplestorestate **store_out,
+								 char **target_list);
 
 /*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of

@@ -504,7 +504,8 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
  */
 char *
 ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
-					const char *name, Tuplestorestate **store_out)
+					const char *name, Tuplestorestate **store_out,
+					char **target_list)
 {
 	RelColumns *cols = ReadColumns(target);
 	RelColumns *have;
@@ -549,6 +550,27 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	dest->rDestroy(dest);
 	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
 	*store_out = store;
+
+	/*
+	 * The same columns read from the target, each cast to the type of its
+	 * archive column (a domain to its base type): both sides of a diff are
+	 * then rows of the same types.
+	 */
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		for (i = 0; i < n; i++)
+		{
+			const char *col = quote_identifier(cols->names[which[i]]);
+
+			appendStringInfo(&buf, "%st.%s::%s AS %s", i > 0 ? ", " : "", col,
+							 format_type_extended(have->types[from[i]], -1,
+												  FORMAT_TYPE_FORCE_QUALIFY),
+							 col);
+		}
+		*target_list = buf.data;
+	}
 
 	/* the column list both sides of a diff share */
 	common = palloc0(sizeof(RelColumns));

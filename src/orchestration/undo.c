@@ -17,11 +17,15 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "backfill.h"
 
@@ -335,6 +339,42 @@ DiffKeyColumns(RunInfo *run)
 }
 
 /*
+ * DiffKeyEquality
+ *		"a = b" for key column "name" of target's archive, with the default
+ *		equality operator of the column's type written schema-qualified
+ *		(OPERATOR(nsp.=)), so that the sides join by hash or merge; for a
+ *		type without one, the two values compared as JSON.
+ */
+static char *
+DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
+{
+	Oid			archive = ArchiveOf(target);
+	AttrNumber	attnum = OidIsValid(archive) ? get_attnum(archive, name) : InvalidAttrNumber;
+	TypeCacheEntry *tc;
+	HeapTuple	tup;
+	char	   *result;
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("key column \"%s\" is not in the archive of %s",
+						name, QualifiedRelName(target)),
+				 errhint("Register the target again with a key of columns it has kept.")));
+	tc = lookup_type_cache(get_atttype(archive, attnum), TYPECACHE_EQ_OPR);
+	if (!OidIsValid(tc->eq_opr))
+		return psprintf("pg_catalog.to_jsonb(%s) OPERATOR(pg_catalog.=) pg_catalog.to_jsonb(%s)",
+						a, b);
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for operator %u", tc->eq_opr);
+	result = psprintf("%s OPERATOR(%s.%s) %s", a,
+					  quote_identifier(get_namespace_name(((Form_pg_operator) GETSTRUCT(tup))->oprnamespace)),
+					  NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname), b);
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
  * DiffRun
  *		See backfill.h.  The rows chunk by chunk: the old side is what the
  *		run's chunks kept (read by the extension owner into rows named
@@ -365,7 +405,7 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	const char *tc;
 	int			nest;
 	Tuplestorestate *old_rows;
-	char	   *keyexpr;
+	char	   *target_cols;
 
 	CheckKeptRowsReadable(run->target);
 	(void) TimeColumnType(run->target, run->time_column);
@@ -417,7 +457,7 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 
 	key = DiffKeyColumns(run);
 	cols = ArchiveRegisterKept(run->target, run_id, chunk_no, "backfill_old",
-							   &old_rows);
+							   &old_rows, &target_cols);
 	tc = quote_identifier(run->time_column);
 
 	argtypes[0] = INT4ARRAYOID;
@@ -426,72 +466,83 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	values[1] = MakeArray(los, NULL, n, base);
 	values[2] = MakeArray(his, NULL, n, base);
 
-	/* the key of a row as JSON, from the typed columns (NULL: no key) */
-	{
-		StringInfoData kj;
-		ListCell   *lc;
-
-		initStringInfo(&kj);
-		if (key == NIL)
-			appendStringInfoString(&kj, "NULL::pg_catalog.jsonb");
-		else
-		{
-			appendStringInfoString(&kj, "pg_catalog.jsonb_build_object(");
-			foreach(lc, key)
-			{
-				const char *name = (const char *) lfirst(lc);
-
-				appendStringInfo(&kj, "%s%s, x.%s",
-								 lc == list_head(key) ? "" : ", ",
-								 quote_literal_cstr(name), quote_identifier(name));
-			}
-			appendStringInfoChar(&kj, ')');
-		}
-		keyexpr = kj.data;
-	}
-
 	/*
-	 * Each side once, materialized: its rows as JSON (without the chunk
-	 * number) and the key as JSON; compared by hash joins.
+	 * The two sides: the kept rows (o) and the rows the chunks' ranges
+	 * hold now (nw), each the chunk number and the shared columns, of the
+	 * archive's types on both sides.
 	 */
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "WITH o AS MATERIALIZED ("
-					 " SELECT x._backfill_chunk AS n, %s AS k,"
-					 "  pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r"
-					 " FROM (SELECT o._backfill_chunk, %s FROM backfill_old o) x),"
-					 " nw AS MATERIALIZED ("
-					 " SELECT x._backfill_chunk AS n, %s AS k,"
-					 "  pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r"
-					 " FROM (SELECT k._backfill_n AS _backfill_chunk, %s"
+					 "WITH o AS (SELECT o._backfill_chunk, %s FROM backfill_old o),"
+					 " nw AS (SELECT k._backfill_n AS _backfill_chunk, %s"
 					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
 					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
 					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
-					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi) x)",
-					 keyexpr, cols, keyexpr, cols,
-					 QualifiedRelName(run->target), tc, tc);
+					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
+					 cols, target_cols, QualifiedRelName(run->target), tc, tc);
 	if (key != NIL)
-		appendStringInfoString(&sql,
-							   " SELECT COALESCE(o.n, nw.n)::pg_catalog.int4,"
-							   "  COALESCE(o.k, nw.k),"
-							   "  (CASE WHEN o.k IS NULL THEN 'added' WHEN nw.k IS NULL THEN 'removed'"
-							   "   ELSE 'changed' END)::pg_catalog.text,"
-							   "  CASE WHEN nw.k IS NULL THEN o.r WHEN o.k IS NOT NULL THEN"
-							   "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-							   "    FROM pg_catalog.jsonb_each(o.r) e"
-							   "    WHERE e.value IS DISTINCT FROM (nw.r OPERATOR(pg_catalog.->) e.key)) END,"
-							   "  CASE WHEN o.k IS NULL THEN nw.r WHEN nw.k IS NOT NULL THEN"
-							   "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-							   "    FROM pg_catalog.jsonb_each(nw.r) e"
-							   "    WHERE e.value IS DISTINCT FROM (o.r OPERATOR(pg_catalog.->) e.key)) END"
-							   " FROM o FULL JOIN nw ON o.n OPERATOR(pg_catalog.=) nw.n"
-							   "  AND o.k OPERATOR(pg_catalog.=) nw.k"
-							   " WHERE o.r IS DISTINCT FROM nw.r"
-							   " ORDER BY 1, 2, 3");
+	{
+		/*
+		 * Joined on chunk and key, each key column by its type's own
+		 * equality (schema-qualified), compared by the binary image of the
+		 * rows (*=, which needs no operator of the columns' types); JSON
+		 * is made of the rows that differ only.
+		 */
+		StringInfoData on;
+		StringInfoData kj;
+		ListCell   *lc;
+
+		initStringInfo(&on);
+		initStringInfo(&kj);
+		foreach(lc, key)
+		{
+			const char *name = (const char *) lfirst(lc);
+			const char *col = quote_identifier(name);
+
+			appendStringInfo(&on, " AND %s", DiffKeyEquality(run->target, name,
+															  psprintf("o.%s", col),
+															  psprintf("nw.%s", col)));
+			appendStringInfo(&kj, "%s%s, COALESCE((d.ro).%s, (d.rn).%s)",
+							 lc == list_head(key) ? "" : ", ",
+							 quote_literal_cstr(name), col, col);
+		}
+		appendStringInfo(&sql,
+						 ", d AS (SELECT COALESCE(o._backfill_chunk, nw._backfill_chunk) AS n,"
+						 "  o._backfill_chunk IS NULL AS added, nw._backfill_chunk IS NULL AS removed,"
+						 "  o AS ro, nw AS rn"
+						 "  FROM o FULL JOIN nw"
+						 "  ON o._backfill_chunk OPERATOR(pg_catalog.=) nw._backfill_chunk%s"
+						 "  WHERE o._backfill_chunk IS NULL OR nw._backfill_chunk IS NULL"
+						 "  OR NOT (o OPERATOR(pg_catalog.*=) nw)),"
+						 " j AS (SELECT d.n, d.added, d.removed,"
+						 "  pg_catalog.jsonb_build_object(%s) AS k,"
+						 "  pg_catalog.to_jsonb(d.ro) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jo,"
+						 "  pg_catalog.to_jsonb(d.rn) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jn"
+						 "  FROM d)"
+						 " SELECT j.n::pg_catalog.int4, j.k,"
+						 "  (CASE WHEN j.added THEN 'added' WHEN j.removed THEN 'removed'"
+						 "   ELSE 'changed' END)::pg_catalog.text,"
+						 "  CASE WHEN j.removed THEN j.jo WHEN NOT j.added THEN"
+						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+						 "    FROM pg_catalog.jsonb_each(j.jo) e"
+						 "    WHERE e.value IS DISTINCT FROM (j.jn OPERATOR(pg_catalog.->) e.key)) END,"
+						 "  CASE WHEN j.added THEN j.jn WHEN NOT j.removed THEN"
+						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+						 "    FROM pg_catalog.jsonb_each(j.jn) e"
+						 "    WHERE e.value IS DISTINCT FROM (j.jo OPERATOR(pg_catalog.->) e.key)) END"
+						 " FROM j"
+						 " WHERE j.added OR j.removed OR j.jo OPERATOR(pg_catalog.<>) j.jn"
+						 " ORDER BY 1, 2, 3",
+						 on.data, kj.data);
+	}
 	else
 		appendStringInfoString(&sql,
-							   ", oc AS (SELECT n, r, pg_catalog.count(*) AS c FROM o GROUP BY n, r),"
-							   " nc AS (SELECT n, r, pg_catalog.count(*) AS c FROM nw GROUP BY n, r),"
+							   ", oc AS (SELECT o._backfill_chunk AS n, pg_catalog.to_jsonb(o)"
+							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
+							   "  pg_catalog.count(*) AS c FROM o GROUP BY 1, 2),"
+							   " nc AS (SELECT nw._backfill_chunk AS n, pg_catalog.to_jsonb(nw)"
+							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
+							   "  pg_catalog.count(*) AS c FROM nw GROUP BY 1, 2),"
 							   " d AS (SELECT COALESCE(oc.n, nc.n) AS n,"
 							   "  COALESCE(oc.r, nc.r) AS r,"
 							   "  COALESCE(nc.c, 0) OPERATOR(pg_catalog.-)"
