@@ -246,7 +246,7 @@ SELECT * FROM undo.totals ORDER BY 1;
 -------------------------------------------------------------------------
 SELECT target, archive::text LIKE 'backfill_archive.t_%' AS in_archive_schema,
        chunks_kept, rows_kept, bytes > 0 AS uses_disk
-  FROM backfill.archive_usage ORDER BY target::text;
+  FROM backfill.archive_usage WHERE target::text LIKE 'undo.%' ORDER BY target::text;
 SELECT backfill.purge_archive('1 day') AS purged_none;
 SELECT backfill.purge_archive('0 seconds', 'undo.totals') AS purged;
 SELECT count(*) AS left_in_archive FROM backfill.archived_chunks
