@@ -85,6 +85,8 @@ SELECT backfill.revert(:rv2) AS rrv2 \gset
 CALL backfill.run(:rrv2);
 CALL backfill.run(:rrv2);
 SELECT undo.md5('undo.daily') = :'md5_v2' AS back_to_v2;
+-- v2 stands again (its revert was reverted): its diff is the same as before
+SELECT change, count(*) FROM backfill.diff(:v2) GROUP BY 1 ORDER BY 1;
 SELECT range_start, range_end, definition_version, label, run_id
   FROM backfill.lineage('undo.daily');
 -- and that one too: v1's rows once more

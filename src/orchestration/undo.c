@@ -41,7 +41,8 @@
  *		what run "run_id" replaced and still stands there; "what" is
  *		"reverted" or "diffed".  A later chunk that was itself reverted
  *		(with its revert: a chain of reverts of odd length) left the rows
- *		as they were and does not count.
+ *		as they were and does not count; nor do the reverts of the run
+ *		itself when they cancel out (a revert and the revert of it).
  */
 static void
 CheckNoLaterRun(int64 run_id, const char *what)
@@ -52,12 +53,16 @@ CheckNoLaterRun(int64 run_id, const char *what)
 
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("WITH RECURSIVE"
-				/* the later runs' chunks, up their chains of reverts */
+				/*
+				 * the run's own chunks and the later runs' (not reverts),
+				 * each up its chain of reverts
+				 */
 				" chain AS ("
 				"  SELECT c.run_id AS base, c.chunk_no, c.run_id, 0 AS depth"
 				"  FROM backfill.runs r0"
 				"  JOIN backfill.runs r ON r.target OPERATOR(pg_catalog.=) r0.target"
-				"   AND r.run_id OPERATOR(pg_catalog.>) r0.run_id AND r.reverts IS NULL"
+				"   AND (r.run_id OPERATOR(pg_catalog.=) r0.run_id"
+				"    OR (r.run_id OPERATOR(pg_catalog.>) r0.run_id AND r.reverts IS NULL))"
 				"  JOIN backfill.chunks c ON c.run_id OPERATOR(pg_catalog.=) r.run_id"
 				"  WHERE r0.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
 				"  UNION ALL"
@@ -67,13 +72,18 @@ CheckNoLaterRun(int64 run_id, const char *what)
 				"  JOIN backfill.chunks vc ON vc.run_id OPERATOR(pg_catalog.=) v.run_id"
 				"   AND vc.chunk_no OPERATOR(pg_catalog.=) h.chunk_no"
 				"   AND vc.status OPERATOR(pg_catalog.=) 'done'),"
-				/* a later chunk reverted (an odd chain) left nothing behind */
+				/*
+				 * chunks that left nothing behind: a later run's chain of
+				 * odd length (it was reverted), and the reverts of the run
+				 * itself when they cancel out (an even chain)
+				 */
 				" undone AS ("
 				"  SELECT h.run_id, h.chunk_no FROM chain h"
 				"  JOIN (SELECT x.base, x.chunk_no FROM chain x"
 				"   GROUP BY x.base, x.chunk_no"
 				"   HAVING pg_catalog.max(x.depth) OPERATOR(pg_catalog.%) 2"
-				"    OPERATOR(pg_catalog.=) 1) o"
+				"    OPERATOR(pg_catalog.=) CASE WHEN x.base OPERATOR(pg_catalog.=) $1"
+				"     THEN 0 ELSE 1 END) o"
 				"  ON o.base OPERATOR(pg_catalog.=) h.base"
 				"  AND o.chunk_no OPERATOR(pg_catalog.=) h.chunk_no)"
 				" SELECT c2.run_id, c2.chunk_start, c2.chunk_end,"
