@@ -2,6 +2,7 @@
 -- the test account 'qa' placed orders too.
 SET TimeZone = 'UTC';
 SET DateStyle = ISO;
+CREATE EXTENSION backfill;
 CREATE SCHEMA shop;
 CREATE TABLE shop.orders (ordered_at timestamptz NOT NULL, account text NOT NULL,
                           amount numeric NOT NULL);
