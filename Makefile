@@ -19,6 +19,7 @@ OBJS = \
 	src/base/locks.o \
 	src/base/names.o \
 	src/engine/ledger.o \
+	src/engine/archive.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
@@ -33,13 +34,15 @@ OBJS = \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
 	src/orchestration/cascade.o \
+	src/orchestration/undo.o \
 	src/api/args.o \
 	src/api/primitives.o \
 	src/api/targets.o \
 	src/api/runs.o \
 	src/api/pipelines.o \
 	src/api/scheduling.o \
-	src/api/reconciliation.o
+	src/api/reconciliation.o \
+	src/api/undo.o
 
 # Released scripts are kept in versions/ exactly as released
 # (versions/SHA256SUMS, versions/RELEASES).  A fresh install of the version

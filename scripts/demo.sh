@@ -2,7 +2,8 @@
 # The backfill demo: installs what it needs, starts a throwaway cluster with
 # pg_cron, loads a small Pagedeck-like data set (payments, a payment ledger,
 # a daily revenue rollup whose job failed for three days and left zeros) and
-# walks through a whole backfill, printed as psql shows it.
+# walks through a whole backfill, printed as psql shows it; then
+# demo/undo.sql: a wrong definition diffed and reverted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
@@ -14,7 +15,8 @@ scripts/setup.sh >/dev/null
 
 run_demo() {
     scripts/cluster.sh postgres \
-        "$("$PG_CONFIG" --bindir)/psql" -X -q -v ON_ERROR_STOP=1 -f demo/demo.sql
+        "$("$PG_CONFIG" --bindir)/psql" -X -q -v ON_ERROR_STOP=1 -f demo/demo.sql \
+        -f demo/undo.sql
 }
 if [ "$(id -u)" -eq 0 ]; then
     work=$(mktemp -d /tmp/backfill-demo.XXXXXX)

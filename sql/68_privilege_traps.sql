@@ -360,6 +360,38 @@ SELECT backfill.lock_target('regress_trap.daily');
 COMMIT;
 SELECT * FROM backfill.cleanup_jobs();
 
+-- undo: a kept run (its archive created), diff as a multiset and by key,
+-- revert and its run, revert of the revert, purge by age and by keep_for.
+-- The target's total is of the attacker's domain named int4, whose check
+-- must never run with the extension owner's rights.
+CREATE TABLE regress_trap.kept (day timestamptz NOT NULL, total regress_trap.int4 NOT NULL);
+SELECT backfill.register('regress_trap.kept', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(v)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    keep_replaced => true) AS version;
+SELECT backfill.plan('regress_trap.kept', '2026-03-01', '2026-03-03', probe => false) AS k1 \gset
+CALL backfill.run(:k1);
+SELECT count(*) AS diff_rows FROM backfill.diff(:k1);
+SELECT backfill.register('regress_trap.kept', 'day',
+    $$SELECT date_trunc('day', ts) AS day, (sum(v) * 2)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    keep_replaced => true, keep_for => '1 day', key => '{day}') AS version;
+SELECT backfill.plan('regress_trap.kept', '2026-03-01', '2026-03-03', probe => false,
+                     keep_replaced => true) AS k2 \gset
+CALL backfill.run(:k2);
+SELECT count(*) AS diff_rows FROM backfill.diff(:k2, 1);
+SELECT backfill.revert(:k2) AS k3 \gset
+CALL backfill.run(:k3);
+CALL backfill.run(:k3);
+SELECT backfill.revert(:k3) AS k4 \gset
+CALL backfill.run(:k4);
+CALL backfill.run(:k4);
+SELECT backfill.purge_archive('0 seconds', 'regress_trap.kept') AS purged;
+SELECT backfill.purge_archive(NULL) AS expired;
+SELECT count(*) >= 0 AS read FROM backfill.archives;
+SELECT count(*) >= 0 AS read FROM backfill.archived_chunks;
+SELECT count(*) >= 0 AS read FROM backfill.archive_usage;
+
 -- every view and catalog table
 SELECT count(*) >= 0 AS read FROM backfill.targets;
 SELECT count(*) >= 0 AS read FROM backfill.definitions;
@@ -382,6 +414,7 @@ DROP TABLE regress_trap.gone;
 SELECT backfill.unregister(:gone);
 SELECT backfill.unregister('regress_trap.monthly');
 SELECT backfill.unregister('regress_trap.daily');
+SELECT backfill.unregister('regress_trap.kept');
 RESET client_min_messages;
 RESET search_path;
 RESET SESSION AUTHORIZATION;
@@ -408,9 +441,9 @@ INSERT INTO driven VALUES
     ('backfill._in_range(timestamptz,timestamptz,timestamptz)'),
     ('backfill._in_range(timestamp,timestamp,timestamp)'),
     ('backfill._in_range(date,date,date)'),
-    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean)'),
+    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[])'),
     ('backfill.unregister(regclass,boolean)'),
-    ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean)'),
+    ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
     ('backfill.run(bigint,integer)'),
     ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text)'),
     ('backfill.cancel(bigint)'),
@@ -438,7 +471,11 @@ INSERT INTO driven VALUES
     ('backfill.lineage_chart(regclass,timestamptz,timestamptz)'),
     ('backfill.reconcile_group(bigint)'),
     -- the event trigger of DROP OWNED and REVOKE: fired by the REVOKE above
-    ('backfill._job_guard()');
+    ('backfill._job_guard()'),
+    -- undo
+    ('backfill.revert(bigint)'),
+    ('backfill.diff(bigint,integer)'),
+    ('backfill.purge_archive(interval,regclass)');
 SELECT p.oid::regprocedure AS not_driven
   FROM pg_proc p WHERE p.pronamespace = 'backfill'::regnamespace
 EXCEPT SELECT fn FROM driven
@@ -448,7 +485,8 @@ INSERT INTO read_rels VALUES
     ('backfill.targets'), ('backfill.definitions'), ('backfill.runs'),
     ('backfill.chunks'), ('backfill.checks'), ('backfill.check_results'),
     ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
-    ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs');
+    ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
+    ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage');
 SELECT c.oid::regclass AS not_read
   FROM pg_class c
  WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')

@@ -24,6 +24,7 @@
 #include "nodes/pg_list.h"
 #include "storage/lock.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 /* The server APIs that differ between PostgreSQL 15, 16 and 17. */
 #include "base/compat.h"
@@ -170,6 +171,7 @@ extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
 										 * only_chunks, time zone names */
 #define BACKFILL_MAX_MEASURE	10000	/* a measure expression */
 #define BACKFILL_MAX_QUERY		1000000 /* source, ledger, source_horizon */
+#define BACKFILL_MAX_KEY		32		/* columns of register's key */
 
 /* 22001 "<name> is too long" when text (may be NULL) exceeds max characters. */
 extern void RequireMaxLength(const char *text, const char *name, int max);
@@ -204,6 +206,20 @@ extern int	SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  */
 extern int	SpiPinSearchPath(void);
 extern void SpiUnpinSearchPath(int nest);
+
+/*
+ * SpiExec with the result rows sent to "dest"; SpiRowStore makes a
+ * tuplestore and its receiver; SpiRegisterRows makes a tuplestore readable
+ * by name in the next statements of the SPI connection (an ephemeral
+ * named relation), until SpiUnregisterRows or SPI_finish.
+ */
+extern int	SpiExecDest(const char *sql, int nargs, Oid *argtypes,
+						Datum *values, const char *nulls, DestReceiver *dest,
+						int expected);
+extern DestReceiver *SpiRowStore(Tuplestorestate **store);
+extern void SpiRegisterRows(const char *name, TupleDesc desc,
+							Tuplestorestate *store);
+extern void SpiUnregisterRows(const char *name);
 
 /* SpiExec of the extension's own SQL, search_path pinned, as the caller. */
 extern int	SpiExecPinned(const char *sql, int nargs, Oid *argtypes,
@@ -256,6 +272,17 @@ extern int	CatalogArgText(CatalogArgs *args, const char *text);
 extern int	CatalogExecArgs(const char *sql, const CatalogArgs *args,
 							int expected);
 
+/*
+ * CatalogExecArgs for a statement that reads rows registered with
+ * SpiRegisterRows (never cached: its plan depends on them), and for one
+ * whose result rows go to "dest" (SpiExecDest), both as the extension
+ * owner, search_path pinned.
+ */
+extern int	CatalogExecArgsOnce(const char *sql, const CatalogArgs *args,
+								int expected);
+extern int	CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
+								DestReceiver *dest, int expected);
+
 /* Whether a catalog query returns a row (the result is freed). */
 extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,
 						  Datum *values);
@@ -298,6 +325,12 @@ extern bool HasRunPermission(Oid planner);
  * creator (SELECT on the target; for a dropped table, HasRunPermission).
  */
 extern bool CatalogRowVisible(Oid target, Oid creator);
+
+/*
+ * The read rule of kept rows (doc/undo.md): SELECT on every column of the
+ * target and no row-level security policy applying; 42501 otherwise.
+ */
+extern void CheckKeptRowsReadable(Oid target);
 
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
@@ -535,6 +568,10 @@ typedef struct RunInfo
 	bool		ledger_gate;
 	ReplaceStrategy strategy;
 	char	   *source;
+	/* undo (doc/undo.md) */
+	bool		keep_replaced;	/* the run keeps what it replaces */
+	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
+	int64		reverts;		/* the run a revert run undoes; 0: none */
 } RunInfo;
 
 /*
@@ -566,6 +603,7 @@ typedef struct Definition
 	Datum		tolerance;		/* numeric */
 	bool		ledger_gate;
 	ReplaceStrategy strategy;
+	bool		keep_replaced;	/* runs keep what they replace (undo) */
 } Definition;
 
 /*
@@ -628,6 +666,60 @@ extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 						  bool ledger_null, Datum tolerance);
 
+/* ---- the archive of replaced rows (archive.c) ---- */
+
+/* Where a keeping chunk puts the rows it replaces: its run and chunk. */
+typedef struct ArchiveKeep
+{
+	int64		run_id;
+	int32		chunk_no;
+	Interval   *keep_for;		/* NULL: until purged */
+} ArchiveKeep;
+
+/*
+ * The archive table of target (backfill.archives), InvalidOid when it has
+ * none.  Caller is connected to SPI.
+ */
+extern Oid	ArchiveOf(Oid target);
+
+/*
+ * Delete the target's rows in [lo, hi) as the current user and move them
+ * into the target's archive (created on first use) under keep's run and
+ * chunk, recorded in backfill.archived_chunks; returns how many.
+ */
+extern int64 ArchiveDeleteRange(Oid target, const char *time_column,
+								TimestampTz lo, TimestampTz hi,
+								const ArchiveKeep *keep);
+
+/*
+ * Insert, as the current user, the rows chunk chunk_no of run_id kept back
+ * into the target; 55000 when it kept nothing or they were purged.
+ */
+extern int64 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no);
+
+/*
+ * Register the kept rows of run_id (of chunk_no; 0: every chunk) as the
+ * relation "name" on the caller's SPI connection, with the column
+ * _backfill_chunk; returns the quoted list of the columns the target and
+ * its archive share, and in *store_out the store, which the caller ends
+ * (tuplestore_end) when done, and in *target_list the same columns read
+ * from the target "t", each cast to its archive column's type.  The caller
+ * checks the reader's rights first.
+ */
+extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
+								 const char *name,
+								 Tuplestorestate **store_out,
+								 char **target_list);
+
+/*
+ * Remove the kept rows of chunks kept at least older_than ago (NULL: of
+ * chunks past their keep_until), of one target or all (InvalidOid); with
+ * only_permitted, only of runs the caller may act on.  Returns the number
+ * of chunks purged.
+ */
+extern int64 ArchivePurge(Oid target, Interval *older_than,
+						  bool only_permitted);
+
 /* ---- replacing a range (replace.c, partition.c, strategy.c) ---- */
 
 /* What a replacement did. */
@@ -650,7 +742,7 @@ typedef struct ReplaceResult
 extern void ReplaceByDelete(Oid target, const char *time_column,
 							TimestampTz lo, TimestampTz hi,
 							const SourceQuery *source, const char *measure,
-							ReplaceResult *result);
+							const ArchiveKeep *keep, ReplaceResult *result);
 
 /*
  * Count and measure the target's rows in [lo, hi) into result->rows_deleted
@@ -660,9 +752,23 @@ extern void MeasureRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi, const char *measure,
 						 MemoryContext outcxt, ReplaceResult *result);
 
-/* Delete the target's rows in [lo, hi) only (no_source chunks; replace.c). */
+/*
+ * Delete the target's rows in [lo, hi) only (no_source chunks; replace.c),
+ * into the archive when keep is not NULL.
+ */
 extern int64 ClearRange(Oid target, const char *time_column,
-						TimestampTz lo, TimestampTz hi);
+						TimestampTz lo, TimestampTz hi,
+						const ArchiveKeep *keep);
+
+/*
+ * A revert chunk (replace.c): the rows in [lo, hi) move into the archive
+ * under keep, the rows chunk chunk_no of run "reverted" kept come back;
+ * measured as ReplaceByDelete.  Connects to SPI itself.
+ */
+extern void RevertRange(Oid target, const char *time_column,
+						TimestampTz lo, TimestampTz hi, int64 reverted,
+						int32 chunk_no, const char *measure,
+						const ArchiveKeep *keep, ReplaceResult *result);
 
 /*
  * The strategy for [lo, hi) (partition.c): delete, truncate or swap.
@@ -700,12 +806,14 @@ extern void LockAffectedPartitions(Oid target, const char *time_column,
  * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
  * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
  * measure is not NULL the measure is evaluated over the deleted and the
- * inserted rows.
+ * inserted rows.  With keep (not NULL), the delete strategy, the deleted
+ * rows moved into the archive.
  */
 extern void ReplaceRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi,
 						 const char *source, ReplaceStrategy strategy,
-						 const char *measure, ReplaceResult *result);
+						 const char *measure, const ArchiveKeep *keep,
+						 ReplaceResult *result);
 
 /* ---- one chunk of a run (chunk.c) ---- */
 
@@ -793,6 +901,9 @@ typedef struct Registration
 	const char *measure;
 	Datum		tolerance;		/* numeric */
 	bool		ledger_gate;
+	bool		keep_replaced;	/* keep what the runs replace (undo) */
+	Interval   *keep_for;		/* NULL: until purged */
+	Datum		key;			/* name[] of the diff key; 0: none */
 } Registration;
 
 /*
@@ -902,6 +1013,8 @@ typedef struct PlanRequest
 	OnlyChunks	only;			/* ONLY_ALL: every chunk of the range */
 	bool		cascade;
 	const PlanChunks *given;	/* the chunks to create; NULL: split */
+	bool		keep_given;		/* keep_replaced given: else the definition's */
+	bool		keep_replaced;
 } PlanRequest;
 
 /*
@@ -935,6 +1048,20 @@ extern List *GroupRuns(int64 group_id, bool unfinished_only);
  * what it waits for otherwise).  Caller is connected to SPI.
  */
 extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+
+/* ---- undo: revert, diff, purge (undo.c) ---- */
+
+/*
+ * revert -> the id of the run that puts back what run_id replaced (55000
+ * unless it is finished, kept what it replaced, still holds it and is the
+ * last run over its range); diff: what run_id (chunk_no; 0: every chunk)
+ * changed, row by row, into dest (chunk_no, key, change, old, new);
+ * purge_archive -> the number of chunks purged.  Callers are connected to
+ * SPI.
+ */
+extern int64 RevertRun(int64 run_id);
+extern void DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest);
+extern int64 PurgeArchive(Interval *older_than, Oid target);
 
 /* ---- scheduling with pg_cron (schedule.c) ---- */
 

@@ -9,6 +9,8 @@
 #   - after it, everything is kept (every catalog row, lineage, history),
 #     the unfinished run and the group resume to done, the pg_cron job
 #     fires under the new library, the standing check runs;
+#   - runs of 0.1.0 kept nothing and cannot be reverted; a keeping run on
+#     the updated catalog is reverted exactly (undo, 0.2.0);
 #   - the updated extension has exactly the objects of a fresh install;
 #   - pg_dump and pg_restore of the updated database round-trip.
 #
@@ -181,7 +183,41 @@ SELECT count(*) FROM daily d
  WHERE d.day >= '2026-01-08' AND d.day < '2026-01-15' AND d.amount = s.amount}),
 	'7', 'the resumed chunks built the rows of the pinned definition');
 
-# The pg_cron job fires under the new library.
+# Undo after the update (0.2.0): the runs of 0.1.0 kept nothing (their
+# keep_replaced is false, reverts NULL) and are refused by revert; a new
+# keeping run of the same target is reverted to exactly the table before.
+is($new->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE keep_replaced) || '/' || count(*) FILTER (WHERE reverts IS NOT NULL)
+       || '/' || (SELECT count(*) FILTER (WHERE keep_replaced OR keep_for IS NOT NULL OR key IS NOT NULL)
+                    FROM backfill.definitions)
+  FROM backfill.runs}), '0/0/0', 'runs and definitions of 0.1.0 keep nothing after the update');
+($ret, $out, $err) = $new->psql('postgres', q{
+SELECT backfill.revert(run_id) FROM backfill.runs WHERE note = 'finished'}, @etl);
+like($err, qr/run \d+ did not keep the rows it replaced/,
+	'a run of 0.1.0 cannot be reverted: it kept nothing');
+my $undo_before = $new->safe_psql('postgres', q{
+SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d}, @etl);
+is($new->safe_psql('postgres', q{
+SET client_min_messages = warning;
+SELECT backfill.register('daily', 'day',
+    $$SELECT date_trunc('day', paid_at) AS day, sum(amount) * 2 AS amount
+        FROM public.payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1$$,
+    definition => 'v3: kept', measure => 'sum(amount)', keep_replaced => true) AS v \gset
+SELECT backfill.plan('daily', '2026-01-02', '2026-01-06', probe => false) AS k \gset
+CALL backfill.run(:k);
+SELECT backfill.revert(:k) AS rk \gset
+CALL backfill.run(:rk);
+CALL backfill.run(:rk);
+SELECT status FROM backfill.runs WHERE run_id = :rk}, @etl), 'done',
+	'on the updated catalog, a keeping run and its revert run');
+is($new->safe_psql('postgres', q{
+SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d}, @etl), $undo_before,
+	'the revert gives back exactly the table before the keeping run');
+is($new->safe_psql('postgres', q{
+SELECT string_agg(DISTINCT label, ',') FROM backfill.lineage('daily', '2026-01-02', '2026-01-06')}),
+	'v1: every payment', 'lineage shows the reverted days under the version that built them');
+
+# The pg_cron job fires under the new library.# The pg_cron job fires under the new library.
 my $fired = wait_for_value($new, qq{
 SELECT count(*) FROM backfill.chunks
  WHERE run_id = $scheduled AND status = 'done' AND executed_via = 'pg_cron'

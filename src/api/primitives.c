@@ -107,7 +107,7 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	ReplaceRange(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
 				 PG_GETARG_TIMESTAMPTZ(2), PG_GETARG_TIMESTAMPTZ(3),
 				 text_to_cstring(PG_GETARG_TEXT_PP(4)), strategy,
-				 NULL, &result);
+				 NULL, NULL, &result);
 
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = Int64GetDatum(result.rows_deleted);

@@ -45,8 +45,8 @@ RangeRequest(FunctionCallInfo fcinfo, PlanRequest *req)
 /*
  * backfill_plan
  *		plan(target, range_start, range_end, chunk, note, probe, backwards,
- *		clear_no_source, only_chunks, cascade) -> run_id, NULL when nothing
- *		needs planning (PipelinePlan).
+ *		clear_no_source, only_chunks, cascade, keep_replaced) -> run_id,
+ *		NULL when nothing needs planning (PipelinePlan).
  */
 Datum
 backfill_plan(PG_FUNCTION_ARGS)
@@ -69,6 +69,9 @@ backfill_plan(PG_FUNCTION_ARGS)
 	req.only = ParseOnlyChunks(PG_ARGISNULL(8) ? NULL :
 							   text_to_cstring(PG_GETARG_TEXT_PP(8)));
 	req.cascade = PG_GETARG_BOOL(9);
+	/* keep_replaced (0.2.0): NULL is the definition's */
+	req.keep_given = PG_NARGS() > 10 && !PG_ARGISNULL(10);
+	req.keep_replaced = req.keep_given && PG_GETARG_BOOL(10);
 
 	SpiConnect();
 	run_id = PipelinePlan(&req, &planned);

@@ -153,10 +153,11 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
  * error reaches a caller that may catch it in a subtransaction.  With
  * "save", the statement's plan is kept for the rest of the session (see
  * CatalogPlanFor); statements whose text varies per call are run unsaved.
+ * With "dest", the result rows go there (SpiExecDest), unsaved.
  */
 static int
 CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
-		   const char *nulls, int expected, bool save)
+		   const char *nulls, int expected, bool save, DestReceiver *dest)
 {
 	Oid			owner = ExtensionOwner();
 	Oid			save_userid;
@@ -173,7 +174,10 @@ CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	{
 		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes) : NULL;
 
-		if (plan == NULL)
+		if (dest != NULL)
+			rc = SpiExecDest(sql, nargs, argtypes, values, nulls, dest,
+							 expected);
+		else if (plan == NULL)
 			rc = SpiExec(sql, nargs, argtypes, values, nulls, false, 0,
 						 expected);
 		else
@@ -203,7 +207,8 @@ int
 CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			const char *nulls, int expected)
 {
-	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true);
+	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true,
+					  NULL);
 }
 
 /*
@@ -214,7 +219,7 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 int
 CatalogExecUnsaved(const char *sql, int expected)
 {
-	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false);
+	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false, NULL);
 }
 
 /*
@@ -286,6 +291,61 @@ CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
 			 highest, args->n, sql);
 	return CatalogExec(sql, args->n, (Oid *) args->types,
 					   (Datum *) args->values, args->nulls, expected);
+}
+
+/*
+ * CatalogCheckParams
+ *		The highest $n of a statement, which must be the number of its
+ *		parameters (else an internal error naming it).
+ */
+static void
+CatalogCheckParams(const char *sql, const CatalogArgs *args)
+{
+	const char *p;
+	int			highest = 0;
+
+	for (p = sql; *p; p++)
+	{
+		if (*p == '$' && isdigit((unsigned char) p[1]))
+		{
+			int			k = atoi(p + 1);
+
+			highest = Max(highest, k);
+		}
+	}
+	if (highest != args->n)
+		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
+			 highest, args->n, sql);
+}
+
+/*
+ * CatalogExecArgsOnce
+ *		CatalogExecArgs, never cached: for a statement that reads rows
+ *		registered on the SPI connection (SpiRegisterRows), whose plan
+ *		depends on them.
+ */
+int
+CatalogExecArgsOnce(const char *sql, const CatalogArgs *args, int expected)
+{
+	CatalogCheckParams(sql, args);
+	return CatalogRun(sql, args->n, (Oid *) args->types,
+					  (Datum *) args->values, args->nulls, expected, false,
+					  NULL);
+}
+
+/*
+ * CatalogExecArgsInto
+ *		CatalogExecArgs whose result rows go to "dest" (a tuplestore,
+ *		SpiRowStore) instead of SPI_tuptable.
+ */
+int
+CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
+					DestReceiver *dest, int expected)
+{
+	CatalogCheckParams(sql, args);
+	return CatalogRun(sql, args->n, (Oid *) args->types,
+					  (Datum *) args->values, args->nulls, expected, false,
+					  dest);
 }
 
 /*

@@ -18,7 +18,9 @@
  * a role with its privileges; for a dropped planner, superusers only.
  * A run, group or standing check the caller cannot see (CatalogRowVisible)
  * does not exist for them: one "does not exist" error each, the same as
- * for an unknown id.
+ * for an unknown id.  The rows a run kept (doc/undo.md) are read only by
+ * a caller who could read every one of them in the target
+ * (CheckKeptRowsReadable).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +31,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "backfill.h"
@@ -248,4 +251,41 @@ RaiseCheckDoesNotExist(int64 check_id)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("check %lld does not exist", (long long) check_id),
 			 errhint("The standing checks you may see are listed in backfill.checks.")));
+}
+
+/*
+ * CheckKeptRowsReadable
+ *		The read rule of the archive (doc/undo.md, doc/security.md): the
+ *		rows a run kept are shown (diff) or put back (revert) only for a
+ *		caller who may SELECT every column of the target, and, since the
+ *		archive is not filtered by the target's row-level security
+ *		policies, only when no policy applies to the caller (RLS disabled,
+ *		the table owner, or BYPASSRLS).  42501 otherwise.
+ */
+void
+CheckKeptRowsReadable(Oid target)
+{
+	Oid			userid = GetUserId();
+	char	   *relname = get_rel_name(target);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", target)));
+	if (pg_class_aclcheck(target, userid, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(target, userid, ACL_SELECT,
+								  ACLMASK_ALL) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the kept rows of table %s",
+						QualifiedRelName(target)),
+				 errdetail("Reading what a run replaced needs SELECT on every column of the table; role \"%s\" lacks it.",
+						   GetUserNameFromId(userid, false))));
+	if (check_enable_rls(target, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("row-level security is enabled for table %s",
+						QualifiedRelName(target)),
+				 errdetail("The kept rows are not filtered by the table's policies, so only a role that bypasses them may read them."),
+				 errhint("Ask the table owner or a role with BYPASSRLS.")));
 }

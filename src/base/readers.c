@@ -36,7 +36,7 @@ LoadDefinition(Oid target, int32 version)
 	CatalogExec("SELECT d.version, d.author, d.source,"
 				" d.time_column::pg_catalog.text, d.chunk, d.source_retention,"
 				" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-				" d.ledger_gate, d.strategy"
+				" d.ledger_gate, d.strategy, d.keep_replaced"
 				" FROM backfill.targets t JOIN backfill.definitions d"
 				"  ON d.target OPERATOR(pg_catalog.=) t.target"
 				"  AND d.version OPERATOR(pg_catalog.=) CASE WHEN $2 OPERATOR(pg_catalog.=) 0"
@@ -66,6 +66,7 @@ LoadDefinition(Oid target, int32 version)
 		def->tolerance = NumericGetDatum(int64_to_numeric(0));
 	def->ledger_gate = SpiGetBool(0, 11, &isnull);
 	def->strategy = ParseStrategy(SpiGetText(0, 12));
+	def->keep_replaced = SpiGetBool(0, 13, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	return def;
 }
@@ -94,7 +95,8 @@ LoadRun(int64 run_id)
 				" r.job_id IS NOT NULL, r.quiet_hours,"
 				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
-				" r.created_by_oid, d.author, r.job_id, r.chunk"
+				" r.created_by_oid, d.author, r.job_id, r.chunk,"
+				" r.keep_replaced, d.keep_for, r.reverts"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -137,6 +139,18 @@ LoadRun(int64 run_id)
 	run->author = SpiGetOid(0, 22, &isnull);
 	run->job_id = run->scheduled ? SpiGetInt64(0, 23, &isnull) : 0;
 	run->chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 24, &isnull));
+	run->keep_replaced = SpiGetBool(0, 25, &isnull);
+	{
+		Datum		d = SpiGetDatumCopy(0, 26, &isnull);
+
+		run->keep_for = isnull ? NULL : DatumGetIntervalP(d);
+	}
+	run->reverts = SpiGetInt64(0, 27, &isnull);
+	if (isnull)
+		run->reverts = 0;
+	/* keeping and reverting replace rows with the delete strategy */
+	if (run->keep_replaced || run->reverts != 0)
+		run->strategy = STRATEGY_DELETE;
 	SPI_freetuptable(SPI_tuptable);
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;

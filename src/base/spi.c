@@ -24,6 +24,9 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "executor/tstoreReceiver.h"
+#include "miscadmin.h"
+#include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/datum.h"
@@ -86,6 +89,104 @@ SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			 SPI_result_code_string(rc), SPI_result_code_string(expected),
 			 sql);
 	return rc;
+}
+
+/*
+ * SpiExecDest
+ *		SpiExec whose result rows go to "dest" (SPI_execute_extended)
+ *		instead of SPI_tuptable, so that a result of any size streams into
+ *		a tuplestore that spills to disk; SPI_processed counts them.
+ */
+int
+SpiExecDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			const char *nulls, DestReceiver *dest, int expected)
+{
+	SPIExecuteOptions options;
+	ParamListInfo params = NULL;
+	int			rc;
+	int			i;
+
+	if (nargs > 0)
+	{
+		params = makeParamList(nargs);
+		for (i = 0; i < nargs; i++)
+		{
+			ParamExternData *prm = &params->params[i];
+
+			prm->isnull = (nulls != NULL && nulls[i] == 'n');
+			prm->value = prm->isnull ? (Datum) 0 : values[i];
+			prm->pflags = PARAM_FLAG_CONST;
+			prm->ptype = argtypes[i];
+		}
+	}
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.read_only = false;
+	options.dest = dest;
+	rc = SPI_execute_extended(sql, &options);
+	if (rc != expected)
+		elog(ERROR, "backfill: statement returned %s, expected %s: %s",
+			 SPI_result_code_string(rc), SPI_result_code_string(expected),
+			 sql);
+	return rc;
+}
+
+/*
+ * SpiRowStore
+ *		A tuplestore for a statement's rows (spilling to disk beyond
+ *		work_mem) and the DestReceiver that fills it, values detoasted (a
+ *		row deleted by the same statement must not be read back through
+ *		the table's TOAST).  The caller destroys the receiver with
+ *		dest->rDestroy and ends the store with tuplestore_end.
+ */
+DestReceiver *
+SpiRowStore(Tuplestorestate **store)
+{
+	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
+
+	*store = tuplestore_begin_heap(false, false, work_mem);
+	SetTuplestoreDestReceiverParams(dest, *store, CurrentMemoryContext, true,
+									NULL, NULL);
+	return dest;
+}
+
+/*
+ * SpiRegisterRows
+ *		Make the rows of "store", described by "desc", readable by the
+ *		next statements of the current SPI connection as the relation
+ *		"name" (an ephemeral named relation, as a trigger's transition
+ *		table); it goes with SPI_finish or SpiUnregisterRows.
+ */
+void
+SpiRegisterRows(const char *name, TupleDesc desc, Tuplestorestate *store)
+{
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+	int			rc;
+
+	enr->md.name = pstrdup(name);
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = (double) tuplestore_tuple_count(store);
+	enr->reldata = store;
+	rc = SPI_register_relation(enr);
+	if (rc != SPI_OK_REL_REGISTER)
+		elog(ERROR, "backfill: could not register rows \"%s\": %s", name,
+			 SPI_result_code_string(rc));
+}
+
+/*
+ * SpiUnregisterRows
+ *		Forget the rows SpiRegisterRows registered as "name".
+ */
+void
+SpiUnregisterRows(const char *name)
+{
+	int			rc = SPI_unregister_relation(name);
+
+	if (rc != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "backfill: could not unregister rows \"%s\": %s", name,
+			 SPI_result_code_string(rc));
 }
 
 /*

@@ -233,23 +233,43 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
  * ChunkReplace
  *		Phase "replace": a no_source chunk clears its range; any other
  *		replaces it from the run's pinned source, measuring before and
- *		after when the definition has a measure.
+ *		after when the definition has a measure.  A run that keeps what it
+ *		replaces moves the deleted rows into the archive; a revert run's
+ *		chunk puts back what the reverted run's chunk kept (doc/undo.md).
  */
 static void
 ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 {
+	ArchiveKeep keep;
+	const ArchiveKeep *kept = NULL;
+
 	memset(&work->rr, 0, sizeof(work->rr));
 	work->rr.before_null = work->rr.after_null = true;
+	if (run->keep_replaced)
+	{
+		keep.run_id = run->run_id;
+		keep.chunk_no = chunk->chunk_no;
+		keep.keep_for = run->keep_for;
+		kept = &keep;
+	}
+	if (run->reverts != 0)
+	{
+		/* a revert chunk: what the reverted run's chunk kept comes back */
+		RevertRange(run->target, run->time_column, chunk->start, chunk->end,
+					run->reverts, chunk->chunk_no, run->measure, &keep,
+					&work->rr);
+		return;
+	}
 	if (chunk->no_source)
 	{
 		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
-										   chunk->start, chunk->end);
+										   chunk->start, chunk->end, kept);
 		work->rr.strategy = STRATEGY_DELETE;
 		work->verdict = VERDICT_NO_SOURCE;
 		return;
 	}
 	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
-				 run->source, run->strategy, run->measure, &work->rr);
+				 run->source, run->strategy, run->measure, kept, &work->rr);
 }
 
 /*
@@ -268,7 +288,8 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	bool		measure_null;
 	Datum		measure_value;
 
-	if (chunk->no_source || run->ledger == NULL)
+	/* restored rows are put back as they were, agreeing or not */
+	if (chunk->no_source || run->ledger == NULL || run->reverts != 0)
 		return;
 
 	measure_null = !rr->have_values || rr->after_null;
@@ -887,7 +908,7 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 						GetConfigOption("TimeZone", false, false));
 		CheckTargetPrivileges(target);
 		ReplaceRange(target, time_column, lo, hi, source, STRATEGY_DELETE, measure,
-					 &rr);
+					 NULL, &rr);
 		if (ledger != NULL)
 		{
 			bool		isnull;

@@ -3,8 +3,9 @@
  * replace.c
  *	  The delete strategy: replacing a target's rows in [lo, hi) by what a
  *	  source query yields with DELETE and INSERT, in the caller's
- *	  transaction; measuring a range (MeasureRange, for every strategy);
- *	  and clearing a range.  The SQL functions replace_range and _in_range
+ *	  transaction (moving the deleted rows into the archive when the run
+ *	  keeps them); measuring a range (MeasureRange, for every strategy);
+ *	  clearing a range; and reverting a kept chunk (RevertRange).  The SQL functions replace_range and _in_range
  *	  are in api/primitives.c.
  *
  * ReplaceRange (strategy.c) checks privileges, the time column and the
@@ -117,31 +118,17 @@ MeasureRange(Oid target, const char *time_column,
 }
 
 /*
- * ReplaceByDelete
- *		See backfill.h.  The delete strategy: DELETE the range, INSERT the
- *		source's rows.  With a measure, the figure over the range is read
- *		before the DELETE and after the INSERT (two scans of cached pages;
- *		far cheaper than materializing the RETURNING rows of a large
- *		chunk).  Connects to SPI itself; the figures are copied into the
- *		caller's memory context.
+ * MeasureAfter
+ *		The figures of a delete-and-insert of [lo, hi): with a measure
+ *		that is not count(*), scanned after the insert ("scan"; the one
+ *		before was read by the caller); with count(*), the row counts.
+ *		Caller is connected to SPI.
  */
-void
-ReplaceByDelete(Oid target, const char *time_column,
-				TimestampTz lo, TimestampTz hi, const SourceQuery *source,
-				const char *measure, ReplaceResult *result)
+static void
+MeasureAfter(Oid target, const char *time_column, TimestampTz lo,
+			 TimestampTz hi, const char *measure, bool scan,
+			 MemoryContext outer, ReplaceResult *result)
 {
-	MemoryContext outer = CurrentMemoryContext;
-	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
-
-	SpiConnect();
-	if (scan)
-		MeasureRange(target, time_column, lo, hi, measure, outer, result);
-	result->rows_deleted =
-		RunCounted(ComposeRangeDelete(target, time_column),
-				   target, time_column, lo, hi, SPI_OK_DELETE);
-	result->rows_inserted =
-		RunCounted(ComposeSourceInsert(target, time_column, source),
-				   target, time_column, lo, hi, SPI_OK_INSERT);
 	if (scan)
 	{
 		ReplaceResult after;
@@ -164,6 +151,41 @@ ReplaceByDelete(Oid target, const char *time_column,
 	}
 	result->have_values = (measure != NULL);
 	result->strategy = STRATEGY_DELETE;
+}
+
+/*
+ * ReplaceByDelete
+ *		See backfill.h.  The delete strategy: DELETE the range, INSERT the
+ *		source's rows.  With a measure, the figure over the range is read
+ *		before the DELETE and after the INSERT (two scans of cached pages;
+ *		far cheaper than materializing the RETURNING rows of a large
+ *		chunk).  With "keep", the deleted rows move into the target's
+ *		archive (ArchiveDeleteRange).  Connects to SPI itself; the figures
+ *		are copied into the caller's memory context.
+ */
+void
+ReplaceByDelete(Oid target, const char *time_column,
+				TimestampTz lo, TimestampTz hi, const SourceQuery *source,
+				const char *measure, const ArchiveKeep *keep,
+				ReplaceResult *result)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
+
+	SpiConnect();
+	if (scan)
+		MeasureRange(target, time_column, lo, hi, measure, outer, result);
+	if (keep != NULL)
+		result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,
+												  keep);
+	else
+		result->rows_deleted =
+			RunCounted(ComposeRangeDelete(target, time_column),
+					   target, time_column, lo, hi, SPI_OK_DELETE);
+	result->rows_inserted =
+		RunCounted(ComposeSourceInsert(target, time_column, source),
+				   target, time_column, lo, hi, SPI_OK_INSERT);
+	MeasureAfter(target, time_column, lo, hi, measure, scan, outer, result);
 	SpiFinish();
 }
 
@@ -173,7 +195,7 @@ ReplaceByDelete(Oid target, const char *time_column,
  */
 int64
 ClearRange(Oid target, const char *time_column,
-		   TimestampTz lo, TimestampTz hi)
+		   TimestampTz lo, TimestampTz hi, const ArchiveKeep *keep)
 {
 	int64		deleted;
 
@@ -181,10 +203,48 @@ ClearRange(Oid target, const char *time_column,
 	CheckTargetPrivileges(target);
 	(void) TimeColumnType(target, time_column);
 
+	if (keep != NULL)
+		return ArchiveDeleteRange(target, time_column, lo, hi, keep);
 	SpiConnect();
 	deleted = RunCounted(ComposeRangeDelete(target, time_column),
 						 target, time_column, lo, hi, SPI_OK_DELETE);
 	SpiFinish();
 	return deleted;
+}
+
+/*
+ * RevertRange
+ *		See backfill.h.  A revert chunk: the rows now in [lo, hi) move into
+ *		the archive under the revert run's own chunk (keep: so that the
+ *		revert can be reverted), and the rows chunk chunk_no of run
+ *		"reverted" kept come back.  Measured as the delete strategy is.
+ */
+void
+RevertRange(Oid target, const char *time_column,
+			TimestampTz lo, TimestampTz hi, int64 reverted, int32 chunk_no,
+			const char *measure, const ArchiveKeep *keep,
+			ReplaceResult *result)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
+
+	CheckRangeBounds(lo, false, hi, false);
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, time_column);
+	if (measure != NULL)
+		measure = ValidateMeasure(measure, target);
+
+	memset(result, 0, sizeof(ReplaceResult));
+	result->before_null = true;
+	result->after_null = true;
+
+	SpiConnect();
+	if (scan)
+		MeasureRange(target, time_column, lo, hi, measure, outer, result);
+	result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,
+											  keep);
+	result->rows_inserted = ArchiveRestoreRows(target, reverted, chunk_no);
+	MeasureAfter(target, time_column, lo, hi, measure, scan, outer, result);
+	SpiFinish();
 }
 

@@ -23,13 +23,15 @@
  * ReplaceRange
  *		See backfill.h.  Every check comes before the first row is
  *		touched; any error leaves the transaction to roll back whatever
- *		was done.
+ *		was done.  A chunk that keeps what it replaces ("keep") always
+ *		uses the delete strategy (doc/undo.md).
  */
 void
 ReplaceRange(Oid target, const char *time_column,
 			 TimestampTz lo, TimestampTz hi,
 			 const char *source, ReplaceStrategy strategy,
-			 const char *measure, ReplaceResult *result)
+			 const char *measure, const ArchiveKeep *keep,
+			 ReplaceResult *result)
 {
 	SourceQuery *sq;
 	ReplaceStrategy chosen;
@@ -45,9 +47,14 @@ ReplaceRange(Oid target, const char *time_column,
 	result->before_null = true;
 	result->after_null = true;
 
-	chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+	/* a keeping chunk deletes: its rows move into the archive */
+	if (keep != NULL)
+		chosen = STRATEGY_DELETE;
+	else
+		chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
 	if (chosen == STRATEGY_DELETE)
-		ReplaceByDelete(target, time_column, lo, hi, sq, measure, result);
+		ReplaceByDelete(target, time_column, lo, hi, sq, measure, keep,
+						result);
 	else
 		PartitionReplaceRange(target, time_column, lo, hi, sq, chosen,
 							  measure, result);

@@ -486,6 +486,8 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 			down.end = node->chunks.ends[node->chunks.n - 1];
 			down.note = req->note;
 			down.clear_no_source = req->clear_no_source;
+			down.keep_given = req->keep_given;
+			down.keep_replaced = req->keep_replaced;
 			down.given = &node->chunks;
 			node->run_id = PlanRun(&down);
 		}

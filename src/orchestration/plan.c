@@ -6,7 +6,9 @@
  *	  executing nothing.
  *
  * A run pins the target's current definition version, the caller's
- * TimeZone and search_path and the caller (by OID) as its planner; the
+ * TimeZone and search_path, the caller (by OID) as its planner, and
+ * whether it keeps what it replaces (plan's keep_replaced, else the
+ * definition's; doc/undo.md); the
  * chunks before the source horizon are planned as no_source.  Plans that
  * choose their chunks (only_chunks, cascade) are made by cascade.c, which
  * calls PlanRun for each run.
@@ -153,12 +155,15 @@ PlanRun(const PlanRequest *req)
 		CatalogArgText(&args, GetConfigOption("search_path", false, false));
 		CatalogArgText(&args, CurrentUserName());
 		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+		CatalogArg(&args, BOOLOID,
+				   BoolGetDatum(req->keep_given ? req->keep_replaced :
+								def->keep_replaced), false);
 		CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
 						" range_end, chunk, note, probe, backwards, clear_no_source,"
 						" definition_version, timezone, search_path, created_by,"
-						" created_by_oid)"
+						" created_by_oid, keep_replaced)"
 						" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-						" $13::pg_catalog.name, $14) RETURNING run_id",
+						" $13::pg_catalog.name, $14, $15) RETURNING run_id",
 						&args, SPI_OK_INSERT_RETURNING);
 		run_id = SpiGetInt64(0, 1, &isnull);
 		SPI_freetuptable(SPI_tuptable);

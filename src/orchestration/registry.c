@@ -17,7 +17,9 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -37,6 +39,53 @@ IntervalIsPositive(Interval *iv)
 	return DatumGetInt32(DirectFunctionCall2(interval_cmp,
 											 IntervalPGetDatum(iv),
 											 IntervalPGetDatum(&zero))) > 0;
+}
+
+/*
+ * CheckDiffKey
+ *		register's key: 1 to BACKFILL_MAX_KEY distinct columns of the
+ *		target, none NULL (22023, 42703).
+ */
+static void
+CheckDiffKey(Oid target, ArrayType *key)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	int			j;
+
+	if (ARR_NDIM(key) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("key must be a one-dimensional array of column names")));
+	deconstruct_array(key, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+					  &elems, &nulls, &n);
+	if (n < 1 || n > BACKFILL_MAX_KEY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("key must name between 1 and %d columns", BACKFILL_MAX_KEY),
+				 errhint("Give the columns that identify a row of the table, or NULL to use its primary key.")));
+	for (i = 0; i < n; i++)
+	{
+		const char *col;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("key must not contain NULL")));
+		col = NameStr(*DatumGetName(elems[i]));
+		if (get_attnum(target, col) <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("key column \"%s\" of relation \"%s\" does not exist",
+							col, get_rel_name(target))));
+		for (j = 0; j < i; j++)
+			if (strcmp(col, NameStr(*DatumGetName(elems[j]))) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("key names column \"%s\" twice", col)));
+	}
 }
 
 /*
@@ -103,6 +152,19 @@ RegisterTarget(const Registration *reg)
 				 errmsg("tolerance must not be negative"),
 				 errhint("The tolerance is the allowed relative difference from the ledger, for example 0.01 for 1%%.")));
 
+	if (reg->keep_for != NULL && !IntervalIsPositive(reg->keep_for))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep_for must be positive"),
+				 errhint("Give how long the rows a run replaced are kept, for example '30 days'.")));
+	if (reg->keep_for != NULL && !reg->keep_replaced)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep_for needs keep_replaced => true"),
+				 errhint("keep_for is how long the rows a run replaced are kept.")));
+	if (reg->key != (Datum) 0)
+		CheckDiffKey(target, DatumGetArrayTypeP(reg->key));
+
 	sq = ValidateSourceQuery(reg->source, target, time_column);
 	measure = ValidateMeasure(measure, target);
 	if (ledger != NULL)
@@ -136,12 +198,17 @@ RegisterTarget(const Registration *reg)
 		CatalogArgText(&args, measure);
 		CatalogArg(&args, NUMERICOID, tolerance, false);
 		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(reg->keep_replaced), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(reg->keep_for),
+				   reg->keep_for == NULL);
+		CatalogArg(&args, NAMEARRAYOID, reg->key, reg->key == (Datum) 0);
 		CatalogExecArgs("SELECT d.version,"
 						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
 						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
-						"  d.measure, d.tolerance, d.ledger_gate)"
+						"  d.measure, d.tolerance, d.ledger_gate, d.keep_replaced,"
+						"  d.keep_for, d.key)"
 						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12),"
+						"  $11, $12, $13, $14, $15),"
 						" d.strategy IS NOT DISTINCT FROM"
 						"  coalesce(t.strategy, d.strategy)"
 						" FROM backfill.definitions d"
@@ -161,21 +228,22 @@ RegisterTarget(const Registration *reg)
 
 		if (new_version)
 		{
-			/* the same twelve parameters, and the version as $13 */
+			/* the same fifteen parameters, and the version as $16 */
 			version++;
 			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
 			CatalogExecArgs("INSERT INTO backfill.definitions"
 							" (target, version, label, source, source_hash, created_by,"
 							"  author, time_column, chunk, source_retention,"
 							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-							"  strategy)"
-							" SELECT $1, $13, $3, $2,"
+							"  strategy, keep_replaced, keep_for, key)"
+							" SELECT $1, $16, $3, $2,"
 							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
 							" (SELECT rolname FROM pg_catalog.pg_roles"
 							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
 							" coalesce((SELECT strategy FROM backfill.targets"
-							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto')",
+							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto'),"
+							" $13, $14, $15",
 							&args, SPI_OK_INSERT);
 		}
 	}
@@ -201,9 +269,11 @@ RegisterTarget(const Registration *reg)
 		CatalogExecArgs("INSERT INTO backfill.targets AS t"
 						" (target, target_name, time_column, chunk, source_retention,"
 						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-						"  current_version, registered_by, strategy)"
+						"  current_version, registered_by, strategy, keep_replaced,"
+						"  keep_for, key)"
 						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12::pg_catalog.name, d.strategy"
+						"  $11, $12::pg_catalog.name, d.strategy, d.keep_replaced,"
+						"  d.keep_for, d.key"
 						" FROM backfill.definitions d"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
 						" AND d.version OPERATOR(pg_catalog.=) $11"
@@ -218,6 +288,9 @@ RegisterTarget(const Registration *reg)
 						"  tolerance = excluded.tolerance,"
 						"  ledger_gate = excluded.ledger_gate,"
 						"  strategy = excluded.strategy,"
+						"  keep_replaced = excluded.keep_replaced,"
+						"  keep_for = excluded.keep_for,"
+						"  key = excluded.key,"
 						"  current_version = excluded.current_version,"
 						"  registered_at = pg_catalog.now(),"
 						"  registered_by = excluded.registered_by",
@@ -368,14 +441,14 @@ SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 		CatalogExecArgs("INSERT INTO backfill.definitions (target, version, label,"
 						" source, source_hash, created_by, author, time_column, chunk,"
 						" source_retention, source_horizon, ledger, measure, tolerance,"
-						" ledger_gate, strategy)"
+						" ledger_gate, strategy, keep_replaced, keep_for, key)"
 						" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
 						" d.source, d.source_hash,"
 						" (SELECT rolname FROM pg_catalog.pg_roles"
 						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 						" $4, d.time_column, d.chunk, d.source_retention,"
 						" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-						" d.ledger_gate, $2"
+						" d.ledger_gate, $2, d.keep_replaced, d.keep_for, d.key"
 						" FROM backfill.definitions d,"
 						" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
 						"  WHERE target OPERATOR(pg_catalog.=) $1) m"

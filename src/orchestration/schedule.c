@@ -522,8 +522,8 @@ NoteTickPrivileges(int64 run_id)
  *		See backfill.h: in a pg_cron tick (ScheduleCalledFromCron), before
  *		the run is executed: sweep the jobs of dropped roles and the parked
  *		jobs of finished runs (not its own: it is running), note why the
- *		job's role may not write the target (NoteTickPrivileges), and
- *		commit all, so that they stay whatever the run does.  Nothing
+ *		job's role may not write the target (NoteTickPrivileges), purge the
+ *		kept rows past their definition's keep_for, and commit all, so that they stay whatever the run does.  Nothing
  *		outside a tick.  Caller has a non-atomic SPI connection.
  */
 void
@@ -534,6 +534,8 @@ ScheduleRunTick(int64 run_id)
 	(void) ScheduleSweepOrphanJobs(false);
 	(void) ScheduleSweepFinishedJobs(run_id, false);
 	NoteTickPrivileges(run_id);
+	/* the definitions' keep_for: kept rows past it go (doc/undo.md) */
+	(void) ArchivePurge(InvalidOid, NULL, false);
 	SPI_commit();
 }
 

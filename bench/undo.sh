@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# bench/undo.sh: the undo benchmark (issue 20).  One run prints one table of
+# medians (of BENCH_REPS repetitions) and the four ratios the goals are
+# stated in, all measured in the same run on the same data:
+#   1. heap target, 30 daily chunks: backfill.run with keep_replaced vs
+#      without (goal <= 1.3);
+#   2. day-partitioned target, strategy swap: with keep_replaced (which
+#      replaces with delete, doc/undo.md) vs without, i.e. swap (goal <= 1.05);
+#   3. the revert of the kept 30-day heap run vs that run (goal <= 1.2);
+#   4. backfill.diff of the kept 30-day run vs a hand-written FULL JOIN on the
+#      key of the same archived rows and the target (goal <= 2).
+#
+#   bash bench/undo.sh                                   (as root, like bench/run.sh)
+#   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/undo.sh  (a developer sandbox)
+#   BENCH_DAYS=30 BENCH_ROWS_PER_DAY=160000 BENCH_REPS=3  (the defaults: bench/run.sh's data)
+#
+# As root it builds and installs the extension (scripts/setup.sh), then runs
+# itself as the postgres user against a throwaway cluster of its own with
+# default settings, removed at the end.  Never part of the test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -n "${BACKFILL_PGROOT:-}" ]; then
+    export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
+else
+    export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+fi
+
+if [ "$(id -u)" -eq 0 ] && [ "${1:-}" != "--inner" ]; then
+    work=$(mktemp -d /tmp/backfill-bench.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    scripts/setup.sh >/dev/null
+    cp -a . "$work/tree"
+    chown -R postgres: "$work"
+    chmod 755 "$work"
+    status=0
+    runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" \
+        BENCH_DAYS="${BENCH_DAYS:-}" BENCH_ROWS_PER_DAY="${BENCH_ROWS_PER_DAY:-}" \
+        BENCH_REPS="${BENCH_REPS:-}" \
+        "$work/tree/bench/undo.sh" --inner || status=$?
+    exit $status
+fi
+
+DAYS=${BENCH_DAYS:-30}
+PER_DAY=${BENCH_ROWS_PER_DAY:-160000}
+REPS=${BENCH_REPS:-3}
+bindir=$("$PG_CONFIG" --bindir)
+
+dir=$(mktemp -d /tmp/backfill-benchdb.XXXXXX)
+"$bindir/initdb" -D "$dir/data" -U postgres -A trust >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log"; exit 1; }
+port=
+for try in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    if "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
+        "-p $port -k $dir -c listen_addresses=''" start >/dev/null; then
+        break
+    fi
+    port=
+done
+[ -n "$port" ] || { echo "could not start a cluster"; cat "$dir/server.log"; exit 1; }
+cleanup() {
+    local status=$?
+    "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+    if [ $status -ne 0 ]; then
+        echo "bench failed; the end of the server log:" >&2
+        tail -n 60 "$dir/server.log" >&2
+    fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+export PGOPTIONS="-c TimeZone=UTC -c client_min_messages=warning"
+
+q() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
+now() { date +%s.%N; }
+# timed NAME REP SQL [SQL]: run the statements in one session, each in its
+# own transaction, and record the wall time
+timed() {
+    local t0 t1 name=$1 rep=$2
+    shift 2
+    local args=()
+    for s in "$@"; do args+=(-c "$s"); done
+    t0=$(now)
+    q "${args[@]}" >/dev/null
+    t1=$(now)
+    q -c "INSERT INTO bench.timings VALUES ('$name', $rep, $t1 - $t0)"
+}
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+LO="2024-01-01 00:00+00"
+HI=$(q -At -c "SELECT ('2024-01-01 00:00+00'::timestamptz + $DAYS * interval '1 day')::text")
+
+started=$(now)
+log "loading $DAYS days x $PER_DAY payments"
+q >/dev/null <<SQL
+CREATE EXTENSION backfill;
+CREATE SCHEMA bench;
+CREATE TABLE bench.timings (test text, rep int, seconds float8);
+CREATE TABLE bench.payments (id bigint NOT NULL, paid_at timestamptz NOT NULL,
+                             account_id int NOT NULL, amount numeric(12,2) NOT NULL,
+                             status text NOT NULL);
+INSERT INTO bench.payments
+SELECT i, '2024-01-01'::timestamptz + (i * 86400.0 / $PER_DAY) * interval '1 second',
+       (i % 50000)::int, ((i * 7919) % 100000) / 100.0,
+       CASE WHEN i % 16 = 0 THEN 'failed' ELSE 'succeeded' END
+  FROM generate_series(0::bigint, $DAYS::bigint * $PER_DAY - 1) i;
+CREATE INDEX payments_paid_at ON bench.payments (paid_at);
+CREATE TABLE bench.clean (id bigint NOT NULL, paid_at timestamptz NOT NULL,
+                          account_id int NOT NULL, amount numeric(12,2) NOT NULL)
+    WITH (autovacuum_enabled = off);
+CREATE INDEX clean_paid_at ON bench.clean (paid_at);
+CREATE TABLE bench.clean_p (id bigint NOT NULL, paid_at timestamptz NOT NULL,
+                            account_id int NOT NULL, amount numeric(12,2) NOT NULL)
+    PARTITION BY RANGE (paid_at);
+SELECT format('CREATE TABLE bench.clean_p_%s PARTITION OF bench.clean_p
+                 FOR VALUES FROM (%L) TO (%L) WITH (autovacuum_enabled = off)',
+              to_char(d, 'YYYYMMDD'), d, d + interval '1 day')
+  FROM generate_series('2024-01-01'::timestamptz,
+                       '2024-01-01'::timestamptz + ($DAYS - 1) * interval '1 day',
+                       '1 day') d \gexec
+CREATE INDEX clean_p_paid_at ON bench.clean_p (paid_at);
+INSERT INTO bench.clean SELECT id, paid_at, account_id, amount FROM bench.payments
+ WHERE status = 'succeeded';
+INSERT INTO bench.clean_p SELECT * FROM bench.clean;
+VACUUM ANALYZE bench.payments;
+VACUUM ANALYZE bench.clean;
+VACUUM ANALYZE bench.clean_p;
+SELECT backfill.register('bench.clean', 'paid_at',
+  'SELECT id, paid_at, account_id, amount FROM bench.payments
+    WHERE paid_at >= \$1 AND paid_at < \$2 AND status = ''succeeded''',
+  keep_replaced => true, key => '{id}');
+SELECT backfill.register('bench.clean_p', 'paid_at',
+  'SELECT id, paid_at, account_id, amount FROM bench.payments
+    WHERE paid_at >= \$1 AND paid_at < \$2 AND status = ''succeeded''');
+SELECT backfill.set_strategy('bench.clean_p', 'swap');
+SQL
+
+# plan_run TARGET KEEP: a 30-day run without probe, its id
+plan_run() {
+    q -At -c "SELECT backfill.plan('$1', '$LO', '$HI', probe => false, keep_replaced => $2)"
+}
+# purge: drop every kept row, so that the archive does not grow across reps
+purge() {
+    q -c "SELECT backfill.purge_archive('0 seconds')" >/dev/null
+    q -At -c "SELECT 'VACUUM ' || archive::text FROM backfill.archives" | while read -r s; do
+        q -c "$s"
+    done
+}
+settle() {
+    q -c "VACUUM ANALYZE $1"
+    q -c "CHECKPOINT"
+}
+
+# an untimed run of each kind first: nobody pays for being first
+log "warm-up"
+r=$(plan_run bench.clean true); q -c "CALL backfill.run($r)"
+r=$(plan_run bench.clean_p true); q -c "CALL backfill.run($r)"
+purge
+
+for rep in $(seq 1 "$REPS"); do
+    log "rep $rep: heap without and with keep_replaced"
+    settle bench.clean
+    r=$(plan_run bench.clean false)
+    timed heap_nokeep "$rep" "CALL backfill.run($r)"
+    settle bench.clean
+    r=$(plan_run bench.clean true)
+    timed heap_keep "$rep" "CALL backfill.run($r)"
+
+    log "rep $rep: its revert"
+    settle bench.clean
+    v=$(q -At -c "SELECT backfill.revert($r)")
+    timed heap_revert "$rep" "CALL backfill.run($v)" "CALL backfill.run($v)"
+
+    log "rep $rep: diff of a kept run vs a FULL JOIN by hand"
+    settle bench.clean
+    r=$(plan_run bench.clean true)
+    q -c "CALL backfill.run($r)"
+    arch=$(q -At -c "SELECT archive::text FROM backfill.archives WHERE target = 'bench.clean'::regclass")
+    q -c "VACUUM ANALYZE $arch"
+    timed diff "$rep" "SELECT count(*) FROM backfill.diff($r)"
+    timed diff_by_hand "$rep" "
+SELECT count(*)
+  FROM (SELECT id, paid_at, account_id, amount FROM $arch
+         WHERE _backfill_run = $r) o
+  FULL JOIN (SELECT id, paid_at, account_id, amount FROM bench.clean
+              WHERE paid_at >= '$LO' AND paid_at < '$HI') n ON o.id = n.id
+ WHERE (o.id, o.paid_at, o.account_id, o.amount)
+       IS DISTINCT FROM (n.id, n.paid_at, n.account_id, n.amount)"
+
+    log "rep $rep: partitioned (swap) without and with keep_replaced"
+    settle bench.clean_p
+    r=$(plan_run bench.clean_p false)
+    timed part_nokeep "$rep" "CALL backfill.run($r)"
+    settle bench.clean_p
+    r=$(plan_run bench.clean_p true)
+    timed part_keep "$rep" "CALL backfill.run($r)"
+    purge
+done
+
+log "report"
+q <<SQL
+\pset footer off
+SELECT test, count(*) AS reps, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::numeric, 2) AS median_s,
+       round(min(seconds)::numeric, 2) AS min_s, round(max(seconds)::numeric, 2) AS max_s
+  FROM bench.timings GROUP BY test ORDER BY test;
+WITH m AS (SELECT test, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s
+             FROM bench.timings GROUP BY test)
+SELECT goal, round(ratio::numeric, 2) AS ratio, bound,
+       CASE WHEN ratio <= bound THEN 'met' ELSE 'NOT met' END AS verdict
+  FROM (VALUES
+    ('heap: keep_replaced / without', (SELECT s FROM m WHERE test = 'heap_keep') / (SELECT s FROM m WHERE test = 'heap_nokeep'), 1.3),
+    ('partitioned swap: keep_replaced / without', (SELECT s FROM m WHERE test = 'part_keep') / (SELECT s FROM m WHERE test = 'part_nokeep'), 1.05),
+    ('revert / the run it reverts', (SELECT s FROM m WHERE test = 'heap_revert') / (SELECT s FROM m WHERE test = 'heap_keep'), 1.2),
+    ('diff / FULL JOIN by hand', (SELECT s FROM m WHERE test = 'diff') / (SELECT s FROM m WHERE test = 'diff_by_hand'), 2.0)
+  ) g(goal, ratio, bound);
+SQL
+log "total $(echo "$(now) - $started" | bc) s"

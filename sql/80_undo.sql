@@ -1,0 +1,275 @@
+-- Undo (doc/undo.md): a run that keeps what it replaced can be diffed row
+-- by row and reverted exactly, chunk by chunk in reverse order; a revert
+-- can be reverted; reverts go last in, first out; lineage shows the range
+-- back under the definition version that built the restored rows; the
+-- archive can be purged, by hand or by the definition's keep_for.
+SET TimeZone = 'UTC';
+SET DateStyle = ISO;
+\set VERBOSITY terse
+SELECT setval('backfill.runs_run_id_seq', 8001, false) IS NOT NULL AS seq_set;
+CREATE SCHEMA undo;
+CREATE TABLE undo.payments (id int, paid_at timestamptz, acct text, amount numeric);
+INSERT INTO undo.payments
+SELECT i, '2024-01-01'::timestamptz + (i % 96) * interval '1 hour',
+       CASE WHEN i % 7 = 0 THEN 'test' ELSE 'acct' || (i % 3) END, i % 10
+  FROM generate_series(1, 960) i;
+CREATE FUNCTION undo.md5(t regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+    EXECUTE format('SELECT md5(string_agg(x::text, %L ORDER BY x::text)) FROM %s x', ',', t)
+       INTO r;
+    RETURN r;
+END $$;
+CREATE FUNCTION undo.rows_in(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM %s', t) INTO n;
+    RETURN n;
+END $$;
+CREATE FUNCTION undo.chunks(run bigint) RETURNS TABLE (chunk_no int, status text,
+    strategy text, rows_deleted bigint, rows_inserted bigint, rows_kept bigint)
+LANGUAGE sql AS $$
+  SELECT c.chunk_no, c.status, c.strategy, c.rows_deleted, c.rows_inserted, k.rows_kept
+    FROM backfill.chunks c
+    LEFT JOIN backfill.archived_chunks k USING (run_id, chunk_no)
+   WHERE c.run_id = run ORDER BY c.chunk_no
+$$;
+
+-------------------------------------------------------------------------
+-- A heap target with a primary key: v1, then v2 (which turns out wrong).
+-------------------------------------------------------------------------
+CREATE TABLE undo.daily (day date, acct text, total numeric, n int,
+                         PRIMARY KEY (day, acct));
+SELECT backfill.register('undo.daily', 'day',
+    $$SELECT paid_at::date AS day, acct, sum(amount) AS total, count(*)::int AS n
+        FROM undo.payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1, 2$$,
+    definition => 'v1', measure => 'sum(total)', keep_replaced => true) AS version;
+SELECT keep_replaced, keep_for, key FROM backfill.definitions
+ WHERE target = 'undo.daily'::regclass;
+SELECT backfill.plan('undo.daily', '2024-01-01', '2024-01-05', probe => false) AS v1 \gset
+CALL backfill.run(:v1);
+SELECT * FROM undo.chunks(:v1);
+SELECT undo.md5('undo.daily') AS md5_v1 \gset
+SELECT backfill.register('undo.daily', 'day',
+    $$SELECT paid_at::date AS day, acct, sum(amount) AS total, count(*)::int AS n
+        FROM undo.payments WHERE paid_at >= $1 AND paid_at < $2
+         AND acct <> 'test' AND amount > 2 GROUP BY 1, 2$$,
+    definition => 'v2: excludes test accounts', measure => 'sum(total)',
+    keep_replaced => true) AS version;
+SELECT backfill.plan('undo.daily', '2024-01-01', '2024-01-05', probe => false) AS v2 \gset
+CALL backfill.run(:v2);
+SELECT * FROM undo.chunks(:v2);
+SELECT undo.md5('undo.daily') AS md5_v2 \gset
+-- changes() is the summary, diff the rows behind it
+SELECT chunk_no, before_value, after_value, delta FROM backfill.changes(:v2);
+SELECT * FROM backfill.diff(:v2, 2);
+SELECT change, count(*) FROM backfill.diff(:v2) GROUP BY 1 ORDER BY 1;
+SELECT range_start, range_end, definition_version, label, run_id
+  FROM backfill.lineage('undo.daily');
+-- last in, first out: v1 cannot be reverted while v2 stands
+SELECT backfill.revert(:v1);
+-- revert v2: probed like any run, in reverse order
+SELECT backfill.revert(:v2) AS rv2 \gset
+SELECT run_id = :rv2 AS is_revert, reverts, probe, backwards, keep_replaced, note, status
+  FROM backfill.runs WHERE run_id = :rv2;
+CALL backfill.run(:rv2);
+SELECT * FROM undo.chunks(:rv2);
+CALL backfill.run(:rv2);
+SELECT undo.md5('undo.daily') = :'md5_v1' AS back_to_v1;
+SELECT range_start, range_end, definition_version, label, run_id
+  FROM backfill.lineage('undo.daily');
+-- a revert of what is already reverted, and of a run still being reverted
+SELECT backfill.revert(:v2);
+-- the revert itself is reverted: v2's rows are back
+SELECT backfill.revert(:rv2) AS rrv2 \gset
+CALL backfill.run(:rrv2);
+CALL backfill.run(:rrv2);
+SELECT undo.md5('undo.daily') = :'md5_v2' AS back_to_v2;
+-- v2 stands again (its revert was reverted): its diff is the same as before
+SELECT change, count(*) FROM backfill.diff(:v2) GROUP BY 1 ORDER BY 1;
+SELECT range_start, range_end, definition_version, label, run_id
+  FROM backfill.lineage('undo.daily');
+-- and that one too: v1's rows once more
+SELECT backfill.revert(:rrv2) AS r3 \gset
+CALL backfill.run(:r3);
+CALL backfill.run(:r3);
+SELECT undo.md5('undo.daily') = :'md5_v1' AS back_to_v1;
+SELECT range_start, range_end, definition_version, label, run_id
+  FROM backfill.lineage('undo.daily');
+-- v2 and its reverts cancel out (three reverts: v2 is undone), so v1 is the
+-- last run standing on the range and may be reverted now: the table was
+-- empty before it
+SELECT backfill.revert(:v1) AS rv1 \gset
+CALL backfill.run(:rv1);
+CALL backfill.run(:rv1);
+SELECT count(*) AS rows_left FROM undo.daily;
+SELECT count(*) AS lineage FROM backfill.lineage('undo.daily');
+-- and v2 cannot be reverted any more: it is undone, and v1's revert stands
+SELECT backfill.revert(:v2);
+
+-- refusals: a run that kept nothing, an unfinished run, a bad chunk
+SELECT backfill.plan('undo.daily', '2024-01-05', '2024-01-06', probe => false,
+                     keep_replaced => false) AS nokeep \gset
+CALL backfill.run(:nokeep);
+SELECT keep_replaced FROM backfill.runs WHERE run_id = :nokeep;
+SELECT backfill.revert(:nokeep);
+SELECT * FROM backfill.diff(:nokeep);
+SELECT backfill.plan('undo.daily', '2024-01-06', '2024-01-07') AS unfinished \gset
+SELECT backfill.revert(:unfinished);
+SELECT backfill.cancel(:unfinished) AS cancelled;
+SELECT backfill.revert(:unfinished);
+SELECT * FROM backfill.diff(:v1, 0);
+SELECT * FROM backfill.diff(:v1, 99);
+SELECT backfill.revert(NULL);
+SELECT backfill.revert(123456789);
+
+-------------------------------------------------------------------------
+-- diff with register's key, and without any key (a multiset).
+-------------------------------------------------------------------------
+CREATE TABLE undo.events (day date, acct text, amount numeric);
+INSERT INTO undo.events VALUES ('2024-01-01', 'a', 1), ('2024-01-01', 'a', 1),
+    ('2024-01-01', 'b', 2), ('2024-01-02', 'c', 3);
+CREATE TABLE undo.events_src (day date, acct text, amount numeric);
+INSERT INTO undo.events_src VALUES ('2024-01-01', 'a', 1), ('2024-01-01', 'b', 5),
+    ('2024-01-01', 'b', 5), ('2024-01-02', 'c', 3), ('2024-01-02', 'd', 4);
+SELECT backfill.register('undo.events', 'day',
+    'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true) AS version;
+SELECT backfill.plan('undo.events', '2024-01-01', '2024-01-03', probe => false) AS e1 \gset
+CALL backfill.run(:e1);
+-- no primary key, no key: rows compared as a multiset, one line per copy
+SELECT * FROM backfill.diff(:e1);
+SELECT backfill.revert(:e1) AS re1 \gset
+CALL backfill.run(:re1);
+CALL backfill.run(:re1);
+SELECT * FROM undo.events ORDER BY 1, 2, 3;
+-- with a key
+SELECT backfill.register('undo.events', 'day',
+    'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, key => '{day,acct}') AS version;
+DELETE FROM undo.events_src WHERE acct = 'b' AND ctid = (SELECT min(ctid) FROM undo.events_src WHERE acct = 'b');
+DELETE FROM undo.events WHERE acct = 'a' AND ctid = (SELECT min(ctid) FROM undo.events WHERE acct = 'a');
+SELECT backfill.plan('undo.events', '2024-01-01', '2024-01-03', probe => false) AS e2 \gset
+CALL backfill.run(:e2);
+SELECT * FROM backfill.diff(:e2);
+-- bad keys and keeping settings
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, key => '{day,nope}');
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, key => '{day,day}');
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, key => '{}');
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_for => '1 day');
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, keep_for => '-1 day');
+SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => NULL);
+SELECT max(version) AS versions FROM backfill.definitions WHERE target = 'undo.events'::regclass;
+
+-------------------------------------------------------------------------
+-- Day-partitioned targets under each strategy: keeping replaces with the
+-- delete strategy, and revert gives the same rows and the same partitions.
+-------------------------------------------------------------------------
+CREATE TABLE undo.part (id int NOT NULL, paid_at timestamptz NOT NULL, amount numeric)
+    PARTITION BY RANGE (paid_at);
+CREATE TABLE undo.part_0101 PARTITION OF undo.part FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+CREATE TABLE undo.part_0102 PARTITION OF undo.part FOR VALUES FROM ('2024-01-02') TO ('2024-01-03');
+CREATE TABLE undo.part_0103 PARTITION OF undo.part FOR VALUES FROM ('2024-01-03') TO ('2024-01-04');
+INSERT INTO undo.part SELECT id, paid_at, 0 FROM undo.payments WHERE paid_at < '2024-01-04';
+SELECT backfill.register('undo.part', 'paid_at',
+    'SELECT id, paid_at, amount FROM undo.payments WHERE paid_at >= $1 AND paid_at < $2',
+    keep_replaced => true) AS version;
+CREATE FUNCTION undo.layout() RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg(c.relname || ':' || c.oid::text || ':' || pg_get_expr(c.relpartbound, c.oid), ' ' ORDER BY c.relname)
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = 'undo.part'::regclass
+$$;
+SELECT undo.layout() AS layout \gset
+SELECT s AS strategy, backfill.set_strategy('undo.part', s) IS NOT NULL AS set
+  FROM (VALUES ('delete')) v(s);
+SELECT undo.md5('undo.part') AS before \gset
+SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-04', probe => false) AS p \gset
+CALL backfill.run(:p);
+SELECT * FROM undo.chunks(:p);
+SELECT backfill.revert(:p) AS rp \gset
+CALL backfill.run(:rp);
+CALL backfill.run(:rp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
+SELECT backfill.set_strategy('undo.part', 'truncate') AS previous;
+SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-04', probe => false) AS p \gset
+CALL backfill.run(:p);
+SELECT * FROM undo.chunks(:p);
+SELECT backfill.revert(:p) AS rp \gset
+CALL backfill.run(:rp);
+CALL backfill.run(:rp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
+SELECT backfill.set_strategy('undo.part', 'swap') AS previous;
+SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-04', probe => false) AS p \gset
+CALL backfill.run(:p);
+SELECT * FROM undo.chunks(:p);
+SELECT backfill.revert(:p) AS rp \gset
+CALL backfill.run(:rp);
+CALL backfill.run(:rp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
+-- without keeping, swap still swaps
+SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-02', probe => false,
+                     keep_replaced => false) AS p \gset
+CALL backfill.run(:p);
+SELECT * FROM undo.chunks(:p);
+
+-------------------------------------------------------------------------
+-- The retention story: the source lost its raw data before a horizon; a
+-- run with clear_no_source cleared those days (their numbers were
+-- placeholders... or so it seemed), and revert brings the old values back.
+-------------------------------------------------------------------------
+CREATE TABLE undo.raw (paid_at timestamptz, amount numeric);
+INSERT INTO undo.raw SELECT paid_at, amount FROM undo.payments WHERE paid_at >= '2024-01-03';
+CREATE TABLE undo.totals (day date PRIMARY KEY, total numeric);
+INSERT INTO undo.totals SELECT paid_at::date, sum(amount) FROM undo.payments GROUP BY 1;
+SELECT undo.md5('undo.totals') AS before \gset
+SELECT backfill.register('undo.totals', 'day',
+    'SELECT paid_at::date AS day, sum(amount) AS total FROM undo.raw WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1',
+    source_horizon => $$SELECT '2024-01-03'::timestamptz$$, keep_replaced => true) AS version;
+SELECT backfill.plan('undo.totals', '2024-01-01', '2024-01-05', probe => false,
+                     clear_no_source => true) AS t \gset
+CALL backfill.run(:t);
+SELECT * FROM undo.chunks(:t);
+SELECT * FROM undo.totals ORDER BY 1;
+SELECT * FROM backfill.diff(:t);
+SELECT backfill.revert(:t) AS rt \gset
+CALL backfill.run(:rt);
+CALL backfill.run(:rt);
+SELECT undo.md5('undo.totals') = :'before' AS old_values_back;
+SELECT * FROM undo.totals ORDER BY 1;
+
+-------------------------------------------------------------------------
+-- Disk used, and purging: by age, by the definition's keep_for.
+-------------------------------------------------------------------------
+SELECT target, archive::text LIKE 'backfill_archive.t_%' AS in_archive_schema,
+       chunks_kept, rows_kept, bytes > 0 AS uses_disk
+  FROM backfill.archive_usage WHERE target::text LIKE 'undo.%' ORDER BY target::text;
+SELECT backfill.purge_archive('1 day') AS purged_none;
+SELECT backfill.purge_archive('0 seconds', 'undo.totals') AS purged;
+SELECT count(*) AS left_in_archive FROM backfill.archived_chunks
+ WHERE target = 'undo.totals'::regclass AND purged_at IS NULL;
+SELECT undo.rows_in(archive) AS rows_left FROM backfill.archives
+ WHERE target = 'undo.totals'::regclass;
+SELECT backfill.revert(:rt);
+SELECT * FROM backfill.diff(:rt);
+SELECT backfill.register('undo.events', 'day',
+    'SELECT day, acct, amount FROM undo.events_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true, key => '{day,acct}', keep_for => '1 millisecond') AS version;
+SELECT backfill.plan('undo.events', '2024-01-01', '2024-01-03', probe => false) AS e3 \gset
+CALL backfill.run(:e3);
+SELECT keep_until - kept_at AS kept_for FROM backfill.archived_chunks WHERE run_id = :e3 ORDER BY chunk_no;
+SELECT pg_sleep(0.01);
+SELECT backfill.purge_archive(NULL) AS expired;
+SELECT backfill.revert(:e3);
+SELECT chunks_kept FROM backfill.archive_usage WHERE target = 'undo.events'::regclass;
+
+-- Clean up.
+SET client_min_messages = warning;
+SELECT backfill.unregister(t) FROM unnest('{undo.daily,undo.events,undo.part,undo.totals}'::regclass[]) t;
+DROP SCHEMA undo CASCADE;
+RESET client_min_messages;

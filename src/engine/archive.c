@@ -1,0 +1,694 @@
+/*-------------------------------------------------------------------------
+ *
+ * archive.c
+ *	  The archive of what backfills replaced (keep_replaced, doc/undo.md):
+ *	  one table per target, backfill_archive.t_<oid>, created by the first
+ *	  keeping chunk; the rows a chunk deletes moved into it in the chunk's
+ *	  transaction; the rows of a kept chunk put back into the target (a
+ *	  revert chunk); the rows of a kept run read for diff; purging.
+ *
+ * Rights.  The target is read and written as the current user (the
+ * definition's author, inside a chunk's author gate); the archive only as
+ * the extension owner (CatalogExec), in a schema nobody else may use.  The
+ * rows cross between the two through a tuplestore that one statement
+ * fills and the next reads as an ephemeral named relation ("backfill_rows",
+ * as a trigger's transition table): the author's DELETE ... RETURNING
+ * fills it and the owner's INSERT into the archive reads it; the owner's
+ * SELECT from the archive fills it and the author's INSERT into the
+ * target reads it.  So the author never holds a privilege on the archive,
+ * and the owner never writes the user's table (whose triggers and
+ * defaults are the user's code).  The store spills to disk beyond
+ * work_mem.
+ *
+ * Columns.  The archive has the target's columns, each of the base type
+ * of its domain (a domain's CHECK is the user's code: it must not run
+ * with the owner's rights), plus _backfill_run and _backfill_chunk.  A
+ * column added to the target later is added to the archive by the next
+ * keeping chunk; a column dropped from the target stays in the archive.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "backfill.h"
+
+/* the name the rows crossing between the two rights go by */
+#define ARCHIVE_ROWS "backfill_rows"
+
+/* The columns of a relation (not dropped), in attribute order. */
+typedef struct RelColumns
+{
+	int			n;
+	char	  **names;
+	Oid		   *types;
+	int32	   *typmods;
+	Oid		   *collations;
+	bool	   *generated;
+} RelColumns;
+
+/*
+ * ReadColumns
+ *		The columns of relation relid that are not dropped.
+ */
+static RelColumns *
+ReadColumns(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	RelColumns *cols = palloc0(sizeof(RelColumns));
+	int			i;
+
+	cols->names = palloc(sizeof(char *) * desc->natts);
+	cols->types = palloc(sizeof(Oid) * desc->natts);
+	cols->typmods = palloc(sizeof(int32) * desc->natts);
+	cols->collations = palloc(sizeof(Oid) * desc->natts);
+	cols->generated = palloc(sizeof(bool) * desc->natts);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		cols->names[cols->n] = pstrdup(NameStr(att->attname));
+		cols->types[cols->n] = att->atttypid;
+		cols->typmods[cols->n] = att->atttypmod;
+		cols->collations[cols->n] = att->attcollation;
+		cols->generated[cols->n] = (att->attgenerated != '\0');
+		cols->n++;
+	}
+	table_close(rel, AccessShareLock);
+	return cols;
+}
+
+/*
+ * ColumnIndex
+ *		The position of column "name" in cols, -1 when absent.
+ */
+static int
+ColumnIndex(const RelColumns *cols, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < cols->n; i++)
+		if (strcmp(cols->names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * RowsDesc
+ *		The tuple descriptor of rows of the columns "which" (indexes into
+ *		cols, n of them), for a tuplestore read as a relation.
+ */
+static TupleDesc
+RowsDesc(const RelColumns *cols, const int *which, int n, bool with_chunk)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(n + (with_chunk ? 1 : 0));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			k = which[i];
+
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), cols->names[k],
+						   cols->types[k], cols->typmods[k], 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
+									cols->collations[k]);
+	}
+	if (with_chunk)
+		TupleDescInitEntry(desc, (AttrNumber) (n + 1), "_backfill_chunk",
+						   INT4OID, -1, 0);
+	return desc;
+}
+
+/*
+ * ColumnList
+ *		"a", "b", ... of the columns "which", each prefixed by "prefix"
+ *		(e.g. "o.") when not empty.
+ */
+static char *
+ColumnList(const RelColumns *cols, const int *which, int n,
+		   const char *prefix)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s%s%s", i > 0 ? ", " : "", prefix,
+						 quote_identifier(cols->names[which[i]]));
+	return buf.data;
+}
+
+/*
+ * ColumnDdl
+ *		The definition of an archive column for column k of cols: its name
+ *		and the base type of its type (a domain's checks are user code).
+ */
+static char *
+ColumnDdl(const RelColumns *cols, int k)
+{
+	int32		typmod = cols->typmods[k];
+	Oid			base = getBaseTypeAndTypmod(cols->types[k], &typmod);
+
+	return psprintf("%s %s", quote_identifier(cols->names[k]),
+					format_type_extended(base, typmod,
+										 FORMAT_TYPE_TYPEMOD_GIVEN |
+										 FORMAT_TYPE_FORCE_QUALIFY));
+}
+
+/*
+ * ArchiveOf
+ *		See backfill.h.
+ */
+Oid
+ArchiveOf(Oid target)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	Oid			archive = InvalidOid;
+	bool		isnull;
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT archive::pg_catalog.oid FROM backfill.archives"
+				" WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		archive = SpiGetOid(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (OidIsValid(archive) && get_rel_name(archive) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the archive table of %s no longer exists",
+						QualifiedRelName(target)),
+				 errdetail("backfill.archives names relation OID %u.", archive)));
+	return archive;
+}
+
+/*
+ * ArchiveEnsure
+ *		The archive table of target, created when it has none (as the
+ *		extension owner, in backfill_archive, named t_<oid>, or t_<oid>_<n>
+ *		when a restored archive holds that name), with every column of
+ *		"cols" (columns added to the target since are added to it).  The
+ *		caller holds the chunk's lock on the target, so two chunks never
+ *		create it at once.  Caller is connected to SPI.
+ */
+static Oid
+ArchiveEnsure(Oid target, const RelColumns *cols)
+{
+	Oid			archive = ArchiveOf(target);
+	Oid			nsp;
+	int			i;
+
+	if (ColumnIndex(cols, "_backfill_run") >= 0 ||
+		ColumnIndex(cols, "_backfill_chunk") >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_COLUMN),
+				 errmsg("table %s has a column named \"_backfill_run\" or \"_backfill_chunk\"",
+						QualifiedRelName(target)),
+				 errdetail("The archive of kept rows records each row's run and chunk in columns of these names."),
+				 errhint("Rename the column, or plan the run with keep_replaced => false.")));
+
+	if (OidIsValid(archive))
+	{
+		RelColumns *have = ReadColumns(archive);
+
+		for (i = 0; i < cols->n; i++)
+		{
+			if (ColumnIndex(have, cols->names[i]) >= 0)
+				continue;
+			CatalogExecUnsaved(psprintf("ALTER TABLE %s ADD COLUMN %s",
+										QualifiedRelName(archive),
+										ColumnDdl(cols, i)),
+							   SPI_OK_UTILITY);
+		}
+		return archive;
+	}
+
+	nsp = get_namespace_oid("backfill_archive", false);
+	{
+		StringInfoData ddl;
+		char	   *name = psprintf("t_%u", target);
+		int			n = 1;
+		CatalogArgs args;
+
+		while (OidIsValid(get_relname_relid(name, nsp)))
+			name = psprintf("t_%u_%d", target, n++);
+		initStringInfo(&ddl);
+		appendStringInfo(&ddl, "CREATE TABLE backfill_archive.%s (",
+						 quote_identifier(name));
+		for (i = 0; i < cols->n; i++)
+			appendStringInfo(&ddl, "%s, ", ColumnDdl(cols, i));
+		appendStringInfoString(&ddl,
+							   "_backfill_run pg_catalog.int8 NOT NULL,"
+							   " _backfill_chunk pg_catalog.int4 NOT NULL)");
+		CatalogExecUnsaved(ddl.data, SPI_OK_UTILITY);
+		CatalogExecUnsaved(psprintf("CREATE INDEX ON backfill_archive.%s"
+									" (_backfill_run, _backfill_chunk)",
+									quote_identifier(name)),
+						   SPI_OK_UTILITY);
+		CommandCounterIncrement();
+		archive = get_relname_relid(name, nsp);
+		if (!OidIsValid(archive))
+			elog(ERROR, "backfill: archive table %s was not created", name);
+
+		CatalogArgsInit(&args);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive), false);
+		CatalogExecArgs("INSERT INTO backfill.archives (target, archive)"
+						" VALUES ($1, $2)",
+						&args, SPI_OK_INSERT);
+	}
+	return archive;
+}
+
+/*
+ * RecordKept
+ *		The catalog's record of a kept chunk: how many rows its archive
+ *		holds and until when (keep_for; NULL: until purged).
+ */
+static void
+RecordKept(Oid target, const ArchiveKeep *keep, int64 rows)
+{
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArg(&args, INT8OID, Int64GetDatum(rows), false);
+	CatalogArg(&args, INTERVALOID, PointerGetDatum(keep->keep_for),
+			   keep->keep_for == NULL);
+	CatalogExecArgs("INSERT INTO backfill.archived_chunks"
+					" (run_id, chunk_no, target, rows_kept, keep_until)"
+					" VALUES ($1, $2, $3, $4,"
+					" pg_catalog.now() OPERATOR(pg_catalog.+) $5)",
+					&args, SPI_OK_INSERT);
+}
+
+/*
+ * ArchiveDeleteRange
+ *		See backfill.h.  The DELETE runs as the current user (the author,
+ *		in a chunk) with RETURNING into a tuplestore; the INSERT into the
+ *		archive reads it as the extension owner.  Both in the caller's
+ *		transaction: the chunk commits or rolls back both.
+ */
+int64
+ArchiveDeleteRange(Oid target, const char *time_column,
+				   TimestampTz lo, TimestampTz hi, const ArchiveKeep *keep)
+{
+	RelColumns *cols;
+	int		   *all;
+	Tuplestorestate *store;
+	DestReceiver *dest;
+	Oid			argtypes[2];
+	Datum		values[2];
+	Oid			archive;
+	int64		rows;
+	int			i;
+	CatalogArgs args;
+
+	SpiConnect();
+	cols = ReadColumns(target);
+	all = palloc(sizeof(int) * Max(cols->n, 1));
+	for (i = 0; i < cols->n; i++)
+		all[i] = i;
+
+	/* as the current user: the rows leave the target */
+	RangeParams(target, time_column, lo, hi, argtypes, values);
+	dest = SpiRowStore(&store);
+	SpiExecDest(psprintf("%s RETURNING %s",
+						 ComposeRangeDelete(target, time_column),
+						 ColumnList(cols, all, cols->n, "")),
+				2, argtypes, values, NULL, dest, SPI_OK_DELETE_RETURNING);
+	rows = (int64) SPI_processed;
+	dest->rDestroy(dest);
+
+	/* as the extension owner: they enter the archive */
+	archive = ArchiveEnsure(target, cols);
+	if (rows > 0)
+	{
+		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(cols, all, cols->n, false),
+						store);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
+		CatalogExecArgsOnce(psprintf("INSERT INTO %s (%s, _backfill_run, _backfill_chunk)"
+									 " SELECT %s, $1, $2 FROM " ARCHIVE_ROWS,
+									 QualifiedRelName(archive),
+									 ColumnList(cols, all, cols->n, ""),
+									 ColumnList(cols, all, cols->n, "")),
+							&args, SPI_OK_INSERT);
+		if ((int64) SPI_processed != rows)
+			elog(ERROR, "backfill: archived " UINT64_FORMAT " of " INT64_FORMAT " rows",
+				 SPI_processed, rows);
+		SpiUnregisterRows(ARCHIVE_ROWS);
+	}
+	tuplestore_end(store);
+	RecordKept(target, keep, rows);
+	SpiFinish();
+	return rows;
+}
+
+/*
+ * CheckKept
+ *		The archive of chunk "chunk_no" of run_id must still hold its rows:
+ *		55000 when the chunk kept nothing or its rows were purged.  Returns
+ *		how many rows it kept.
+ */
+static int64
+CheckKept(int64 run_id, int32 chunk_no)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		purged;
+	int64		rows;
+	char	   *purged_at = NULL;
+
+	values[0] = Int64GetDatum(run_id);
+	values[1] = Int32GetDatum(chunk_no);
+	CatalogExec("SELECT rows_kept, purged_at IS NOT NULL, purged_at::pg_catalog.text"
+				" FROM backfill.archived_chunks"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("chunk %d of run %lld did not keep the rows it replaced",
+						chunk_no, (long long) run_id),
+				 errhint("Only runs planned with keep_replaced => true (or of a target registered with it) can be reverted or diffed.")));
+	rows = SpiGetInt64(0, 1, &isnull);
+	purged = SpiGetBool(0, 2, &isnull);
+	if (purged)
+		purged_at = SpiGetText(0, 3);
+	SPI_freetuptable(SPI_tuptable);
+	if (purged)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the kept rows of chunk %d of run %lld were purged",
+						chunk_no, (long long) run_id),
+				 errdetail("They were removed at %s (backfill.purge_archive or the definition's keep_for).",
+						   purged_at)));
+	return rows;
+}
+
+/*
+ * ArchiveRestoreRows
+ *		See backfill.h.  The owner reads the kept rows into a tuplestore;
+ *		the current user (the author, in a chunk) inserts them into the
+ *		target, generated columns left to the table, identity values kept
+ *		(OVERRIDING SYSTEM VALUE).  A count that differs from the one
+ *		recorded when they were kept is an error: nothing is half restored.
+ */
+int64
+ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
+{
+	RelColumns *cols;
+	RelColumns *have;
+	int		   *which;
+	int		   *from;
+	int			n = 0;
+	int			i;
+	Oid			archive;
+	int64		kept;
+	int64		rows;
+	Tuplestorestate *store;
+	DestReceiver *dest;
+	CatalogArgs args;
+
+	SpiConnect();
+	kept = CheckKept(run_id, chunk_no);
+	archive = ArchiveOf(target);
+	if (!OidIsValid(archive))
+	{
+		if (kept > 0)
+			elog(ERROR, "backfill: run %lld kept rows but %s has no archive",
+				 (long long) run_id, QualifiedRelName(target));
+		SpiFinish();
+		return 0;
+	}
+	cols = ReadColumns(target);
+	have = ReadColumns(archive);
+	which = palloc(sizeof(int) * Max(cols->n, 1));
+	from = palloc(sizeof(int) * Max(cols->n, 1));
+	for (i = 0; i < cols->n; i++)
+	{
+		int			k = ColumnIndex(have, cols->names[i]);
+
+		if (cols->generated[i] || k < 0)
+			continue;
+		which[n] = i;
+		from[n] = k;
+		n++;
+	}
+
+	/* as the extension owner: the kept rows leave the archive */
+	dest = SpiRowStore(&store);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), false);
+	CatalogExecArgsInto(psprintf("SELECT %s FROM %s"
+								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
+								 " AND _backfill_chunk OPERATOR(pg_catalog.=) $2",
+								 ColumnList(have, from, n, ""),
+								 QualifiedRelName(archive)),
+						&args, dest, SPI_OK_SELECT);
+	rows = (int64) SPI_processed;
+	dest->rDestroy(dest);
+	if (rows != kept)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the archive of chunk %d of run %lld holds " INT64_FORMAT " rows, not the " INT64_FORMAT " it kept",
+						chunk_no, (long long) run_id, rows, kept),
+				 errdetail("Archive table %s was changed outside the extension.",
+						   QualifiedRelName(archive))));
+
+	/* as the current user: they enter the target again */
+	if (rows > 0)
+	{
+		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(have, from, n, false), store);
+		SpiExec(psprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE"
+						 " SELECT %s FROM " ARCHIVE_ROWS,
+						 QualifiedRelName(target),
+						 ColumnList(cols, which, n, ""),
+						 ColumnList(have, from, n, "")),
+				0, NULL, NULL, NULL, false, 0, SPI_OK_INSERT);
+		SpiUnregisterRows(ARCHIVE_ROWS);
+	}
+	tuplestore_end(store);
+	SpiFinish();
+	return rows;
+}
+
+/*
+ * ArchiveRegisterKept
+ *		See backfill.h.  Caller is connected to SPI; the rows stay
+ *		registered until it disconnects or unregisters them, and the
+ *		caller ends the store (*store_out) after (its temporary file is
+ *		released then).
+ */
+char *
+ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
+					const char *name, Tuplestorestate **store_out,
+					char **target_list)
+{
+	RelColumns *cols = ReadColumns(target);
+	RelColumns *have;
+	int		   *which = palloc(sizeof(int) * Max(cols->n, 1));
+	int		   *from = palloc(sizeof(int) * Max(cols->n, 1));
+	int			n = 0;
+	int			i;
+	Oid			archive = ArchiveOf(target);
+	Tuplestorestate *store;
+	DestReceiver *dest;
+	CatalogArgs args;
+	RelColumns *common;
+
+	if (!OidIsValid(archive))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld did not keep the rows it replaced",
+						(long long) run_id),
+				 errhint("Only runs planned with keep_replaced => true (or of a target registered with it) can be reverted or diffed.")));
+	have = ReadColumns(archive);
+	for (i = 0; i < cols->n; i++)
+	{
+		int			k = ColumnIndex(have, cols->names[i]);
+
+		if (k < 0)
+			continue;
+		which[n] = i;
+		from[n] = k;
+		n++;
+	}
+
+	dest = SpiRowStore(&store);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
+	CatalogExecArgsInto(psprintf("SELECT %s, _backfill_chunk FROM %s"
+								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
+								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)",
+								 ColumnList(have, from, n, ""),
+								 QualifiedRelName(archive)),
+						&args, dest, SPI_OK_SELECT);
+	dest->rDestroy(dest);
+	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
+	*store_out = store;
+
+	/*
+	 * The same columns read from the target, each cast to the type of its
+	 * archive column (a domain to its base type): both sides of a diff are
+	 * then rows of the same types.
+	 */
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		for (i = 0; i < n; i++)
+		{
+			const char *col = quote_identifier(cols->names[which[i]]);
+
+			appendStringInfo(&buf, "%st.%s::%s AS %s", i > 0 ? ", " : "", col,
+							 format_type_extended(have->types[from[i]], -1,
+												  FORMAT_TYPE_FORCE_QUALIFY),
+							 col);
+		}
+		*target_list = buf.data;
+	}
+
+	/* the column list both sides of a diff share */
+	common = palloc0(sizeof(RelColumns));
+	common->names = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		common->names[i] = cols->names[which[i]];
+	common->n = n;
+	for (i = 0; i < n; i++)
+		which[i] = i;
+	return ColumnList(common, which, n, "");
+}
+
+/*
+ * ArchivePurge
+ *		See backfill.h.
+ */
+int64
+ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
+{
+	MemoryContext loop_cxt;
+	MemoryContext outer = CurrentMemoryContext;
+	int64		purged = 0;
+	int			nruns;
+	int64	   *run_ids;
+	Oid		   *targets;
+	Oid		   *planners;
+	int			r;
+	CatalogArgs args;
+
+	SpiConnect();
+
+	/*
+	 * The runs with chunks to purge: kept before now() - older_than, or
+	 * past their keep_until when older_than is NULL.
+	 */
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target),
+			   !OidIsValid(target));
+	CatalogArg(&args, INTERVALOID, PointerGetDatum(older_than),
+			   older_than == NULL);
+	CatalogExecArgs("SELECT DISTINCT k.run_id, k.target::pg_catalog.oid,"
+					" r.created_by_oid::pg_catalog.oid"
+					" FROM backfill.archived_chunks k"
+					" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) k.run_id"
+					" WHERE k.purged_at IS NULL"
+					" AND ($1 IS NULL OR k.target OPERATOR(pg_catalog.=) $1)"
+					" AND CASE WHEN $2 IS NULL"
+					"  THEN k.keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
+					"  ELSE k.kept_at OPERATOR(pg_catalog.<=)"
+					"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
+					" ORDER BY k.run_id",
+					&args, SPI_OK_SELECT);
+	nruns = (int) SPI_processed;
+	run_ids = MemoryContextAlloc(outer, sizeof(int64) * Max(nruns, 1));
+	targets = MemoryContextAlloc(outer, sizeof(Oid) * Max(nruns, 1));
+	planners = MemoryContextAlloc(outer, sizeof(Oid) * Max(nruns, 1));
+	for (r = 0; r < nruns; r++)
+	{
+		bool		isnull;
+
+		run_ids[r] = SpiGetInt64(r, 1, &isnull);
+		targets[r] = SpiGetOid(r, 2, &isnull);
+		planners[r] = SpiGetOid(r, 3, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	loop_cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill purge",
+									 ALLOCSET_DEFAULT_SIZES);
+	for (r = 0; r < nruns; r++)
+	{
+		MemoryContext old;
+		Oid			archive;
+		LOCKTAG		tag;
+
+		CHECK_FOR_INTERRUPTS();
+		if (only_permitted && !HasRunPermission(planners[r]))
+			continue;
+		old = MemoryContextSwitchTo(loop_cxt);
+
+		/* chunks of the target wait, and a revert never reads half */
+		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) targets[r]);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(run_ids[r]), false);
+		CatalogArg(&args, INTERVALOID, PointerGetDatum(older_than),
+				   older_than == NULL);
+		CatalogExecArgs("UPDATE backfill.archived_chunks"
+						" SET purged_at = pg_catalog.now()"
+						" WHERE run_id OPERATOR(pg_catalog.=) $1"
+						" AND purged_at IS NULL"
+						" AND CASE WHEN $2 IS NULL"
+						"  THEN keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
+						"  ELSE kept_at OPERATOR(pg_catalog.<=)"
+						"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
+						" RETURNING chunk_no",
+						&args, SPI_OK_UPDATE_RETURNING);
+		purged += (int64) SPI_processed;
+		SPI_freetuptable(SPI_tuptable);
+
+		archive = ArchiveOf(targets[r]);
+		if (OidIsValid(archive))
+		{
+			CatalogArgsInit(&args);
+			CatalogArg(&args, INT8OID, Int64GetDatum(run_ids[r]), false);
+			CatalogExecArgsOnce(psprintf("DELETE FROM %s"
+										 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
+										 " AND _backfill_chunk OPERATOR(pg_catalog.=) ANY"
+										 " (SELECT chunk_no FROM backfill.archived_chunks"
+										 "  WHERE run_id OPERATOR(pg_catalog.=) $1"
+										 "  AND purged_at IS NOT NULL)",
+										 QualifiedRelName(archive)),
+								&args, SPI_OK_DELETE);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(loop_cxt);
+	}
+	MemoryContextDelete(loop_cxt);
+	SpiFinish();
+	return purged;
+}

@@ -1,0 +1,608 @@
+/*-------------------------------------------------------------------------
+ *
+ * undo.c
+ *	  Undo (doc/undo.md): revert plans the run that puts back what a kept
+ *	  run replaced; diff lists, row by row, what a kept run changed;
+ *	  purge_archive removes kept rows.  The archive itself is
+ *	  engine/archive.c; a revert run's chunks are executed by the chunk
+ *	  engine like any other (engine/chunk.c, RevertRange).
+ *
+ * Reverts go last in, first out: a run is reverted only while no later
+ * run has replaced any part of what it replaced, so the rows it kept are
+ * exactly what its range held before it.  A revert run keeps what it
+ * replaces too, so a revert can itself be reverted.  Lineage forgets a
+ * reverted chunk and every revert run (backfill._lineage_pieces).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "backfill.h"
+
+/* The chunks of a run that changed its target's rows. */
+#define APPLIED \
+	"(c.status OPERATOR(pg_catalog.=) 'done'" \
+	" OR (c.status OPERATOR(pg_catalog.=) 'no_source'" \
+	" AND c.finished_at IS NOT NULL))"
+
+/*
+ * CheckNoLaterRun
+ *		LIFO: 55000 when a later run of the target has replaced part of
+ *		what run "run_id" replaced and still stands there; "what" is
+ *		"reverted" or "diffed".  A later chunk that was itself reverted
+ *		(with its revert: a chain of reverts of odd length) left the rows
+ *		as they were and does not count; nor do the reverts of the run
+ *		itself when they cancel out (a revert and the revert of it).
+ */
+static void
+CheckNoLaterRun(int64 run_id, const char *what)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("WITH RECURSIVE"
+				/*
+				 * the run's own chunks and the later runs' (not reverts),
+				 * each up its chain of reverts
+				 */
+				" chain AS ("
+				"  SELECT c.run_id AS base, c.chunk_no, c.run_id, 0 AS depth"
+				"  FROM backfill.runs r0"
+				"  JOIN backfill.runs r ON r.target OPERATOR(pg_catalog.=) r0.target"
+				"   AND (r.run_id OPERATOR(pg_catalog.=) r0.run_id"
+				"    OR (r.run_id OPERATOR(pg_catalog.>) r0.run_id AND r.reverts IS NULL))"
+				"  JOIN backfill.chunks c ON c.run_id OPERATOR(pg_catalog.=) r.run_id"
+				"  WHERE r0.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+				"  UNION ALL"
+				"  SELECT h.base, h.chunk_no, v.run_id, h.depth OPERATOR(pg_catalog.+) 1"
+				"  FROM chain h"
+				"  JOIN backfill.runs v ON v.reverts OPERATOR(pg_catalog.=) h.run_id"
+				"  JOIN backfill.chunks vc ON vc.run_id OPERATOR(pg_catalog.=) v.run_id"
+				"   AND vc.chunk_no OPERATOR(pg_catalog.=) h.chunk_no"
+				"   AND vc.status OPERATOR(pg_catalog.=) 'done'),"
+				/*
+				 * chunks that left nothing behind: a later run's chain of
+				 * odd length (it was reverted), and the reverts of the run
+				 * itself when they cancel out (an even chain)
+				 */
+				" undone AS ("
+				"  SELECT h.run_id, h.chunk_no FROM chain h"
+				"  JOIN (SELECT x.base, x.chunk_no FROM chain x"
+				"   GROUP BY x.base, x.chunk_no"
+				"   HAVING pg_catalog.max(x.depth) OPERATOR(pg_catalog.%) 2"
+				"    OPERATOR(pg_catalog.=) CASE WHEN x.base OPERATOR(pg_catalog.=) $1"
+				"     THEN 0 ELSE 1 END) o"
+				"  ON o.base OPERATOR(pg_catalog.=) h.base"
+				"  AND o.chunk_no OPERATOR(pg_catalog.=) h.chunk_no)"
+				" SELECT c2.run_id, c2.chunk_start, c2.chunk_end,"
+				" r2.reverts IS NOT DISTINCT FROM r.run_id"
+				" FROM backfill.chunks c"
+				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				" JOIN backfill.runs r2 ON r2.target OPERATOR(pg_catalog.=) r.target"
+				"  AND r2.run_id OPERATOR(pg_catalog.>) r.run_id"
+				" JOIN backfill.chunks c2 ON c2.run_id OPERATOR(pg_catalog.=) r2.run_id"
+				"  AND c2.chunk_start OPERATOR(pg_catalog.<) c.chunk_end"
+				"  AND c2.chunk_end OPERATOR(pg_catalog.>) c.chunk_start"
+				"  AND (c2.status OPERATOR(pg_catalog.=) 'done'"
+				"   OR (c2.status OPERATOR(pg_catalog.=) 'no_source'"
+				"   AND c2.finished_at IS NOT NULL))"
+				" WHERE c.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+				" AND NOT EXISTS (SELECT FROM undone u"
+				"  WHERE u.run_id OPERATOR(pg_catalog.=) c2.run_id"
+				"  AND u.chunk_no OPERATOR(pg_catalog.=) c2.chunk_no)"
+				" ORDER BY c2.run_id DESC, c2.chunk_start LIMIT 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+	{
+		int64		later = SpiGetInt64(0, 1, &isnull);
+		char	   *lo = TimestampText(DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull)));
+		char	   *hi = TimestampText(DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull)));
+
+		if (SpiGetBool(0, 4, &isnull))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("run %lld cannot be %s: run %lld reverted it",
+							(long long) run_id, what, (long long) later),
+					 errhint("Revert run %lld to have the rows of run %lld back.",
+							 (long long) later, (long long) run_id)));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld cannot be %s: run %lld replaced part of its range later",
+						(long long) run_id, what, (long long) later),
+				 errdetail("Run %lld replaced [%s, %s) after run %lld.",
+						   (long long) later, lo, hi, (long long) run_id),
+				 errhint("Revert run %lld first: runs are reverted last in, first out.",
+						 (long long) later)));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * CheckAllKept
+ *		Every chunk of run_id that changed the target kept what it replaced
+ *		and still holds it (55000 otherwise); chunk_no 0 means all, else
+ *		only that chunk, which must be one that changed the target.
+ *		Returns how many chunks.
+ */
+static int
+CheckAllKept(RunInfo *run, int32 chunk_no)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	char		nulls[3] = "  ";
+	bool		isnull;
+	int			n;
+
+	if (!run->keep_replaced)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld did not keep the rows it replaced",
+						(long long) run->run_id),
+				 errhint("Only runs planned with keep_replaced => true (or of a target registered with it) can be reverted or diffed.")));
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(chunk_no);
+	if (chunk_no == 0)
+		nulls[1] = 'n';
+	CatalogExec("SELECT c.chunk_no, k.run_id IS NULL, k.purged_at::pg_catalog.text"
+				" FROM backfill.chunks c"
+				" LEFT JOIN backfill.archived_chunks k"
+				"  ON k.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"  AND k.chunk_no OPERATOR(pg_catalog.=) c.chunk_no"
+				" WHERE c.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+				" AND ($2 IS NULL OR c.chunk_no OPERATOR(pg_catalog.=) $2)"
+				" ORDER BY k.run_id IS NULL DESC, k.purged_at IS NOT NULL DESC,"
+				" c.chunk_no",
+				2, argtypes, values, nulls, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	if (n == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		if (chunk_no != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("chunk %d of run %lld did not replace anything",
+							chunk_no, (long long) run->run_id),
+					 errhint("Its chunks are listed in backfill.chunks; only done chunks (and cleared no_source ones) replaced rows.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld did not replace anything", (long long) run->run_id),
+				 errdetail("None of its chunks is done.")));
+	}
+	else
+	{
+		int32		first = SpiGetInt32(0, 1, &isnull);
+		bool		missing = SpiGetBool(0, 2, &isnull);
+		char	   *purged_at = SpiGetText(0, 3);
+
+		SPI_freetuptable(SPI_tuptable);
+		if (missing)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("chunk %d of run %lld did not keep the rows it replaced",
+							first, (long long) run->run_id)));
+		if (purged_at != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the kept rows of run %lld were purged",
+							(long long) run->run_id),
+					 errdetail("The rows chunk %d kept were removed at %s (backfill.purge_archive or the definition's keep_for).",
+							   first, purged_at)));
+	}
+	return n;
+}
+
+/*
+ * RevertRun
+ *		See backfill.h: plan the run that reverts run_id.  The caller must
+ *		be allowed to act on the run and to rewrite the target (as for
+ *		run), to read the rows it kept (CheckKeptRowsReadable) and to run
+ *		as the author of its definition, whose rights the chunks use.  The
+ *		run must be finished (done or cancelled), have kept what it
+ *		replaced, still hold it, and be the last run over its range.  The
+ *		revert run covers the run's range with its chunks that changed the
+ *		target, in reverse order, probed, under the run's definition
+ *		version, TimeZone and search_path, and keeps what it replaces.
+ *		Caller is connected to SPI.
+ */
+int64
+RevertRun(int64 run_id)
+{
+	RunInfo    *run = LoadRun(run_id);
+	int64		revert_id;
+	bool		isnull;
+	CatalogArgs args;
+
+	CheckRunIdentity(run, "revert", true);
+	CheckKeptRowsReadable(run->target);
+	CheckAuthor(run->author, run->target, run->definition_version);
+	TakeTargetPlanLock(run->target);
+
+	/* read again under the plan lock */
+	run = LoadRun(run_id);
+	if (run->status != RUN_DONE && run->status != RUN_CANCELLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld is not finished", (long long) run_id),
+				 errdetail("Its status is %s; only a done or cancelled run can be reverted.",
+						   RunStatusName(run->status)),
+				 errhint("Finish it with CALL backfill.run(%lld), or cancel it with backfill.cancel(%lld).",
+						 (long long) run_id, (long long) run_id)));
+	(void) CheckAllKept(run, 0);
+
+	/* an unfinished run over the range (a revert of it planned already) */
+	{
+		Oid			argtypes[1] = {INT8OID};
+		Datum		values[1];
+
+		values[0] = Int64GetDatum(run_id);
+		CatalogExec("SELECT o.run_id FROM backfill.runs r"
+					" JOIN backfill.runs o ON o.target OPERATOR(pg_catalog.=) r.target"
+					" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+					" AND o.status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])"
+					" AND o.range_start OPERATOR(pg_catalog.<) r.range_end"
+					" AND o.range_end OPERATOR(pg_catalog.>) r.range_start"
+					" ORDER BY o.run_id LIMIT 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed > 0)
+		{
+			int64		other = SpiGetInt64(0, 1, &isnull);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_EXCLUSION_VIOLATION),
+					 errmsg("range overlaps unfinished run %lld", (long long) other),
+					 errdetail("Run %lld covers part of the range of run %lld and is not finished.",
+							   (long long) other, (long long) run_id),
+					 errhint("Finish it with CALL backfill.run(%lld), or cancel it with backfill.cancel(%lld).",
+							 (long long) other, (long long) other)));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	CheckNoLaterRun(run_id, "reverted");
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArgText(&args, psprintf("revert of run %lld", (long long) run_id));
+	CatalogArgText(&args, CurrentUserName());
+	CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+	CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
+					" range_end, chunk, note, probe, backwards, clear_no_source,"
+					" definition_version, timezone, search_path, created_by,"
+					" created_by_oid, keep_replaced, reverts)"
+					" SELECT r.target, r.target_name, r.range_start, r.range_end,"
+					" r.chunk, $2, true, NOT r.backwards, false,"
+					" r.definition_version, r.timezone, r.search_path,"
+					" $3::pg_catalog.name, $4, true, r.run_id"
+					" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1"
+					" RETURNING run_id",
+					&args, SPI_OK_INSERT_RETURNING);
+	revert_id = SpiGetInt64(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+
+	{
+		Oid			argtypes[2] = {INT8OID, INT8OID};
+		Datum		values[2];
+
+		values[0] = Int64GetDatum(run_id);
+		values[1] = Int64GetDatum(revert_id);
+		CatalogExec("INSERT INTO backfill.chunks"
+					" (run_id, chunk_no, chunk_start, chunk_end, status)"
+					" SELECT $2, c.chunk_no, c.chunk_start, c.chunk_end, 'pending'"
+					" FROM backfill.chunks c"
+					" WHERE c.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED,
+					2, argtypes, values, NULL, SPI_OK_INSERT);
+	}
+	return revert_id;
+}
+
+/*
+ * DiffKeyColumns
+ *		The key of a diff: the definition's key (register's key), else
+ *		the target's primary key columns; NIL when neither.
+ */
+static List *
+DiffKeyColumns(RunInfo *run)
+{
+	Oid			argtypes[2] = {REGCLASSOID, INT4OID};
+	Datum		values[2];
+	List	   *key = NIL;
+	int			i;
+
+	values[0] = ObjectIdGetDatum(run->target);
+	values[1] = Int32GetDatum(run->definition_version);
+	CatalogExec("SELECT k.name::pg_catalog.text FROM backfill.definitions d,"
+				" pg_catalog.unnest(d.key) WITH ORDINALITY AS k(name, n)"
+				" WHERE d.target OPERATOR(pg_catalog.=) $1"
+				" AND d.version OPERATOR(pg_catalog.=) $2 ORDER BY k.n",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+		key = lappend(key, SpiGetText(i, 1));
+	SPI_freetuptable(SPI_tuptable);
+	if (key != NIL)
+		return key;
+
+	SpiExecPinned("SELECT a.attname::pg_catalog.text"
+				  " FROM pg_catalog.pg_index i,"
+				  " pg_catalog.unnest(i.indkey::pg_catalog.int2[]) WITH ORDINALITY AS k(attnum, n)"
+				  " JOIN pg_catalog.pg_attribute a"
+				  "  ON a.attnum OPERATOR(pg_catalog.=) k.attnum"
+				  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisprimary"
+				  " AND a.attrelid OPERATOR(pg_catalog.=) i.indrelid"
+				  " ORDER BY k.n",
+				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+		key = lappend(key, SpiGetText(i, 1));
+	SPI_freetuptable(SPI_tuptable);
+	return key;
+}
+
+/*
+ * DiffKeyEquality
+ *		"a = b" for key column "name" of target's archive, with the default
+ *		equality operator of the column's type written schema-qualified
+ *		(OPERATOR(nsp.=)), so that the sides join by hash or merge; for a
+ *		type without one, the two values compared as JSON.
+ */
+static char *
+DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
+{
+	Oid			archive = ArchiveOf(target);
+	AttrNumber	attnum = OidIsValid(archive) ? get_attnum(archive, name) : InvalidAttrNumber;
+	TypeCacheEntry *tc;
+	HeapTuple	tup;
+	char	   *result;
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("key column \"%s\" is not in the archive of %s",
+						name, QualifiedRelName(target)),
+				 errhint("Register the target again with a key of columns it has kept.")));
+	tc = lookup_type_cache(get_atttype(archive, attnum), TYPECACHE_EQ_OPR);
+	if (!OidIsValid(tc->eq_opr))
+		return psprintf("pg_catalog.to_jsonb(%s) OPERATOR(pg_catalog.=) pg_catalog.to_jsonb(%s)",
+						a, b);
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for operator %u", tc->eq_opr);
+	result = psprintf("%s OPERATOR(%s.%s) %s", a,
+					  quote_identifier(get_namespace_name(((Form_pg_operator) GETSTRUCT(tup))->oprnamespace)),
+					  NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname), b);
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
+ * DiffRun
+ *		See backfill.h.  The rows chunk by chunk: the old side is what the
+ *		run's chunks kept (read by the extension owner into rows named
+ *		backfill_old, after CheckKeptRowsReadable), the new side the
+ *		target's rows in the same chunks now, read as the caller; the
+ *		comparison runs as the caller, search_path pinned.  With a key,
+ *		per key: added, removed, or changed with the old and new values of
+ *		the columns that differ; without, as multisets: one row per copy
+ *		added or removed, key NULL.  The run must be the last over its
+ *		range (else the target no longer holds what it wrote).  Caller is
+ *		connected to SPI.
+ */
+void
+DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
+{
+	RunInfo    *run = LoadRun(run_id);
+	char	   *cols;
+	List	   *key;
+	int			n;
+	int			i;
+	Datum	   *nos;
+	Datum	   *los;
+	Datum	   *his;
+	Oid			base;
+	Oid			argtypes[3];
+	Datum		values[3];
+	StringInfoData sql;
+	const char *tc;
+	int			nest;
+	Tuplestorestate *old_rows;
+	char	   *target_cols;
+
+	CheckKeptRowsReadable(run->target);
+	(void) TimeColumnType(run->target, run->time_column);
+	(void) CheckAllKept(run, chunk_no);
+	CheckNoLaterRun(run_id, "diffed");
+
+	/* the chunks' bounds in the time column's type, in the run's TimeZone */
+	{
+		Oid			types[2] = {INT8OID, INT4OID};
+		Datum		vals[2];
+		char		nulls[3] = "  ";
+
+		vals[0] = Int64GetDatum(run_id);
+		vals[1] = Int32GetDatum(chunk_no);
+		if (chunk_no == 0)
+			nulls[1] = 'n';
+		CatalogExec("SELECT c.chunk_no, c.chunk_start, c.chunk_end"
+					" FROM backfill.chunks c"
+					" WHERE c.run_id OPERATOR(pg_catalog.=) $1 AND " APPLIED
+					" AND ($2 IS NULL OR c.chunk_no OPERATOR(pg_catalog.=) $2)"
+					" ORDER BY c.chunk_no",
+					2, types, vals, nulls, SPI_OK_SELECT);
+	}
+	n = (int) SPI_processed;
+	nos = palloc(sizeof(Datum) * Max(n, 1));
+	los = palloc(sizeof(Datum) * Max(n, 1));
+	his = palloc(sizeof(Datum) * Max(n, 1));
+	nest = NewGUCNestLevel();
+	(void) set_config_option("TimeZone", run->timezone, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	base = getBaseType(TimeColumnType(run->target, run->time_column));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		Oid			t[2];
+		Datum		v[2];
+
+		CHECK_FOR_INTERRUPTS();
+		nos[i] = Int32GetDatum(SpiGetInt32(i, 1, &isnull));
+		RangeParams(run->target, run->time_column,
+					DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull)),
+					DatumGetTimestampTz(SpiGetDatumCopy(i, 3, &isnull)),
+					t, v);
+		los[i] = v[0];
+		his[i] = v[1];
+	}
+	AtEOXact_GUC(false, nest);
+	SPI_freetuptable(SPI_tuptable);
+
+	key = DiffKeyColumns(run);
+	cols = ArchiveRegisterKept(run->target, run_id, chunk_no, "backfill_old",
+							   &old_rows, &target_cols);
+	tc = quote_identifier(run->time_column);
+
+	argtypes[0] = INT4ARRAYOID;
+	argtypes[1] = argtypes[2] = get_array_type(base);
+	values[0] = MakeArray(nos, NULL, n, INT4OID);
+	values[1] = MakeArray(los, NULL, n, base);
+	values[2] = MakeArray(his, NULL, n, base);
+
+	/*
+	 * The two sides: the kept rows (o) and the rows the chunks' ranges
+	 * hold now (nw), each the chunk number and the shared columns, of the
+	 * archive's types on both sides.
+	 */
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "WITH o AS (SELECT o._backfill_chunk, %s FROM backfill_old o),"
+					 " nw AS (SELECT k._backfill_n AS _backfill_chunk, %s"
+					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
+					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
+					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
+					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
+					 cols, target_cols, QualifiedRelName(run->target), tc, tc);
+	if (key != NIL)
+	{
+		/*
+		 * Joined on chunk and key, each key column by its type's own
+		 * equality (schema-qualified), compared by the binary image of the
+		 * rows (*=, which needs no operator of the columns' types); JSON
+		 * is made of the rows that differ only.
+		 */
+		StringInfoData on;
+		StringInfoData kj;
+		ListCell   *lc;
+
+		initStringInfo(&on);
+		initStringInfo(&kj);
+		foreach(lc, key)
+		{
+			const char *name = (const char *) lfirst(lc);
+			const char *col = quote_identifier(name);
+
+			appendStringInfo(&on, " AND %s", DiffKeyEquality(run->target, name,
+															  psprintf("o.%s", col),
+															  psprintf("nw.%s", col)));
+			appendStringInfo(&kj, "%s%s, COALESCE((d.ro).%s, (d.rn).%s)",
+							 lc == list_head(key) ? "" : ", ",
+							 quote_literal_cstr(name), col, col);
+		}
+		appendStringInfo(&sql,
+						 ", d AS (SELECT COALESCE(o._backfill_chunk, nw._backfill_chunk) AS n,"
+						 "  o._backfill_chunk IS NULL AS added, nw._backfill_chunk IS NULL AS removed,"
+						 "  o AS ro, nw AS rn"
+						 "  FROM o FULL JOIN nw"
+						 "  ON o._backfill_chunk OPERATOR(pg_catalog.=) nw._backfill_chunk%s"
+						 "  WHERE o._backfill_chunk IS NULL OR nw._backfill_chunk IS NULL"
+						 "  OR NOT (o OPERATOR(pg_catalog.*=) nw)),"
+						 " j AS (SELECT d.n, d.added, d.removed,"
+						 "  pg_catalog.jsonb_build_object(%s) AS k,"
+						 "  pg_catalog.to_jsonb(d.ro) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jo,"
+						 "  pg_catalog.to_jsonb(d.rn) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jn"
+						 "  FROM d)"
+						 " SELECT j.n::pg_catalog.int4, j.k,"
+						 "  (CASE WHEN j.added THEN 'added' WHEN j.removed THEN 'removed'"
+						 "   ELSE 'changed' END)::pg_catalog.text,"
+						 "  CASE WHEN j.removed THEN j.jo WHEN NOT j.added THEN"
+						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+						 "    FROM pg_catalog.jsonb_each(j.jo) e"
+						 "    WHERE e.value IS DISTINCT FROM (j.jn OPERATOR(pg_catalog.->) e.key)) END,"
+						 "  CASE WHEN j.added THEN j.jn WHEN NOT j.removed THEN"
+						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+						 "    FROM pg_catalog.jsonb_each(j.jn) e"
+						 "    WHERE e.value IS DISTINCT FROM (j.jo OPERATOR(pg_catalog.->) e.key)) END"
+						 " FROM j"
+						 " WHERE j.added OR j.removed OR j.jo OPERATOR(pg_catalog.<>) j.jn"
+						 " ORDER BY 1, 2, 3",
+						 on.data, kj.data);
+	}
+	else
+		appendStringInfoString(&sql,
+							   ", oc AS (SELECT o._backfill_chunk AS n, pg_catalog.to_jsonb(o)"
+							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
+							   "  pg_catalog.count(*) AS c FROM o GROUP BY 1, 2),"
+							   " nc AS (SELECT nw._backfill_chunk AS n, pg_catalog.to_jsonb(nw)"
+							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
+							   "  pg_catalog.count(*) AS c FROM nw GROUP BY 1, 2),"
+							   " d AS (SELECT COALESCE(oc.n, nc.n) AS n,"
+							   "  COALESCE(oc.r, nc.r) AS r,"
+							   "  COALESCE(nc.c, 0) OPERATOR(pg_catalog.-)"
+							   "  COALESCE(oc.c, 0) AS delta"
+							   "  FROM oc FULL JOIN nc ON oc.n OPERATOR(pg_catalog.=) nc.n"
+							   "  AND oc.r OPERATOR(pg_catalog.=) nc.r)"
+							   " SELECT d.n::pg_catalog.int4, NULL::pg_catalog.jsonb,"
+							   "  (CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN 'added'"
+							   "   ELSE 'removed' END)::pg_catalog.text,"
+							   "  CASE WHEN d.delta OPERATOR(pg_catalog.<) 0 THEN d.r END,"
+							   "  CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN d.r END"
+							   " FROM d, pg_catalog.generate_series(1::pg_catalog.int8,"
+							   "  pg_catalog.abs(d.delta)) AS copy"
+							   " WHERE d.delta OPERATOR(pg_catalog.<>) 0"
+							   " ORDER BY 1, 3, 4, 5");
+
+	/*
+	 * As the caller, search_path pinned: the rows stream into dest.  No
+	 * JIT: the planner cannot see the size of the kept rows and would
+	 * compile for seconds a query that runs in less.
+	 */
+	{
+		int			pin = SpiPinSearchPath();
+
+		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+
+		PG_TRY();
+		{
+			SpiExecDest(sql.data, 3, argtypes, values, NULL, dest,
+						SPI_OK_SELECT);
+		}
+		PG_FINALLY();
+		{
+			SpiUnpinSearchPath(pin);
+		}
+		PG_END_TRY();
+	}
+	SpiUnregisterRows("backfill_old");
+	tuplestore_end(old_rows);
+}
+
+/*
+ * PurgeArchive
+ *		See backfill.h: purge_archive(older_than, target).
+ */
+int64
+PurgeArchive(Interval *older_than, Oid target)
+{
+	if (OidIsValid(target))
+		CheckTargetPrivileges(target);
+	return ArchivePurge(target, older_than, true);
+}
