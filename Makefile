@@ -32,6 +32,7 @@ OBJS = \
 	src/orchestration/dependencies.o \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
+	src/orchestration/watch.o \
 	src/orchestration/cascade.o \
 	src/api/args.o \
 	src/api/primitives.o \
@@ -39,7 +40,8 @@ OBJS = \
 	src/api/runs.o \
 	src/api/pipelines.o \
 	src/api/scheduling.o \
-	src/api/reconciliation.o
+	src/api/reconciliation.o \
+	src/api/regions.o
 
 # Released scripts are kept in versions/ exactly as released
 # (versions/SHA256SUMS, versions/RELEASES).  A fresh install of the version
