@@ -868,6 +868,12 @@ extern bool WatchSource(Oid target, Oid source, const char *time_column);
 extern int32 UnwatchSource(Oid target, Oid source);
 
 /*
+ * unwatch's work without its privilege check, also for unregister (of a
+ * dropped table too): the watches removed.  Caller is connected to SPI.
+ */
+extern int32 WatchForgetTarget(Oid target, Oid source);
+
+/*
  * The work of the trigger backfill._watch_trigger for one statement: log
  * the target chunks it touched behind each watching target's watermark.
  * Caller is connected to SPI.

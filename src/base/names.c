@@ -84,19 +84,22 @@ ParseOnlyChunks(const char *name)
 	int			only = ONLY_ALL;
 	char	   *copy;
 	char	   *item;
-	char	   *save = NULL;
+	char	   *next;
 
 	if (name == NULL)
 		return ONLY_ALL;
 	RequireMaxLength(name, "only_chunks", BACKFILL_MAX_WORD);
 	copy = pstrdup(name);
-	for (item = strtok_r(copy, ",", &save); item != NULL;
-		 item = strtok_r(NULL, ",", &save))
+	for (item = copy; item != NULL; item = next)
 	{
 		char	   *end;
 		bool		found = false;
 		int			i;
 
+		/* an empty item (",,", a trailing comma) matches no name */
+		next = strchr(item, ',');
+		if (next != NULL)
+			*next++ = '\0';
 		while (*item == ' ')
 			item++;
 		end = item + strlen(item);

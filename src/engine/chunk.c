@@ -102,11 +102,13 @@ ChunkLockWatermark(Oid target, TimestampTz hi)
 
 /*
  * ChunkConsumeChanges
- *		Delete the logged changes of the target inside [lo, hi) that this
+ *		Delete the logged changes of the target in [lo, hi) that this
  *		statement's snapshot sees, before the chunk reads its source (a
  *		later snapshot): a change committed before it is in the chunk's
  *		rows, one committed after it stays logged.  A logged region that
- *		only overlaps the chunk stays too.
+ *		sticks out of the chunk (another grid: a run with another chunk
+ *		size or TimeZone) keeps the parts outside [lo, hi), with their
+ *		changed_at.
  */
 static void
 ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
@@ -117,11 +119,19 @@ ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = TimestampTzGetDatum(lo);
 	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("DELETE FROM backfill.changed_regions"
-				" WHERE target OPERATOR(pg_catalog.=) $1"
-				" AND chunk_start OPERATOR(pg_catalog.>=) $2"
-				" AND chunk_end OPERATOR(pg_catalog.<=) $3",
-				3, argtypes, values, NULL, SPI_OK_DELETE);
+	CatalogExec("WITH d AS (DELETE FROM backfill.changed_regions"
+				"  WHERE target OPERATOR(pg_catalog.=) $1"
+				"  AND chunk_start OPERATOR(pg_catalog.<) $3"
+				"  AND chunk_end OPERATOR(pg_catalog.>) $2"
+				"  RETURNING target, chunk_start, chunk_end, changed_at, source)"
+				" INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT target, chunk_start, $2, changed_at, source FROM d"
+				"  WHERE chunk_start OPERATOR(pg_catalog.<) $2"
+				" UNION ALL"
+				" SELECT target, $3, chunk_end, changed_at, source FROM d"
+				"  WHERE chunk_end OPERATOR(pg_catalog.>) $3",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
 }
 
 /*

@@ -318,6 +318,9 @@ UnregisterTarget(Oid target, bool cascade)
 	/* its dependencies (refused with dependents unless cascade) */
 	PipelineForgetTarget(target, name, cascade);
 
+	/* its watches (the triggers of sources nothing else watches go) */
+	(void) WatchForgetTarget(target, InvalidOid);
+
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
 }

@@ -391,11 +391,23 @@ WatchSource(Oid target, Oid source, const char *time_column)
 /*
  * UnwatchSource
  *		See backfill.h.  The caller must be able to rewrite the target.
- *		The log rows already recorded stay (the changes happened); a source
- *		no target watches any more loses its triggers (DropTriggers).
  */
 int32
 UnwatchSource(Oid target, Oid source)
+{
+	CheckTargetPrivileges(target);
+	TakeTargetPlanLock(target);
+	return WatchForgetTarget(target, source);
+}
+
+/*
+ * WatchForgetTarget
+ *		See backfill.h.  The log rows already recorded stay (the changes
+ *		happened); a source no target watches any more loses its triggers
+ *		(DropTriggers).
+ */
+int32
+WatchForgetTarget(Oid target, Oid source)
 {
 	Oid			argtypes[2] = {REGCLASSOID, REGCLASSOID};
 	Datum		values[2];
@@ -405,8 +417,6 @@ UnwatchSource(Oid target, Oid source)
 	uint64		k;
 	int32		removed;
 
-	CheckTargetPrivileges(target);
-	TakeTargetPlanLock(target);
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = ObjectIdGetDatum(source);
 	if (!OidIsValid(source))
