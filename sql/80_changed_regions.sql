@@ -6,6 +6,7 @@
 -- stale chunks, also by a moved ledger; unwatch and unregister.
 SET TimeZone = 'America/New_York';
 SET DateStyle = ISO;
+SET IntervalStyle = postgres;
 \set VERBOSITY default
 SELECT setval('backfill.runs_run_id_seq', 8001, false) IS NOT NULL AS seq_set;
 CREATE SCHEMA cr;
