@@ -9,13 +9,12 @@
  * A watched source carries four statement triggers (INSERT, UPDATE and
  * DELETE with transition tables, and TRUNCATE), on the table and on each
  * of its partitions, all calling backfill._watch_trigger.  Per statement
- * the trigger runs one query over the transition table per watching
- * target, as the writer, which yields the distinct times (truncated to
- * the chunk size's unit) of the rows behind the target's watermark; they
- * are mapped to the target's chunks (ChunkCell, in the watch's TimeZone)
- * and the chunks this transaction has not logged yet are inserted in one
- * catalog statement (CatalogExec, as the extension owner, search_path
- * pinned).  A per-transaction hash (TopTransactionContext) remembers the
+ * the trigger reads the transition tables once per watching target, in C,
+ * as the writer: the time of each row behind the target's watermark is
+ * mapped to the target's chunk (ChunkCell, in the watch's TimeZone; a row
+ * in the chunk of the row before it costs one comparison), and the chunks
+ * this transaction has not logged yet are inserted in one catalog
+ * statement (CatalogExec, as the extension owner, search_path pinned).  A per-transaction hash (TopTransactionContext) remembers the
  * logged (target, chunk) pairs, so the log grows by at most one row per
  * (target, chunk) per transaction; a rolled-back subtransaction forgets
  * its own pairs.
@@ -37,16 +36,19 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "backfill.h"
 
@@ -562,26 +564,6 @@ LoadRelWatches(Oid relid)
 }
 
 /*
- * TruncUnit
- *		The date_trunc unit that never crosses a chunk bound of "step": the
- *		grid's bounds are local midnights for steps of whole days or months,
- *		else multiples of the step's time part from a local midnight.
- */
-static const char *
-TruncUnit(Interval *step)
-{
-	if (step->time == 0)
-		return "day";
-	if (step->time % USECS_PER_HOUR == 0)
-		return "hour";
-	if (step->time % USECS_PER_MINUTE == 0)
-		return "minute";
-	if (step->time % USECS_PER_SEC == 0)
-		return "second";
-	return "microseconds";
-}
-
-/*
  * LogNewCells
  *		Insert the cells [starts[i], ends[i]) of target that this
  *		transaction has not logged yet, in one catalog statement.
@@ -665,76 +647,137 @@ LogTruncate(WatchEntry *w, Oid source)
 }
 
 /*
- * LogRows
- *		The chunks of target w that the rows of the transition tables
- *		touched behind its watermark: one query as the writer over the
- *		transition tables (the distinct times, truncated to the chunk
- *		size's unit, in the watch's TimeZone), each time mapped to its chunk
- *		(ChunkCell), and the new ones logged.
+ * RowTime
+ *		The time of a transition row's watched column as timestamptz (a
+ *		timestamp or date read in the session TimeZone); false for NULL or
+ *		a value out of timestamptz's range.
+ */
+static bool
+RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
+		TimestampTz *t)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+	int			overflow = 0;
+
+	if (isnull)
+		return false;
+	if (basetype == TIMESTAMPOID)
+		*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(d), &overflow);
+	else if (basetype == DATEOID)
+		*t = date2timestamptz_opt_overflow(DatumGetDateADT(d), &overflow);
+	else
+		*t = DatumGetTimestampTz(d);
+	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+}
+
+/*
+ * ScanTransitionTable
+ *		Add the chunks of the rows of one transition table that lie behind
+ *		w's watermark to cells (starts/ends, *n of them, room for *room),
+ *		reading the tuplestore with a read pointer of its own, as a scan of
+ *		the table in a query would.  A row in the same chunk as the row
+ *		before it costs one comparison; ChunkCell is computed only when a
+ *		row leaves the last chunk found.
  */
 static void
-LogRows(WatchEntry *w, Oid source, TupleDesc tupdesc, bool has_old,
-		bool has_new)
+ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
+					Oid basetype, WatchEntry *w, TimestampTz **starts,
+					TimestampTz **ends, int *n, int *room)
 {
-	StringInfoData sql;
-	const char *col = quote_identifier(w->time_column);
-	const char *unit = TruncUnit(w->chunk);
-	Oid			argtypes[1] = {TIMESTAMPTZOID};
-	Datum		values[1];
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+	TimestampTz lo = DT_NOEND;
+	TimestampTz hi = DT_NOBEGIN;
+
+	tuplestore_copy_read_pointer(ts, 0, ptr);
+	tuplestore_select_read_pointer(ts, ptr);
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		TimestampTz t;
+		int			k;
+		bool		seen = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!RowTime(slot, attnum, basetype, &t) || t >= w->watermark)
+			continue;
+		if (t >= lo && t < hi)
+			continue;
+		ChunkCell(t, w->chunk, &lo, &hi);
+		for (k = *n - 1; k >= 0 && k >= *n - 8; k--)
+			if ((*starts)[k] == lo)
+				seen = true;
+		if (seen)
+			continue;
+		if (*n >= *room)
+		{
+			*room *= 2;
+			*starts = repalloc(*starts, sizeof(TimestampTz) * *room);
+			*ends = repalloc(*ends, sizeof(TimestampTz) * *room);
+		}
+		(*starts)[*n] = lo;
+		(*ends)[*n] = hi;
+		(*n)++;
+	}
+	tuplestore_select_read_pointer(ts, 0);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * LogRows
+ *		The chunks of target w that the rows of the statement's transition
+ *		tables touched behind its watermark, each row's time mapped to its
+ *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
+ *		transaction has not logged yet inserted in one catalog statement.
+ *		The transition tables are read in C, as the writer, row by row:
+ *		no query is planned per statement, and nothing is written per row.
+ */
+static void
+LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	AttrNumber	attnum = InvalidAttrNumber;
+	Oid			basetype;
 	int			nest;
-	int			n;
+	int			n = 0;
+	int			room = 16;
+	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
+	TimestampTz *ends = palloc(sizeof(TimestampTz) * room);
 	int			k;
-	TimestampTz *starts;
-	TimestampTz *ends;
-	bool		found = false;
 
 	for (k = 0; k < tupdesc->natts; k++)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, k);
 
 		if (!att->attisdropped && strcmp(NameStr(att->attname), w->time_column) == 0)
-			found = true;
+			attnum = att->attnum;
 	}
-	if (!found)
+	basetype = attnum == InvalidAttrNumber ? InvalidOid :
+		getBaseType(TupleDescAttr(tupdesc, attnum - 1)->atttypid);
+	if (basetype != TIMESTAMPTZOID && basetype != TIMESTAMPOID &&
+		basetype != DATEOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("watched column \"%s\" of relation %s does not exist",
 						w->time_column, QualifiedRelName(source)),
-				 errdetail("A target watches this table by that column; its changes cannot be recorded."),
+				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
 				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT DISTINCT pg_catalog.date_trunc('%s', t) FROM (", unit);
-	if (has_old)
-		appendStringInfo(&sql, "SELECT %s::pg_catalog.timestamptz FROM " WATCH_OLD_TABLE,
-						 col);
-	if (has_old && has_new)
-		appendStringInfoString(&sql, " UNION ALL ");
-	if (has_new)
-		appendStringInfo(&sql, "SELECT %s::pg_catalog.timestamptz FROM " WATCH_NEW_TABLE,
-						 col);
-	appendStringInfoString(&sql, ") AS rows(t) WHERE t OPERATOR(pg_catalog.<) $1");
-	values[0] = TimestampTzGetDatum(w->watermark);
-
-	/* the watch's TimeZone for the casts, the truncation and the grid */
+	/* the watch's TimeZone for the timestamp and date columns and the grid */
 	nest = NewGUCNestLevel();
 	(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	SpiExecPinned(sql.data, 1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
-	n = (int) SPI_processed;
-	starts = palloc(sizeof(TimestampTz) * Max(n, 1));
-	ends = palloc(sizeof(TimestampTz) * Max(n, 1));
-	for (k = 0; k < n; k++)
-	{
-		bool		isnull;
-		Datum		d = SpiGetDatumCopy(k, 1, &isnull);
-
-		CHECK_FOR_INTERRUPTS();
-		ChunkCell(DatumGetTimestampTz(d), w->chunk, &starts[k], &ends[k]);
-	}
-	SPI_freetuptable(SPI_tuptable);
+	if (trigdata->tg_oldtable != NULL)
+		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
+	if (trigdata->tg_newtable != NULL)
+		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
 	AtEOXact_GUC(true, nest);
-	LogNewCells(w->target, source, starts, ends, n);
+	if (n > 0)
+		LogNewCells(w->target, source, starts, ends, n);
 }
 
 /*
@@ -758,8 +801,6 @@ WatchTriggerFire(TriggerData *trigdata)
 	if (!truncate && !has_old && !has_new)
 		return;
 	WatchState();
-	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "backfill: could not register the transition tables");
 	rw = LoadRelWatches(relid);
 	for (i = 0; i < rw->n; i++)
 	{
@@ -771,7 +812,7 @@ WatchTriggerFire(TriggerData *trigdata)
 		if (truncate)
 			LogTruncate(w, relid);
 		else
-			LogRows(w, relid, RelationGetDescr(rel), has_old, has_new);
+			LogRows(w, relid, trigdata);
 	}
 }
 
