@@ -33,6 +33,7 @@ OBJS = \
 	src/orchestration/dependencies.o \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
+	src/orchestration/watch.o \
 	src/orchestration/cascade.o \
 	src/orchestration/undo.o \
 	src/api/args.o \
@@ -42,7 +43,8 @@ OBJS = \
 	src/api/pipelines.o \
 	src/api/scheduling.o \
 	src/api/reconciliation.o \
-	src/api/undo.o
+	src/api/undo.o \
+	src/api/regions.o
 
 # Released scripts are kept in versions/ exactly as released
 # (versions/SHA256SUMS, versions/RELEASES).  A fresh install of the version

@@ -350,6 +350,23 @@ SELECT backfill.plan('regress_trap.daily', '2026-03-09', '2026-03-10', probe => 
 SELECT backfill.schedule_group(:g2, '0 0 30 2 *') AS scheduled;
 SELECT backfill.cancel_group(:g2) AS cancelled;
 
+-- changed regions: watch, the trigger on every kind of write (its catalog
+-- write as the extension owner), a stale plan and its run, unwatch
+SELECT backfill.watch('regress_trap.daily', 'regress_trap.src', 'ts') AS watching;
+INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
+UPDATE regress_trap.src SET v = v + 1 WHERE ts = '2026-03-02 05:00+00';
+DELETE FROM regress_trap.src WHERE ts = '2026-03-02 05:00+00';
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target = 'regress_trap.daily'::regclass ORDER BY 1;
+SELECT backfill.plan('regress_trap.daily', '2026-03-01', '2026-03-04',
+                     only_chunks => 'stale', probe => false) AS r4 \gset
+SELECT chunk_no, reason IS NOT NULL AS has_reason FROM backfill.chunks WHERE run_id = :r4;
+CALL backfill.run(:r4);
+SELECT count(*) AS still_logged FROM backfill.changed_regions
+ WHERE target = 'regress_trap.daily'::regclass;
+SELECT count(*) >= 0 AS read FROM backfill.watches;
+SELECT backfill.unwatch('regress_trap.daily') AS unwatched;
+
 -- replace_range, lock_target, cleanup_jobs (superusers only)
 SELECT rows_deleted, rows_inserted
   FROM backfill.replace_range('regress_trap.daily', 'day', '2026-03-01', '2026-03-02',
@@ -405,6 +422,7 @@ SELECT count(*) >= 0 AS read FROM backfill.progress;
 SELECT count(*) >= 0 AS read FROM backfill.alerts;
 SELECT count(*) >= 0 AS read FROM backfill.group_progress;
 SELECT count(*) >= 0 AS read FROM backfill.scheduled_jobs;
+SELECT count(*) >= 0 AS read FROM backfill.changed_regions;
 
 -- unregister: of a dropped table by OID, then the pipeline
 SELECT backfill.register('regress_trap.gone', 'ts',
@@ -475,7 +493,11 @@ INSERT INTO driven VALUES
     -- undo
     ('backfill.revert(bigint)'),
     ('backfill.diff(bigint,integer)'),
-    ('backfill.purge_archive(interval,regclass)');
+    ('backfill.purge_archive(interval,regclass)'),
+    -- changed regions; the trigger fired by the writes to regress_trap.src
+    ('backfill.watch(regclass,regclass,name)'),
+    ('backfill.unwatch(regclass,regclass)'),
+    ('backfill._watch_trigger()');
 SELECT p.oid::regprocedure AS not_driven
   FROM pg_proc p WHERE p.pronamespace = 'backfill'::regnamespace
 EXCEPT SELECT fn FROM driven
@@ -486,7 +508,8 @@ INSERT INTO read_rels VALUES
     ('backfill.chunks'), ('backfill.checks'), ('backfill.check_results'),
     ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
     ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
-    ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage');
+    ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage'),
+    ('backfill.watches'), ('backfill.changed_regions');
 SELECT c.oid::regclass AS not_read
   FROM pg_class c
  WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
@@ -531,6 +554,13 @@ SELECT verdict FROM backfill.alerts LIMIT 0;
 SELECT runs FROM backfill.group_progress LIMIT 0;
 SELECT kind FROM backfill.scheduled_jobs LIMIT 0;
 SELECT status FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) :i1;
+-- a watched source: the trigger's own statements meet no trap either
+SELECT backfill.watch('regress_inn.daily', 'regress_inn.src', 'ts') AS watching;
+INSERT INTO regress_inn.src VALUES ('2026-03-02 05:00+00', 1);
+UPDATE regress_inn.src SET v = 3 WHERE ts OPERATOR(pg_catalog.=) '2026-03-03 05:00+00';
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass ORDER BY 1;
+SELECT backfill.unwatch('regress_inn.daily') AS unwatched;
 SELECT backfill.unregister('regress_inn.daily');
 RESET search_path;
 RESET SESSION AUTHORIZATION;

@@ -173,7 +173,7 @@ SELECT chunks FROM pg_temp.planned('outdated');
 -- the plans above were cancelled: those chunks now count as failed
 SELECT chunks FROM pg_temp.planned('failed');
 -- bad values
-SELECT backfill.plan('pp.o', '2024-01-01', '2024-01-10', only_chunks => 'stale');
+SELECT backfill.plan('pp.o', '2024-01-01', '2024-01-10', only_chunks => 'recent');
 SELECT backfill.plan('pp.o', '2024-01-01', NULL, only_chunks => 'missing');
 -- Resuming a v2 recalculation: run the outdated chunks, then nothing is left.
 SELECT backfill.plan('pp.o', '2024-01-01', '2024-01-10', only_chunks => 'outdated',

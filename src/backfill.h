@@ -67,6 +67,14 @@ extern double backfill_neighbor_tolerance;
 #define BACKFILL_LOCK_CLASS_SWEEP	0x42460005	/* key 0: schedule.c */
 
 /*
+ * (WATCH, relid): a writer to a watched source holds it in ShareLock from
+ * its first statement to its commit; a chunk whose end passes the target's
+ * watermark takes it in ExclusiveLock before it reads its source
+ * (orchestration/watch.c, engine/chunk.c).
+ */
+#define BACKFILL_LOCK_CLASS_WATCH	0x42460006
+
+/*
  * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
  * advisory lock functions only ever use 1 (one bigint key) and 2 (two int4
  * keys), so no SQL caller can take, wait for or hold a backfill lock.
@@ -94,18 +102,26 @@ typedef enum ReplaceStrategy
 extern ReplaceStrategy ParseStrategy(const char *name);
 extern const char *StrategyName(ReplaceStrategy strategy);
 
-/* Which chunks of the range plan keeps (only_chunks). */
+/*
+ * Which chunks of the range plan keeps (only_chunks): a set of these bits,
+ * a chunk is kept when it is any of them; 0 (NULL) keeps every chunk.
+ */
 typedef enum OnlyChunks
 {
-	ONLY_ALL,					/* NULL: every chunk of the range */
-	ONLY_MISSING,				/* never filled */
-	ONLY_OUTDATED,				/* filled under an older definition version */
-	ONLY_FAILED					/* the latest attempt failed or was cancelled */
+	ONLY_ALL = 0,				/* NULL: every chunk of the range */
+	ONLY_MISSING = 1 << 0,		/* never filled */
+	ONLY_OUTDATED = 1 << 1,		/* filled under an older definition version */
+	ONLY_FAILED = 1 << 2,		/* the latest attempt failed or was cancelled */
+	ONLY_STALE = 1 << 3			/* built, then its source changed */
 } OnlyChunks;
 
-/* only_chunks by name (NULL: ONLY_ALL; 22023 for an unknown one), and back. */
-extern OnlyChunks ParseOnlyChunks(const char *name);
-extern const char *OnlyChunksName(OnlyChunks only);
+/*
+ * only_chunks by name: one name or several separated by commas
+ * ('stale,missing'); NULL is ONLY_ALL, an unknown name 22023.  And back:
+ * the names joined with " or " (NULL for ONLY_ALL).
+ */
+extern int	ParseOnlyChunks(const char *name);
+extern const char *OnlyChunksName(int only);
 
 /* Run statuses (the CHECK constraint of backfill.runs). */
 typedef enum RunStatus
@@ -362,6 +378,14 @@ extern void CheckRangeBounds(TimestampTz start, bool start_null,
 
 /* bound shifted by k steps (k may be negative), in the session TimeZone. */
 extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
+
+/*
+ * The chunk [*lo, *hi) of the fixed grid of "step" that holds t, in the
+ * session TimeZone: local days (from midnight), weeks (from Monday),
+ * calendar months, or a time that divides a day from each local midnight.
+ */
+extern void ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo,
+					  TimestampTz *hi);
 
 /* ---- user SQL and privileges on targets (validate.c) ---- */
 
@@ -944,6 +968,46 @@ extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
  */
 extern List *DownstreamOrder(Oid root, Edges *edges);
 
+/* ---- changed regions: watched sources and their log (watch.c) ---- */
+
+/*
+ * watch -> true when the watch is new (its triggers are installed on the
+ * source and its partitions); unwatch -> the watches removed (source
+ * InvalidOid: all of the target's).  Callers are connected to SPI.
+ */
+extern bool WatchSource(Oid target, Oid source, const char *time_column);
+extern int32 UnwatchSource(Oid target, Oid source);
+
+/*
+ * unwatch's work without its privilege check, also for unregister (of a
+ * dropped table too): the watches removed.  Caller is connected to SPI.
+ */
+extern int32 WatchForgetTarget(Oid target, Oid source);
+
+/*
+ * The work of the trigger backfill._watch_trigger for one statement: log
+ * the target chunks it touched behind each watching target's watermark.
+ * Caller is connected to SPI.
+ */
+struct TriggerData;
+extern void WatchTriggerFire(struct TriggerData *trigdata);
+
+/* One logged region of a target and its earliest change. */
+typedef struct ChangedRegion
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz changed_at;
+} ChangedRegion;
+
+/*
+ * The logged regions of target that overlap [lo, hi), distinct, in order
+ * of start, with their earliest changed_at; returns their number, *out
+ * palloc'd.  Caller is connected to SPI.
+ */
+extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
+							   ChangedRegion **out);
+
 /* ---- lineage (lineage.c) ---- */
 
 /*
@@ -1010,7 +1074,7 @@ typedef struct PlanRequest
 	bool		probe;
 	bool		backwards;
 	bool		clear_no_source;
-	OnlyChunks	only;			/* ONLY_ALL: every chunk of the range */
+	int			only;			/* OnlyChunks bits; ONLY_ALL: every chunk */
 	bool		cascade;
 	const PlanChunks *given;	/* the chunks to create; NULL: split */
 	bool		keep_given;		/* keep_replaced given: else the definition's */

@@ -159,6 +159,13 @@ is($new->safe_psql('postgres', $snapshot_sql), $before,
 is($new->safe_psql('postgres', q{
 SELECT string_agg(jobname || ' ' || schedule || ' ' || command || ' ' || username, '|' ORDER BY jobname)
   FROM cron.job}), $jobs_before, 'the pg_cron jobs are kept');
+# Changed regions (0.2.0): each target's watermark is the newest chunk end
+# its 0.1.0 history covered, NULL where nothing was built.
+is($new->safe_psql('postgres', q{
+SELECT string_agg(target::text || ' ' || coalesce(watermark::text, 'none'), ', '
+                  ORDER BY target::text) FROM backfill.targets}),
+	'daily 2026-02-02 00:00:00+00, monthly none',
+	'the watermarks are derived from the 0.1.0 history');
 
 # The unfinished run and the group resume to done.
 $new->safe_psql('postgres', q{
@@ -231,6 +238,26 @@ SELECT count(*) AS n FROM backfill.check_results \gset
 SELECT backfill.run_check(check_id) FROM backfill.checks \gset
 SELECT count(*) > :n FROM backfill.check_results}, @etl),
 	't', 'the standing check runs and records its results');
+
+# Changed regions on the updated catalog: a watch logs a late payment on a
+# day 0.1.0 built, a stale plan takes exactly that day, its run consumes it.
+$new->safe_psql('postgres', q{
+SELECT backfill.watch('daily', 'payments', 'paid_at');
+INSERT INTO payments VALUES ('2026-01-03 05:00+00', 7, false);
+UPDATE ledger SET amount = amount + 7 WHERE day = '2026-01-03';
+});
+is($new->safe_psql('postgres', q{
+SELECT string_agg(chunk_start::text, ',') FROM backfill.changed_regions}),
+	'2026-01-03 00:00:00+00', 'a late write to a built day is logged after the update');
+is($new->safe_psql('postgres', q{
+SET client_min_messages = warning;
+SELECT backfill.plan('daily', '2026-01-01', '2026-01-08', only_chunks => 'stale',
+                     probe => false, note => 'stale') AS r \gset
+SELECT string_agg(chunk_start::text || ' ' || (reason LIKE 'stale: source changed at %')::text, ',')
+  FROM backfill.chunks WHERE run_id = :r;
+CALL backfill.run(:r);
+SELECT count(*) FROM backfill.changed_regions}, @etl),
+	"2026-01-03 00:00:00+00 true\n0", 'a stale plan takes that day and its run consumes the change');
 
 # Unscheduled, the role is left without the guard of its jobs.
 $new->safe_psql('postgres', qq{

@@ -59,6 +59,19 @@
 #endif
 
 /*
+ * RelationOwnerCheck(relid, roleid)
+ *		Whether a role owns a relation (or is a member of its owner).  16
+ *		replaced pg_class_ownercheck by the generic object_ownercheck.
+ */
+#if PG_VERSION_NUM >= 160000
+#define RelationOwnerCheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define RelationOwnerCheck(relid, roleid) \
+	pg_class_ownercheck((relid), (roleid))
+#endif
+
+/*
  * GucFree(extra)
  *		Free what a GUC check hook allocated (the "extra" of check_timezone).
  *		Up to 15 that is malloc'd; 16 allocates it with guc_malloc in the GUC

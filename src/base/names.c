@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
+
 #include "backfill.h"
 
 /* The names of the strategies, by ReplaceStrategy. */
@@ -58,49 +60,97 @@ StrategyName(ReplaceStrategy strategy)
 	return strategy_names[i];
 }
 
-/* The values of plan's only_chunks, by OnlyChunks (ONLY_ALL is NULL). */
-static const char *const only_chunks_names[] = {
-	[ONLY_ALL] = NULL,
-	[ONLY_MISSING] = "missing",
-	[ONLY_OUTDATED] = "outdated",
-	[ONLY_FAILED] = "failed",
+/* The values of plan's only_chunks, one per OnlyChunks bit. */
+static const struct
+{
+	OnlyChunks	bit;
+	const char *name;
+}			only_chunks_names[] = {
+	{ONLY_MISSING, "missing"},
+	{ONLY_OUTDATED, "outdated"},
+	{ONLY_FAILED, "failed"},
+	{ONLY_STALE, "stale"},
 };
 
 /*
  * ParseOnlyChunks
- *		See backfill.h: plan's only_chunks; NULL is ONLY_ALL, an unknown
- *		value 22023.
+ *		See backfill.h: plan's only_chunks, one name or several separated
+ *		by commas (blanks around a name ignored); NULL is ONLY_ALL, an
+ *		unknown or empty name 22023.
  */
-OnlyChunks
+int
 ParseOnlyChunks(const char *name)
 {
-	int			i;
+	int			only = ONLY_ALL;
+	char	   *copy;
+	char	   *item;
+	char	   *next;
 
 	if (name == NULL)
 		return ONLY_ALL;
 	RequireMaxLength(name, "only_chunks", BACKFILL_MAX_WORD);
-	for (i = 0; i < lengthof(only_chunks_names); i++)
-		if (only_chunks_names[i] != NULL && strcmp(name, only_chunks_names[i]) == 0)
-			return (OnlyChunks) i;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid value for only_chunks: \"%s\"", name),
-			 errhint("Use 'missing', 'outdated' or 'failed', or leave it NULL to plan every chunk of the range.")));
-	return ONLY_ALL;			/* keep compiler quiet */
+	copy = pstrdup(name);
+	for (item = copy; item != NULL; item = next)
+	{
+		char	   *end;
+		bool		found = false;
+		int			i;
+
+		/* an empty item (",,", a trailing comma) matches no name */
+		next = strchr(item, ',');
+		if (next != NULL)
+			*next++ = '\0';
+		while (*item == ' ')
+			item++;
+		end = item + strlen(item);
+		while (end > item && end[-1] == ' ')
+			*--end = '\0';
+		for (i = 0; i < lengthof(only_chunks_names); i++)
+		{
+			if (strcmp(item, only_chunks_names[i].name) == 0)
+			{
+				only |= only_chunks_names[i].bit;
+				found = true;
+			}
+		}
+		if (!found)
+		{
+			only = ONLY_ALL;
+			break;
+		}
+	}
+	pfree(copy);
+	if (only == ONLY_ALL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for only_chunks: \"%s\"", name),
+				 errhint("Use 'missing', 'outdated', 'failed' or 'stale', or several of them separated by commas, or leave it NULL to plan every chunk of the range.")));
+	return only;
 }
 
 /*
  * OnlyChunksName
- *		The name of an only_chunks value (NULL for ONLY_ALL).
+ *		The names of an only_chunks set joined with " or " (NULL for
+ *		ONLY_ALL), palloc'd.
  */
 const char *
-OnlyChunksName(OnlyChunks only)
+OnlyChunksName(int only)
 {
-	unsigned int i = (unsigned int) only;
+	StringInfoData buf;
+	int			i;
 
-	if (i >= lengthof(only_chunks_names))
-		elog(ERROR, "unknown only_chunks value %u", i);
-	return only_chunks_names[i];
+	if (only == ONLY_ALL)
+		return NULL;
+	initStringInfo(&buf);
+	for (i = 0; i < lengthof(only_chunks_names); i++)
+	{
+		if ((only & only_chunks_names[i].bit) == 0)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, " or ");
+		appendStringInfoString(&buf, only_chunks_names[i].name);
+	}
+	return buf.data;
 }
 
 /* Run statuses, by RunStatus (the CHECK constraint of backfill.runs). */

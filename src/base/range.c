@@ -3,7 +3,9 @@
  * range.c
  *	  Splitting a half-open time range [start, end) into chunks
  *	  (ComputeChunkBounds, for split_range, plan and check), the checks of
- *	  a range's bounds, and a bound shifted by whole chunks (ShiftBound).
+ *	  a range's bounds, a bound shifted by whole chunks (ShiftBound), and
+ *	  the fixed grid of a chunk size (ChunkCell: the chunk that holds a time,
+ *	  for cascading plans and for the log of changed regions).
  *
  * Bound k is start + k * step, computed with timestamptz + interval in the
  * session TimeZone, never by adding the step to the previous bound: a
@@ -16,6 +18,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "common/int.h"
 #include "fmgr.h"
@@ -194,4 +198,116 @@ ShiftBound(TimestampTz bound, Interval *step, int k)
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 												   TimestampTzGetDatum(bound),
 												   IntervalPGetDatum(&kstep)));
+}
+
+/*
+ * LocalTime
+ *		A local date and time, in the session TimeZone, as timestamptz.
+ */
+static TimestampTz
+LocalTime(const char *text)
+{
+	return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+												   CStringGetDatum(text),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+}
+
+/*
+ * GridPoint
+ *		anchor + k * step, with the interval arithmetic of split_range
+ *		(months and days in the session TimeZone, the time part absolute).
+ */
+static TimestampTz
+GridPoint(TimestampTz anchor, Interval *step, int64 k)
+{
+	Interval	mul;
+	int64		months;
+	int64		days;
+
+	if (pg_mul_s64_overflow((int64) step->month, k, &months) ||
+		pg_mul_s64_overflow((int64) step->day, k, &days) ||
+		months > PG_INT32_MAX || months < PG_INT32_MIN ||
+		days > PG_INT32_MAX || days < PG_INT32_MIN ||
+		pg_mul_s64_overflow(step->time, k, &mul.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("chunk bound out of range")));
+	mul.month = (int32) months;
+	mul.day = (int32) days;
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(anchor),
+												   IntervalPGetDatum(&mul)));
+}
+
+/*
+ * TruncDay
+ *		The local midnight (session TimeZone) at or before t.
+ */
+static TimestampTz
+TruncDay(TimestampTz t)
+{
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												   CStringGetTextDatum("day"),
+												   TimestampTzGetDatum(t)));
+}
+
+/*
+ * ChunkCell
+ *		The chunk [*lo, *hi) of the grid of "step" that contains t, in the
+ *		session TimeZone:
+ *		- months only ('1 month', '3 months'): from local 2000-01-01 00:00,
+ *		  so whole calendar months (quarters, ...);
+ *		- a time that divides a day ('1 hour', '6 hours'): from each local
+ *		  midnight, the last chunk of a day ending at the next midnight
+ *		  (a 23- or 25-hour day keeps whole local days);
+ *		- anything else ('1 day', '1 week', '2 days 12 hours'): from local
+ *		  Monday 2000-01-03 00:00, so days start at local midnight and
+ *		  weeks on Monday.
+ *		Every grid point is anchor + k * step as split_range computes it.
+ */
+void
+ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
+{
+	TimestampTz anchor;
+	int64		k;
+	double		approx;
+
+	if (step->month == 0 && step->day == 0 && step->time > 0 &&
+		USECS_PER_DAY % step->time == 0)
+	{
+		TimestampTz day = TruncDay(t);
+		TimestampTz next = TruncDay(day + USECS_PER_DAY + USECS_PER_HOUR * 3);
+
+		k = (t - day) / step->time;
+		*lo = day + k * step->time;
+		*hi = Min(*lo + step->time, next);
+		return;
+	}
+
+	if (step->day == 0 && step->time == 0)
+		anchor = LocalTime("2000-01-01 00:00:00");
+	else
+		anchor = LocalTime("2000-01-03 00:00:00");
+
+	/*
+	 * A first guess from the step's mean length (a month of 30.44 days),
+	 * then exact steps; each loop ends (the grid points grow with k on
+	 * average) and is interruptible.
+	 */
+	approx = (double) step->month * ((double) DAYS_PER_YEAR / MONTHS_PER_YEAR) * USECS_PER_DAY +
+		(double) step->day * USECS_PER_DAY + (double) step->time;
+	k = (int64) floor(((double) t - (double) anchor) / approx);
+	while (GridPoint(anchor, step, k) > t)
+	{
+		CHECK_FOR_INTERRUPTS();
+		k--;
+	}
+	while (GridPoint(anchor, step, k + 1) <= t)
+	{
+		CHECK_FOR_INTERRUPTS();
+		k++;
+	}
+	*lo = GridPoint(anchor, step, k);
+	*hi = GridPoint(anchor, step, k + 1);
 }

@@ -66,6 +66,75 @@ ChunkLockTarget(Oid target, const char *time_column,
 }
 
 /*
+ * ChunkLockWatermark
+ *		A chunk whose end passes the target's watermark (or the first chunk
+ *		ever built) will move it: it waits, within lock_timeout, for the
+ *		writers to watched sources that may have left rows unlogged because
+ *		they were beyond the old watermark (they hold the watch lock in
+ *		ShareLock until they commit), and keeps writers from reading the
+ *		old watermark until it commits (ExclusiveLock).  So those rows are
+ *		either committed before the chunk reads its source, or logged
+ *		(orchestration/watch.c).  A chunk behind the watermark takes nothing:
+ *		writes into it are always logged.  Called after the target lock, so
+ *		no other chunk of the target moves the watermark meanwhile.
+ */
+static void
+ChunkLockWatermark(Oid target, TimestampTz hi)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull = true;
+	TimestampTz watermark = 0;
+	LOCKTAG		tag;
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT watermark FROM backfill.targets"
+				" WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		watermark = DatumGetTimestampTz(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!isnull && hi <= watermark)
+		return;
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * ChunkConsumeChanges
+ *		Delete the logged changes of the target in [lo, hi) that this
+ *		statement's snapshot sees, before the chunk reads its source (a
+ *		later snapshot): a change committed before it is in the chunk's
+ *		rows, one committed after it stays logged.  A logged region that
+ *		sticks out of the chunk (another grid: a run with another chunk
+ *		size or TimeZone) keeps the parts outside [lo, hi), with their
+ *		changed_at.
+ */
+static void
+ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("WITH d AS (DELETE FROM backfill.changed_regions"
+				"  WHERE target OPERATOR(pg_catalog.=) $1"
+				"  AND chunk_start OPERATOR(pg_catalog.<) $3"
+				"  AND chunk_end OPERATOR(pg_catalog.>) $2"
+				"  RETURNING target, chunk_start, chunk_end, changed_at, source)"
+				" INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT target, chunk_start, $2, changed_at, source FROM d"
+				"  WHERE chunk_start OPERATOR(pg_catalog.<) $2"
+				" UNION ALL"
+				" SELECT target, $3, chunk_end, changed_at, source FROM d"
+				"  WHERE chunk_end OPERATOR(pg_catalog.>) $3",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
  * ChunkTimeoutHandler
  *		Timeout handler of backfill.chunk_timeout: note that the chunk
  *		timed out and ask for a query cancel, which the chunk's next
@@ -225,6 +294,7 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	CheckTargetPrivileges(run->target);
 	ChunkLockTarget(run->target, run->time_column, chunk->start,
 					chunk->end, chunk->no_source ? STRATEGY_DELETE : run->strategy);
+	ChunkLockWatermark(run->target, chunk->end);
 	work->phase = PHASE_WORK;
 	SetChunkOption("lock_timeout", user_lock_timeout);
 }
@@ -260,6 +330,8 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 					&work->rr);
 		return;
 	}
+	/* the changes recorded for the range that this chunk's snapshot sees */
+	ChunkConsumeChanges(run->target, chunk->start, chunk->end);
 	if (chunk->no_source)
 	{
 		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
@@ -321,8 +393,9 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 /*
  * ChunkRecordDone
  *		Phase "record" of a chunk that worked: its status (done, or
- *		no_source for a cleared range), figures and verdict, in the same
- *		transaction as its data.
+ *		no_source for a cleared range), figures and verdict, and the
+ *		target's watermark moved to its end when that is newer, in the
+ *		same transaction as its data.
  */
 static void
 ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
@@ -362,6 +435,20 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2",
 					&args, SPI_OK_UPDATE);
+
+	/* the newest chunk end any build has covered */
+	{
+		Oid			argtypes[2] = {REGCLASSOID, TIMESTAMPTZOID};
+		Datum		values[2];
+
+		values[0] = ObjectIdGetDatum(run->target);
+		values[1] = TimestampTzGetDatum(chunk->end);
+		CatalogExec("UPDATE backfill.targets"
+					" SET watermark = GREATEST(watermark, $2)"
+					" WHERE target OPERATOR(pg_catalog.=) $1"
+					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $2)",
+					2, argtypes, values, NULL, SPI_OK_UPDATE);
+	}
 }
 
 /*

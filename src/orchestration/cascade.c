@@ -9,8 +9,8 @@
  *
  * Each downstream run covers the chunks of its direct upstream runs
  * widened to whole chunks of its own chunk size, on a fixed grid
- * (GridCell).  The runs share a group_id (the root run's id); group.c
- * says when a chunk of a group may execute.
+ * (ChunkCell, range.c).  The runs share a group_id (the root run's id);
+ * group.c says when a chunk of a group may execute.
  *
  * Catalog tables are read and written only through CatalogExec; runs are
  * planned by plan.c (PlanRun), which checks the caller's rights on every
@@ -33,8 +33,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -55,195 +57,287 @@ typedef struct PlanNode
 
 /*
  * PieceNeeds
- *		Whether a piece makes its chunk part of an only-plan.
+ *		Whether a piece makes its chunk part of an only-plan ("only": a set
+ *		of OnlyChunks bits; stale is decided per chunk, by StaleReason).
  *		missing: no settled chunk covers it (with clear_no_source, also a
  *		no_source stretch whose rows were never cleared); outdated: it was
  *		backfilled under a version older than the current one; failed: the
  *		latest attempt there failed or was cancelled.
  */
 static bool
-PieceNeeds(const Piece *p, OnlyChunks only, bool clear_no_source,
+PieceNeeds(const Piece *p, int only, bool clear_no_source,
 		   int32 current_version)
 {
-	switch (only)
+	if (only == ONLY_ALL)
+		return true;
+	if ((only & ONLY_MISSING) &&
+		(p->settled == CHUNK_NONE ||
+		 (clear_no_source && p->settled == CHUNK_NO_SOURCE && !p->cleared)))
+		return true;
+	if ((only & ONLY_OUTDATED) &&
+		p->settled == CHUNK_DONE && p->version < current_version)
+		return true;
+	if ((only & ONLY_FAILED) &&
+		(p->latest == CHUNK_FAILED || p->latest == CHUNK_CANCELLED))
+		return true;
+	return false;
+}
+
+/*
+ * The facts a stale plan reads once per plan: the logged regions over the
+ * range (sorted by start, with the running maximum of their ends, so that
+ * the regions before a chunk are skipped in one pass), and, for a target
+ * with a ledger, the ledger figure recorded by each chunk's latest build.
+ */
+typedef struct StaleFacts
+{
+	ChangedRegion *regions;
+	TimestampTz *max_end;		/* max of regions[0..i].hi */
+	int			nregions;
+	int			next;			/* first region that may overlap */
+	Definition *def;
+	int			nbuilt;
+	TimestampTz *built_lo;
+	TimestampTz *built_hi;
+	Datum	   *built_ledger;	/* numeric */
+	int			next_built;
+	AuthorGate	gate;
+	bool		in_gate;
+} StaleFacts;
+
+/*
+ * LoadStaleFacts
+ *		Read the logged regions of [lo, hi) and, with a ledger, the ledger
+ *		figures of the latest builds of chunks inside it (one catalog query
+ *		each).  Caller is connected to SPI.
+ */
+static void
+LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
+			   StaleFacts *f)
+{
+	int			k;
+
+	memset(f, 0, sizeof(StaleFacts));
+	f->def = def;
+	f->nregions = LoadChangedRegions(target, lo, hi, &f->regions);
+	f->max_end = palloc(sizeof(TimestampTz) * Max(f->nregions, 1));
+	for (k = 0; k < f->nregions; k++)
+		f->max_end[k] = k == 0 ? f->regions[k].hi :
+			Max(f->max_end[k - 1], f->regions[k].hi);
+
+	if (def->ledger != NULL)
 	{
-		case ONLY_MISSING:
-			return p->settled == CHUNK_NONE ||
-				(clear_no_source && p->settled == CHUNK_NO_SOURCE &&
-				 !p->cleared);
-		case ONLY_OUTDATED:
-			return p->settled == CHUNK_DONE && p->version < current_version;
-		case ONLY_FAILED:
-			return p->latest == CHUNK_FAILED || p->latest == CHUNK_CANCELLED;
-		case ONLY_ALL:
-			break;
+		Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+		Datum		values[3];
+
+		values[0] = ObjectIdGetDatum(target);
+		values[1] = TimestampTzGetDatum(lo);
+		values[2] = TimestampTzGetDatum(hi);
+		CatalogExec("SELECT DISTINCT ON (c.chunk_start, c.chunk_end)"
+					" c.chunk_start, c.chunk_end, c.ledger_value"
+					" FROM backfill.chunks c"
+					" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+					" WHERE r.target OPERATOR(pg_catalog.=) $1"
+					" AND c.status OPERATOR(pg_catalog.=) 'done'"
+					" AND c.chunk_start OPERATOR(pg_catalog.>=) $2"
+					" AND c.chunk_end OPERATOR(pg_catalog.<=) $3"
+					" ORDER BY c.chunk_start, c.chunk_end, c.finished_at DESC",
+					3, argtypes, values, NULL, SPI_OK_SELECT);
+		f->built_lo = palloc(sizeof(TimestampTz) * Max(SPI_processed, 1));
+		f->built_hi = palloc(sizeof(TimestampTz) * Max(SPI_processed, 1));
+		f->built_ledger = palloc(sizeof(Datum) * Max(SPI_processed, 1));
+		for (k = 0; k < (int) SPI_processed; k++)
+		{
+			bool		isnull;
+			Datum		lv;
+
+			CHECK_FOR_INTERRUPTS();
+			lv = SpiGetDatumCopy(k, 3, &isnull);
+			if (isnull)
+				continue;		/* no figure recorded: nothing to compare */
+			f->built_lo[f->nbuilt] =
+				DatumGetTimestampTz(SpiGetDatumCopy(k, 1, &isnull));
+			f->built_hi[f->nbuilt] =
+				DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+			f->built_ledger[f->nbuilt] = lv;
+			f->nbuilt++;
+		}
+		SPI_freetuptable(SPI_tuptable);
 	}
-	return true;
+}
+
+/*
+ * StaleReason
+ *		Why the built chunk [cs, ce) is stale, or NULL: a logged change
+ *		overlapping it ("stale: source changed at ..."), else, with a
+ *		ledger, a ledger figure that moved since the chunk's latest build
+ *		of exactly these bounds ("ledger moved from X to Y"; the ledger
+ *		runs as the definition's author, inside the gate f->gate).  Chunks
+ *		are asked in order.
+ */
+static char *
+StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
+{
+	int			i;
+
+	while (f->next < f->nregions && f->max_end[f->next] <= cs)
+		f->next++;
+	for (i = f->next; i < f->nregions && f->regions[i].lo < ce; i++)
+	{
+		TimestampTz first = f->regions[i].changed_at;
+		int			j;
+
+		if (f->regions[i].hi <= cs)
+			continue;
+		for (j = i + 1; j < f->nregions && f->regions[j].lo < ce; j++)
+			if (f->regions[j].hi > cs && f->regions[j].changed_at < first)
+				first = f->regions[j].changed_at;
+		return psprintf("stale: source changed at %s", TimestampText(first));
+	}
+
+	while (f->next_built < f->nbuilt && f->built_lo[f->next_built] < cs)
+		f->next_built++;
+	if (f->next_built < f->nbuilt && f->built_lo[f->next_built] == cs &&
+		f->built_hi[f->next_built] == ce)
+	{
+		bool		isnull;
+		Datum		now;
+		Datum		then = f->built_ledger[f->next_built];
+
+		if (!f->in_gate)
+		{
+			AuthorGateEnter(&f->gate, f->def->author, f->def->target,
+							f->def->version,
+							GetConfigOption("search_path", false, false),
+							GetConfigOption("TimeZone", false, false));
+			f->in_gate = true;
+		}
+		now = LedgerValue(f->def->ledger, cs, ce, &isnull);
+		if (isnull ||
+			DatumGetInt32(DirectFunctionCall2(numeric_cmp, now, then)) != 0)
+			return psprintf("ledger moved from %s to %s",
+							NumericText(then, false),
+							NumericText(now, isnull));
+	}
+	return NULL;
 }
 
 /*
  * SelectChunks
  *		Keep the chunks of [bounds[0], bounds[n]) that need work under
- *		"only" (only_chunks); returns them in *out (possibly none).
+ *		"only" (only_chunks); returns them in *out (possibly none), and
+ *		*reasons[k] says why chunk k of *out was kept when it is stale
+ *		(else NULL).  Stale chunks are chunks with a settled build (done)
+ *		that a logged change overlaps or whose ledger moved.
  */
 static void
-SelectChunks(Oid target, OnlyChunks only, bool clear_no_source,
-			 int32 current_version, TimestampTz *bounds, int n,
-			 PlanChunks *out)
+SelectChunks(Oid target, int only, bool clear_no_source,
+			 Definition *def, TimestampTz *bounds, int n,
+			 PlanChunks *out, char ***reasons)
 {
 	Piece	   *pieces;
 	int			np;
 	int			j = 0;
 	int			k;
+	StaleFacts	facts;
 
 	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
+	if (only & ONLY_STALE)
+		LoadStaleFacts(target, def, bounds[0], bounds[n], &facts);
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
-	for (k = 0; k < n; k++)
+	*reasons = palloc0(sizeof(char *) * n);
+	PG_TRY();
 	{
-		TimestampTz cs = bounds[k];
-		TimestampTz ce = bounds[k + 1];
-		bool		needs = false;
-		int			i;
-
-		CHECK_FOR_INTERRUPTS();
-		/* pieces are sorted and partition the range: skip those before */
-		while (j < np && pieces[j].hi <= cs)
-			j++;
-		for (i = j; i < np && pieces[i].lo < ce; i++)
+		for (k = 0; k < n; k++)
 		{
-			if (PieceNeeds(&pieces[i], only, clear_no_source, current_version))
+			TimestampTz cs = bounds[k];
+			TimestampTz ce = bounds[k + 1];
+			bool		needs = false;
+			bool		built = false;
+			char	   *reason = NULL;
+			int			i;
+
+			CHECK_FOR_INTERRUPTS();
+			/* pieces are sorted and partition the range: skip those before */
+			while (j < np && pieces[j].hi <= cs)
+				j++;
+			for (i = j; i < np && pieces[i].lo < ce; i++)
 			{
-				needs = true;
-				break;
+				if (pieces[i].settled == CHUNK_DONE)
+					built = true;
+				if ((only & ~ONLY_STALE) != 0 &&
+					PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
+							   def->version))
+					needs = true;
+			}
+			if ((only & ONLY_STALE) && built)
+			{
+				reason = StaleReason(&facts, cs, ce);
+				if (reason != NULL)
+					needs = true;
+			}
+			if (needs)
+			{
+				out->starts[out->n] = cs;
+				out->ends[out->n] = ce;
+				(*reasons)[out->n] = reason;
+				out->n++;
 			}
 		}
-		if (needs)
-		{
-			out->starts[out->n] = cs;
-			out->ends[out->n] = ce;
-			out->n++;
-		}
 	}
+	PG_CATCH();
+	{
+		if ((only & ONLY_STALE) && facts.in_gate)
+			AuthorGateAbort(&facts.gate);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if ((only & ONLY_STALE) && facts.in_gate)
+		AuthorGateLeave(&facts.gate);
+}
+
+/*
+ * RecordReasons
+ *		Write why each chunk of a stale plan's run was chosen (chunk k + 1
+ *		of the run is chunk k of the plan), in one catalog statement.
+ */
+static void
+RecordReasons(int64 run_id, char **reasons, int n)
+{
+	Datum	   *nos = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *texts = palloc(sizeof(Datum) * Max(n, 1));
+	int			m = 0;
+	int			k;
+	Oid			argtypes[3] = {INT8OID, INT4ARRAYOID, TEXTARRAYOID};
+	Datum		values[3];
+
+	for (k = 0; k < n; k++)
+	{
+		if (reasons[k] == NULL)
+			continue;
+		nos[m] = Int32GetDatum(k + 1);
+		texts[m] = CStringGetTextDatum(reasons[k]);
+		m++;
+	}
+	if (m == 0)
+		return;
+	values[0] = Int64GetDatum(run_id);
+	values[1] = MakeArray(nos, NULL, m, INT4OID);
+	values[2] = MakeArray(texts, NULL, m, TEXTOID);
+	CatalogExec("UPDATE backfill.chunks c SET reason = u.reason"
+				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+				" AS u(chunk_no, reason)"
+				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
+				" AND c.chunk_no OPERATOR(pg_catalog.=) u.chunk_no",
+				3, argtypes, values, NULL, SPI_OK_UPDATE);
 }
 
 /* ----------------------------------------------------------------
  *		widening to whole chunks of a downstream target
  * ----------------------------------------------------------------
  */
-
-/*
- * LocalTime
- *		A local date and time, in the session TimeZone, as timestamptz.
- */
-static TimestampTz
-LocalTime(const char *text)
-{
-	return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
-												   CStringGetDatum(text),
-												   ObjectIdGetDatum(InvalidOid),
-												   Int32GetDatum(-1)));
-}
-
-/*
- * GridPoint
- *		anchor + k * step, with the interval arithmetic of split_range
- *		(months and days in the session TimeZone, the time part absolute).
- */
-static TimestampTz
-GridPoint(TimestampTz anchor, Interval *step, int64 k)
-{
-	Interval	mul;
-	int64		months;
-	int64		days;
-
-	if (pg_mul_s64_overflow((int64) step->month, k, &months) ||
-		pg_mul_s64_overflow((int64) step->day, k, &days) ||
-		months > PG_INT32_MAX || months < PG_INT32_MIN ||
-		days > PG_INT32_MAX || days < PG_INT32_MIN ||
-		pg_mul_s64_overflow(step->time, k, &mul.time))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("chunk bound out of range")));
-	mul.month = (int32) months;
-	mul.day = (int32) days;
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-												   TimestampTzGetDatum(anchor),
-												   IntervalPGetDatum(&mul)));
-}
-
-/*
- * TruncDay
- *		The local midnight (session TimeZone) at or before t.
- */
-static TimestampTz
-TruncDay(TimestampTz t)
-{
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
-												   CStringGetTextDatum("day"),
-												   TimestampTzGetDatum(t)));
-}
-
-/*
- * GridCell
- *		The chunk [*lo, *hi) of the grid of "step" that contains t, in the
- *		session TimeZone:
- *		- months only ('1 month', '3 months'): from local 2000-01-01 00:00,
- *		  so whole calendar months (quarters, ...);
- *		- a time that divides a day ('1 hour', '6 hours'): from each local
- *		  midnight, the last chunk of a day ending at the next midnight
- *		  (a 23- or 25-hour day keeps whole local days);
- *		- anything else ('1 day', '1 week', '2 days 12 hours'): from local
- *		  Monday 2000-01-03 00:00, so days start at local midnight and
- *		  weeks on Monday.
- *		Every grid point is anchor + k * step as split_range computes it.
- */
-static void
-GridCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
-{
-	TimestampTz anchor;
-	int64		k;
-	double		approx;
-
-	if (step->month == 0 && step->day == 0 && step->time > 0 &&
-		USECS_PER_DAY % step->time == 0)
-	{
-		TimestampTz day = TruncDay(t);
-		TimestampTz next = TruncDay(day + USECS_PER_DAY + USECS_PER_HOUR * 3);
-
-		k = (t - day) / step->time;
-		*lo = day + k * step->time;
-		*hi = Min(*lo + step->time, next);
-		return;
-	}
-
-	if (step->day == 0 && step->time == 0)
-		anchor = LocalTime("2000-01-01 00:00:00");
-	else
-		anchor = LocalTime("2000-01-03 00:00:00");
-
-	/*
-	 * A first guess from the step's mean length (a month of 30.44 days),
-	 * then exact steps; each loop ends (the grid points grow with k on
-	 * average) and is interruptible.
-	 */
-	approx = (double) step->month * ((double) DAYS_PER_YEAR / MONTHS_PER_YEAR) * USECS_PER_DAY +
-		(double) step->day * USECS_PER_DAY + (double) step->time;
-	k = (int64) floor(((double) t - (double) anchor) / approx);
-	while (GridPoint(anchor, step, k) > t)
-	{
-		CHECK_FOR_INTERRUPTS();
-		k--;
-	}
-	while (GridPoint(anchor, step, k + 1) <= t)
-	{
-		CHECK_FOR_INTERRUPTS();
-		k++;
-	}
-	*lo = GridPoint(anchor, step, k);
-	*hi = GridPoint(anchor, step, k + 1);
-}
 
 /*
  * TsCmp
@@ -297,7 +391,7 @@ Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
 		TimestampTz lo;
 		TimestampTz hi;
 
-		GridCell(up->starts[k], step, &lo, &hi);
+		ChunkCell(up->starts[k], step, &lo, &hi);
 		for (;;)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -316,7 +410,7 @@ Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
 			}
 			if (hi >= up->ends[k])
 				break;
-			GridCell(hi, step, &lo, &hi);
+			ChunkCell(hi, step, &lo, &hi);
 		}
 	}
 }
@@ -372,8 +466,9 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 {
 	Oid			target = req->target;
 	Interval   *step;
-	int32		version;
+	Definition *def;
 	TimestampTz *bounds;
+	char	  **reasons = NULL;
 	int			n;
 	PlanChunks	root;
 	PlanRequest root_req;
@@ -393,20 +488,16 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 
 	RequireMaxLength(req->note, "note", BACKFILL_MAX_NOTE);
 	CheckTargetPrivileges(target);
-	{
-		Definition *def = LoadDefinition(target, 0);
-
-		step = def->chunk;
-		version = def->version;
-	}
+	def = LoadDefinition(target, 0);
+	step = def->chunk;
 	if (req->chunk != NULL)
 		step = req->chunk;
 	n = ComputeChunkBounds(req->start, req->start_null, req->end,
 						   req->end_null, step, false, &bounds);
 
 	if (req->only != ONLY_ALL)
-		SelectChunks(target, req->only, req->clear_no_source, version,
-					 bounds, n, &root);
+		SelectChunks(target, req->only, req->clear_no_source, def,
+					 bounds, n, &root, &reasons);
 	else
 	{
 		root.n = n;
@@ -433,6 +524,8 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	root_req.chunk = step;
 	root_req.given = &root;
 	root_run = PlanRun(&root_req);
+	if (reasons != NULL)
+		RecordReasons(root_run, reasons, root.n);
 	*planned = true;
 	if (!req->cascade)
 		return root_run;

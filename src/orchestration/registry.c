@@ -391,6 +391,14 @@ UnregisterTarget(Oid target, bool cascade)
 	/* its dependencies (refused with dependents unless cascade) */
 	PipelineForgetTarget(target, name, cascade);
 
+	/*
+	 * its watches (the triggers of sources nothing else watches go) and its
+	 * logged changes, which mean nothing without its registration
+	 */
+	(void) WatchForgetTarget(target, InvalidOid);
+	CatalogExec("DELETE FROM backfill.changed_regions WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_DELETE);
+
 	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
 }

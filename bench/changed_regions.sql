@@ -1,0 +1,167 @@
+-- Benchmark of changed regions (issue 18): the cost of a watched source for
+-- writers, the stale plan, and a refresh of a few late days against
+-- rebuilding the year.  Run against any database with the extension (it
+-- creates and drops schema bench_cr):
+--     psql -X -d DB -f bench/changed_regions.sql
+-- Every figure is the median of 3 repetitions, in ms, taken in turn in the
+-- same minutes; the ratios are what the goals are stated in:
+--   - a 10,000-row INSERT into a watched source <= 1.05 x unwatched, at the
+--     live edge and into already-built days;
+--   - 1,000 single-row INSERT statements (each its own transaction) <= 1.3 x
+--     unwatched, at the live edge and into built days;
+--   - the log grows by at most one row per (target, chunk) per transaction;
+--   - a stale plan over 365 daily chunks with 10,000 logged changes < 1 s;
+--   - after late rows in 3 of 365 days, the stale plan + run of those 3
+--     chunks >= 50 x faster than rebuilding the year.
+\set QUIET on
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+DROP SCHEMA IF EXISTS bench_cr CASCADE;
+CREATE SCHEMA bench_cr;
+-- A year of payments, 2,000 a day; two identical sources, one watched.
+CREATE TABLE bench_cr.src_plain (paid_at timestamptz NOT NULL, amount int NOT NULL);
+CREATE TABLE bench_cr.src_watched (paid_at timestamptz NOT NULL, amount int NOT NULL);
+INSERT INTO bench_cr.src_plain
+SELECT '2025-01-01'::timestamptz + (i * interval '1 day') / 2000, 1 + i % 97
+  FROM generate_series(0, 365 * 2000 - 1) i;
+INSERT INTO bench_cr.src_watched SELECT * FROM bench_cr.src_plain;
+CREATE INDEX ON bench_cr.src_plain (paid_at);
+CREATE INDEX ON bench_cr.src_watched (paid_at);
+CREATE TABLE bench_cr.daily (day timestamptz NOT NULL, n int NOT NULL, amount bigint NOT NULL);
+SELECT backfill.register('bench_cr.daily', 'day',
+    $$SELECT $1 AS day, count(*)::int AS n, coalesce(sum(amount), 0) AS amount
+        FROM bench_cr.src_watched WHERE paid_at >= $1 AND paid_at < $2$$);
+SELECT backfill.watch('bench_cr.daily', 'bench_cr.src_watched', 'paid_at');
+CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
+ANALYZE bench_cr.src_plain, bench_cr.src_watched;
+
+CREATE TABLE bench_cr.timings (case_name text, rep int, ms numeric);
+
+-- One timed statement per call.
+CREATE PROCEDURE bench_cr.timed(case_name text, rep int, stmt text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    EXECUTE stmt;
+    INSERT INTO bench_cr.timings
+    VALUES (case_name, rep, extract(epoch FROM clock_timestamp() - t0) * 1000);
+END $$;
+
+-- n single-row INSERT statements into tbl at times from t, each committed.
+CREATE PROCEDURE bench_cr.singles(case_name text, rep int, tbl text, t timestamptz, n int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    FOR i IN 1..n LOOP
+        EXECUTE format('INSERT INTO %s VALUES ($1, 1)', tbl)
+          USING t + i * interval '17 minutes';
+        COMMIT;
+    END LOOP;
+    INSERT INTO bench_cr.timings
+    VALUES (case_name, rep, extract(epoch FROM clock_timestamp() - t0) * 1000);
+    COMMIT;
+END $$;
+\set QUIET off
+
+-- Writers: batches and single rows, at the live edge (2026, beyond the
+-- watermark) and into built days (2025), alternating plain and watched.
+DO $$
+BEGIN
+    FOR rep IN 1..3 LOOP
+        CALL bench_cr.timed('batch 10k, live edge, plain', rep,
+            $q$INSERT INTO bench_cr.src_plain SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
+        CALL bench_cr.timed('batch 10k, live edge, watched', rep,
+            $q$INSERT INTO bench_cr.src_watched SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
+        CALL bench_cr.timed('batch 10k, built days, plain', rep,
+            $q$INSERT INTO bench_cr.src_plain SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
+        CALL bench_cr.timed('batch 10k, built days, watched', rep,
+            $q$INSERT INTO bench_cr.src_watched SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
+    END LOOP;
+END $$;
+SELECT count(*) AS log_rows_after_3_batches_into_built_days,
+       count(DISTINCT chunk_start) AS chunks_touched
+  FROM backfill.changed_regions;
+CALL bench_cr.singles('1,000 single rows, live edge, plain', 1, 'bench_cr.src_plain', '2026-03-01', 1000);
+CALL bench_cr.singles('1,000 single rows, live edge, watched', 1, 'bench_cr.src_watched', '2026-03-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, plain', 1, 'bench_cr.src_plain', '2025-05-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, watched', 1, 'bench_cr.src_watched', '2025-05-01', 1000);
+CALL bench_cr.singles('1,000 single rows, live edge, plain', 2, 'bench_cr.src_plain', '2026-04-01', 1000);
+CALL bench_cr.singles('1,000 single rows, live edge, watched', 2, 'bench_cr.src_watched', '2026-04-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, plain', 2, 'bench_cr.src_plain', '2025-06-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, watched', 2, 'bench_cr.src_watched', '2025-06-01', 1000);
+CALL bench_cr.singles('1,000 single rows, live edge, plain', 3, 'bench_cr.src_plain', '2026-05-01', 1000);
+CALL bench_cr.singles('1,000 single rows, live edge, watched', 3, 'bench_cr.src_watched', '2026-05-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, plain', 3, 'bench_cr.src_plain', '2025-07-01', 1000);
+CALL bench_cr.singles('1,000 single rows, built days, watched', 3, 'bench_cr.src_watched', '2025-07-01', 1000);
+
+-- The stale plan over 365 daily chunks with 10,000 logged changes (the
+-- log as 10,000 transactions touching every day leave it), cancelled after.
+INSERT INTO backfill.changed_regions (target, chunk_start, chunk_end, changed_at)
+SELECT 'bench_cr.daily', d, d + interval '1 day', now()
+  FROM generate_series(1, 10000) i,
+       LATERAL (SELECT '2025-01-01'::timestamptz + (i % 365) * interval '1 day' AS d) x;
+DO $$
+DECLARE
+    r bigint;
+BEGIN
+    FOR rep IN 1..3 LOOP
+        CALL bench_cr.timed('stale plan, 365 chunks, 10,000 changes', rep,
+            $q$SELECT backfill.cancel(backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale'))$q$);
+    END LOOP;
+END $$;
+DELETE FROM backfill.changed_regions;
+
+-- A refresh of 3 late days against rebuilding the year (a plan without a
+-- probe, then its run; as CALLs at top level).
+INSERT INTO bench_cr.timings
+SELECT 'x', 0, 0 WHERE false;
+\set QUIET on
+SELECT clock_timestamp() AS t0 \gset
+INSERT INTO bench_cr.src_watched VALUES ('2025-02-10 10:00', 5), ('2025-07-04 10:00', 5), ('2025-11-30 10:00', 5);
+SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
+CALL backfill.run(:r);
+INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 1, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+SELECT clock_timestamp() AS t0 \gset
+INSERT INTO bench_cr.src_watched VALUES ('2025-02-11 10:00', 5), ('2025-07-05 10:00', 5), ('2025-12-01 10:00', 5);
+SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
+CALL backfill.run(:r);
+INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 2, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+SELECT clock_timestamp() AS t0 \gset
+INSERT INTO bench_cr.src_watched VALUES ('2025-02-12 10:00', 5), ('2025-07-06 10:00', 5), ('2025-12-02 10:00', 5);
+SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
+CALL backfill.run(:r);
+INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 3, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+SELECT clock_timestamp() AS t0 \gset
+CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
+INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 1, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+SELECT clock_timestamp() AS t0 \gset
+CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
+INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 2, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+SELECT clock_timestamp() AS t0 \gset
+CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
+INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 3, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\set QUIET off
+
+-- The medians, and the ratios.
+CREATE TEMP TABLE med AS
+SELECT case_name, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS median_ms
+  FROM bench_cr.timings GROUP BY 1;
+SELECT * FROM med ORDER BY 1;
+SELECT goal, round(a.median_ms / b.median_ms, 2) AS ratio, limit_ AS "limit"
+  FROM (VALUES
+    ('batch 10k, live edge: watched / plain', 'batch 10k, live edge, watched', 'batch 10k, live edge, plain', '<= 1.05'),
+    ('batch 10k, built days: watched / plain', 'batch 10k, built days, watched', 'batch 10k, built days, plain', '<= 1.05'),
+    ('1,000 single rows, live edge: watched / plain', '1,000 single rows, live edge, watched', '1,000 single rows, live edge, plain', '<= 1.3'),
+    ('1,000 single rows, built days: watched / plain', '1,000 single rows, built days, watched', '1,000 single rows, built days, plain', '<= 1.3'),
+    ('rebuild the year / refresh 3 days', 'rebuild: the year, 365 chunks', 'refresh: 3 stale days of 365', '>= 50'))
+    AS g(goal, num, den, limit_)
+  JOIN med a ON a.case_name = g.num JOIN med b ON b.case_name = g.den;
+SELECT median_ms AS "stale plan ms (goal < 1000)" FROM med
+ WHERE case_name = 'stale plan, 365 chunks, 10,000 changes';
+
+\set QUIET on
+SELECT backfill.unwatch('bench_cr.daily');
+SELECT backfill.unregister('bench_cr.daily');
+DROP SCHEMA bench_cr CASCADE;

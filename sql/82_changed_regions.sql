@@ -1,0 +1,259 @@
+-- Changed regions (issue 18): watched sources log exactly the target chunks
+-- that a write touches (INSERT, UPDATE old and new, DELETE, TRUNCATE), once
+-- per (target, chunk) per transaction, behind the watermark only, on local
+-- days across DST, for partitioned sources and several targets; a chunk
+-- build consumes them; plan(..., only_chunks => 'stale') plans exactly the
+-- stale chunks, also by a moved ledger; unwatch and unregister.
+SET TimeZone = 'America/New_York';
+SET DateStyle = ISO;
+SET IntervalStyle = postgres;
+\set VERBOSITY default
+SELECT setval('backfill.runs_run_id_seq', 8201, false) IS NOT NULL AS seq_set;
+CREATE SCHEMA cr;
+CREATE TABLE cr.payments (id serial, paid_at timestamptz NOT NULL, amount int NOT NULL);
+CREATE TABLE cr.daily (day timestamptz NOT NULL, total int, n int);
+SELECT backfill.register('cr.daily', 'day',
+    $$SELECT $1 AS day, sum(amount)::int AS total, count(*)::int AS n
+        FROM cr.payments WHERE paid_at >= $1 AND paid_at < $2$$);
+-- October 29 to November 4: November 1 is a 25-hour local day
+INSERT INTO cr.payments (paid_at, amount)
+SELECT '2026-10-29 00:30'::timestamptz + g * interval '1 hour', 1
+  FROM generate_series(0, 24 * 7 - 1) g;
+
+-- What the log holds: target, chunk start, chunk length, rows.  The test
+-- runs as a superuser, who empties the log between cases (users cannot
+-- write it; only chunk builds consume it).
+CREATE VIEW cr.logged AS
+SELECT target, chunk_start, chunk_end - chunk_start AS len, count(*) AS rows
+  FROM backfill.changed_regions GROUP BY 1, 2, 3;
+CREATE FUNCTION cr.clear() RETURNS void LANGUAGE sql
+    AS 'DELETE FROM backfill.changed_regions';
+
+-- Watching: a new watch is true, the same again false; the four triggers
+-- are on the source.
+SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at') AS added;
+SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at') AS added;
+SELECT target, source, time_column, timezone FROM backfill.watches;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.payments'::regclass ORDER BY 1;
+
+-- Before any build there is no watermark: nothing is logged.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 12:00', 1);
+SELECT count(*) AS logged FROM backfill.changed_regions;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.daily', '2026-10-29', '2026-11-05');
+RESET client_min_messages;
+SELECT watermark FROM backfill.targets WHERE target = 'cr.daily'::regclass;
+
+-- At the live edge (at or beyond the watermark): not logged.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-05 00:00', 1), ('2026-11-07 10:00', 1);
+SELECT count(*) AS logged FROM backfill.changed_regions;
+
+-- INSERT: 10:00 and 15:00 on Oct 30 and 01:30 on Oct 31 in one statement,
+-- Oct 30 again in a second statement of the same transaction: two chunks,
+-- one row each (not the span between them, not a row per row).
+BEGIN;
+INSERT INTO cr.payments (paid_at, amount)
+VALUES ('2026-10-30 10:00', 5), ('2026-10-30 15:00', 5), ('2026-10-31 01:30', 5);
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 16:00', 5);
+COMMIT;
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+-- Another transaction into the same chunk adds its own row.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 17:00', 5);
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT cr.clear();
+
+-- A row on the 25-hour day: its chunk is the local day, 25 hours long.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-01 23:30', 5);
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT cr.clear();
+
+-- UPDATE that moves a row between days: the old day and the new day.
+UPDATE cr.payments SET paid_at = '2026-11-03 08:00' WHERE paid_at = '2026-10-29 09:30';
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT cr.clear();
+-- UPDATE of a row at the live edge to a day behind the watermark: the new day only.
+UPDATE cr.payments SET paid_at = '2026-11-02 08:00' WHERE paid_at = '2026-11-07 10:00';
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT cr.clear();
+
+-- DELETE: the days of the deleted rows.
+DELETE FROM cr.payments WHERE paid_at IN ('2026-10-29 00:30', '2026-11-04 22:30');
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT cr.clear();
+-- A statement that changes no row logs nothing.
+DELETE FROM cr.payments WHERE amount < 0;
+SELECT count(*) AS logged FROM backfill.changed_regions;
+
+-- A rolled-back subtransaction takes its log row with it, and its chunk is
+-- logged again by the next statement that touches it.
+BEGIN;
+SAVEPOINT s;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-31 12:00', 5);
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-31 13:00', 5);
+COMMIT;
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+-- A rolled-back transaction logs nothing.
+BEGIN;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-02 12:00', 5);
+ROLLBACK;
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+
+-- A stale plan takes exactly the logged chunks that were built, and says
+-- why; its run consumes them, and a second stale plan finds nothing.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-03 12:00', 5);
+SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale',
+                     probe => false) AS s1 \gset
+SELECT chunk_no, chunk_start, chunk_end,
+       regexp_replace(reason, 'at .*', 'at <time>') AS reason
+  FROM backfill.chunks WHERE run_id = :s1 ORDER BY 1;
+SET client_min_messages = warning;
+CALL backfill.run(:s1);
+RESET client_min_messages;
+SELECT count(*) AS logged FROM backfill.changed_regions;
+SELECT day, total, n FROM cr.daily WHERE day >= '2026-10-31' AND day < '2026-11-04' ORDER BY 1;
+SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale') AS nothing;
+
+-- stale and missing together: the stale chunk and the never-built days.
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 12:00', 5);
+SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-07', only_chunks => 'stale, missing',
+                     probe => false) AS s2 \gset
+SELECT chunk_no, chunk_start, reason IS NOT NULL AS stale
+  FROM backfill.chunks WHERE run_id = :s2 ORDER BY 1;
+SET client_min_messages = warning;
+CALL backfill.run(:s2);
+RESET client_min_messages;
+-- the watermark followed the build
+SELECT watermark FROM backfill.targets WHERE target = 'cr.daily'::regclass;
+
+-- TRUNCATE: every built chunk.
+TRUNCATE cr.payments;
+SELECT count(*) AS chunks, min(chunk_start), max(chunk_start) FROM cr.logged;
+SELECT cr.clear();
+
+-- Several targets on one source, each on its own chunk grid: six hours.
+CREATE TABLE cr.quarter (ts timestamptz NOT NULL, n int);
+SELECT backfill.register('cr.quarter', 'ts',
+    $$SELECT $1 AS ts, count(*)::int AS n FROM cr.payments WHERE paid_at >= $1 AND paid_at < $2$$,
+    chunk => '6 hours');
+SELECT backfill.watch('cr.quarter', 'cr.payments', 'paid_at') AS added;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.quarter', '2026-11-01', '2026-11-03');
+RESET client_min_messages;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-01 01:30-04', 1), ('2026-11-01 01:30-05', 1),
+                                                 ('2026-11-02 13:00', 1);
+SELECT target, chunk_start, len, rows FROM cr.logged ORDER BY 1, 2;
+SELECT cr.clear();
+
+-- A partitioned source: writes through the parent and straight into a
+-- partition, and a TRUNCATE of one partition.
+CREATE TABLE cr.events (at timestamp NOT NULL, v int) PARTITION BY RANGE (at);
+CREATE TABLE cr.events_10 PARTITION OF cr.events FOR VALUES FROM ('2026-10-01') TO ('2026-11-01');
+CREATE TABLE cr.events_11 PARTITION OF cr.events FOR VALUES FROM ('2026-11-01') TO ('2026-12-01');
+CREATE TABLE cr.ev_daily (day date NOT NULL, n int);
+SELECT backfill.register('cr.ev_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events WHERE at >= $1 AND at < $2$$);
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at') AS added;
+SELECT c.relname, count(*) AS triggers
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname LIKE 'backfill_watch_%' AND c.relname LIKE 'events%' GROUP BY 1 ORDER BY 1;
+INSERT INTO cr.events SELECT '2026-10-25'::timestamp + g * interval '1 day', 1 FROM generate_series(0, 14) g;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.ev_daily', '2026-10-25', '2026-11-08');
+RESET client_min_messages;
+INSERT INTO cr.events VALUES ('2026-10-27 10:00', 1), ('2026-11-03 10:00', 1);
+INSERT INTO cr.events_11 VALUES ('2026-11-05 10:00', 1);
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
+TRUNCATE cr.events_10;
+SELECT count(*) AS chunks, min(chunk_start), max(chunk_start) FROM cr.logged
+ WHERE target = 'cr.ev_daily'::regclass;
+SELECT cr.clear();
+
+-- Pipelines: a downstream target that watches its upstream target is
+-- marked stale by every rebuild of the upstream's chunks.
+CREATE TABLE cr.monthly (month timestamptz NOT NULL, total int);
+SELECT backfill.register('cr.monthly', 'month',
+    $$SELECT $1 AS month, sum(total)::int AS total FROM cr.daily WHERE day >= $1 AND day < $2$$,
+    chunk => '1 month');
+SELECT backfill.watch('cr.monthly', 'cr.daily', 'day') AS added;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.monthly', '2026-10-01', '2026-11-01');
+CALL backfill.backfill('cr.daily', '2026-10-30', '2026-10-31');
+RESET client_min_messages;
+SELECT target, chunk_start, len FROM cr.logged WHERE target = 'cr.monthly'::regclass;
+SELECT backfill.plan('cr.monthly', '2026-10-01', '2026-11-01', only_chunks => 'stale',
+                     probe => false) AS m1 \gset
+SELECT chunk_no, chunk_start, reason IS NOT NULL AS stale FROM backfill.chunks WHERE run_id = :m1;
+SELECT backfill.cancel(:m1) AS cancelled;
+SELECT cr.clear();
+
+-- Sources without a trigger: a target with a ledger is stale where the
+-- ledger has moved since its chunk was built.
+CREATE TABLE cr.bank (booked date NOT NULL, amount int NOT NULL);
+INSERT INTO cr.bank SELECT '2026-10-01'::date + g, 10 FROM generate_series(0, 4) g;
+CREATE VIEW cr.bank_view AS SELECT * FROM cr.bank;
+CREATE TABLE cr.settled (day date NOT NULL, total int);
+SELECT backfill.register('cr.settled', 'day',
+    $$SELECT $1::date AS day, sum(amount)::int AS total FROM cr.bank_view WHERE booked >= $1 AND booked < $2$$,
+    measure => 'sum(total)',
+    ledger => $$SELECT sum(amount) FROM cr.bank_view WHERE booked >= $1 AND booked < $2$$);
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.settled', '2026-10-01', '2026-10-06');
+RESET client_min_messages;
+UPDATE cr.bank SET amount = 25 WHERE booked = '2026-10-03';
+SELECT backfill.plan('cr.settled', '2026-10-01', '2026-10-06', only_chunks => 'stale',
+                     probe => false) AS l1 \gset
+SELECT chunk_no, chunk_start, reason FROM backfill.chunks WHERE run_id = :l1;
+SET client_min_messages = warning;
+CALL backfill.run(:l1);
+RESET client_min_messages;
+SELECT backfill.plan('cr.settled', '2026-10-01', '2026-10-06', only_chunks => 'stale') AS nothing;
+
+-- Bad input.
+SELECT backfill.watch('cr.daily', 'cr.bank_view', 'booked');
+SELECT backfill.watch('cr.daily', 'cr.daily', 'day');
+SELECT backfill.watch('cr.daily', 'cr.payments', 'nope');
+SELECT backfill.watch('cr.daily', 'cr.payments', 'amount');
+SELECT backfill.watch('cr.bank', 'cr.payments', 'paid_at');
+SELECT backfill.watch(NULL, 'cr.payments', 'paid_at');
+SELECT backfill.watch('cr.daily', 'cr.payments', NULL);
+SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,');
+SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,recent');
+-- Rights: rewriting the target, and TRIGGER on the source.
+CREATE ROLE regress_cr_writer;
+GRANT USAGE ON SCHEMA cr TO regress_cr_writer;
+GRANT SELECT, INSERT, DELETE ON cr.daily TO regress_cr_writer;
+GRANT SELECT, INSERT, UPDATE ON cr.payments TO regress_cr_writer;
+GRANT USAGE ON SEQUENCE cr.payments_id_seq TO regress_cr_writer;
+SET ROLE regress_cr_writer;
+SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at');
+SELECT backfill.watch('cr.ev_daily', 'cr.payments', 'paid_at');
+-- a writer who cannot read the target learns nothing: no notice, no error
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-02 09:00', 1);
+RESET ROLE;
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+
+-- unwatch: the watches removed; the triggers go with the last watch of a
+-- source; later writes are not logged.
+SELECT backfill.unwatch('cr.daily', 'cr.payments') AS removed;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.payments'::regclass ORDER BY 1;
+SELECT backfill.unwatch('cr.quarter') AS removed;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.payments'::regclass ORDER BY 1;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-02 09:00', 1);
+SELECT count(*) AS logged FROM backfill.changed_regions;
+SELECT backfill.unwatch('cr.quarter') AS removed;
+-- unregister forgets the watches (the partitioned source loses its triggers)
+SELECT backfill.unregister('cr.ev_daily');
+SELECT count(*) AS watches FROM backfill.watches WHERE target = 'cr.ev_daily'::regclass;
+SELECT count(*) AS triggers FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname LIKE 'backfill_watch_%' AND c.relname LIKE 'events%';
+
+-- Clean up.
+SELECT backfill.unregister('cr.monthly');
+SELECT backfill.unregister('cr.settled');
+SELECT backfill.unregister('cr.quarter');
+SELECT backfill.unregister('cr.daily');
+DROP SCHEMA cr CASCADE;
+DROP ROLE regress_cr_writer;

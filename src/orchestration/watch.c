@@ -1,0 +1,860 @@
+/*-------------------------------------------------------------------------
+ *
+ * watch.c
+ *	  Changed regions: watch and unwatch a target's source tables, the
+ *	  work of the statement trigger that records which of the target's
+ *	  chunks a write touched (backfill.changed_regions), and the reader of
+ *	  those records for stale plans (cascade.c).
+ *
+ * A watched source carries four statement triggers (INSERT, UPDATE and
+ * DELETE with transition tables, and TRUNCATE), on the table and on each
+ * of its partitions, all calling backfill._watch_trigger.  Per statement
+ * the trigger reads the transition tables once per watching target, in C,
+ * as the writer: the time of each row behind the target's watermark is
+ * mapped to the target's chunk (ChunkCell, in the watch's TimeZone; a row
+ * in the chunk of the row before it costs one comparison), and the chunks
+ * this transaction has not logged yet are inserted in one catalog
+ * statement (CatalogExec, as the extension owner, search_path pinned).  A per-transaction hash (TopTransactionContext) remembers the
+ * logged (target, chunk) pairs, so the log grows by at most one row per
+ * (target, chunk) per transaction; a rolled-back subtransaction forgets
+ * its own pairs.
+ *
+ * The watermark (backfill.targets.watermark) is read after the writer
+ * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in ShareLock,
+ * held until it commits; a chunk whose end passes the watermark takes
+ * that lock in ExclusiveLock before it reads its source (chunk.c).  So a
+ * write left unlogged because it was beyond the watermark has either
+ * committed before the chunk read the source (its rows are in the chunk)
+ * or read the watermark the chunk moved (and is logged).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "backfill.h"
+
+/* The names of the triggers watch() installs, by event. */
+#define WATCH_TRIGGER_INSERT	"backfill_watch_insert"
+#define WATCH_TRIGGER_UPDATE	"backfill_watch_update"
+#define WATCH_TRIGGER_DELETE	"backfill_watch_delete"
+#define WATCH_TRIGGER_TRUNCATE	"backfill_watch_truncate"
+
+/* The transition tables' names inside the trigger's query. */
+#define WATCH_NEW_TABLE "backfill_new"
+#define WATCH_OLD_TABLE "backfill_old"
+
+/* A (target, chunk) logged by this transaction. */
+typedef struct LoggedKey
+{
+	Oid			target;
+	TimestampTz start;			/* DT_NOBEGIN: a TRUNCATE was logged */
+} LoggedKey;
+
+typedef struct LoggedEntry
+{
+	LoggedKey	key;
+	SubTransactionId subid;		/* the subtransaction that logged it */
+} LoggedEntry;
+
+/* One target watching a source, as the trigger needs it. */
+typedef struct WatchEntry
+{
+	Oid			target;
+	char	   *time_column;
+	char	   *timezone;
+	Interval   *chunk;
+	bool		has_watermark;
+	TimestampTz watermark;
+} WatchEntry;
+
+/* The watches of one relation the trigger fired on, for this transaction. */
+typedef struct RelWatches
+{
+	Oid			relid;			/* hash key */
+	int			n;
+	WatchEntry *entries;
+} RelWatches;
+
+static HTAB *logged = NULL;		/* LoggedEntry, in TopTransactionContext */
+static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
+static bool callbacks_registered = false;
+
+/*
+ * WatchXactCallback
+ *		At the end of a transaction the hashes are gone with
+ *		TopTransactionContext: forget them.
+ */
+static void
+WatchXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+	{
+		logged = NULL;
+		rel_watches = NULL;
+	}
+}
+
+/*
+ * WatchSubXactCallback
+ *		A committed subtransaction hands its logged pairs to its parent; an
+ *		aborted one forgets them (its log rows are rolled back) and the
+ *		watches read so far (its watch locks are released).
+ */
+static void
+WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	LoggedEntry *e;
+
+	if (logged == NULL ||
+		(event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB))
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB && rel_watches != NULL)
+	{
+		hash_destroy(rel_watches);
+		rel_watches = NULL;
+	}
+	hash_seq_init(&seq, logged);
+	while ((e = (LoggedEntry *) hash_seq_search(&seq)) != NULL)
+	{
+		if (e->subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			e->subid = parentSubid;
+		else
+			(void) hash_search(logged, &e->key, HASH_REMOVE, NULL);
+	}
+}
+
+/*
+ * WatchState
+ *		The per-transaction hashes, made on first use.
+ */
+static void
+WatchState(void)
+{
+	HASHCTL		ctl;
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(WatchXactCallback, NULL);
+		RegisterSubXactCallback(WatchSubXactCallback, NULL);
+		callbacks_registered = true;
+	}
+	if (logged == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(LoggedKey);
+		ctl.entrysize = sizeof(LoggedEntry);
+		ctl.hcxt = TopTransactionContext;
+		logged = hash_create("backfill logged chunks", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	if (rel_watches == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RelWatches);
+		ctl.hcxt = TopTransactionContext;
+		rel_watches = hash_create("backfill watches", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+}
+
+/* ----------------------------------------------------------------
+ *		watch and unwatch
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * TriggerExists
+ *		Whether relation relid has a trigger named name.  Caller is
+ *		connected to SPI.
+ */
+static bool
+TriggerExists(Oid relid, const char *name)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(name);
+	SpiExecPinned("SELECT 1 FROM pg_catalog.pg_trigger"
+				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
+				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name",
+				  2, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	return SPI_processed > 0;
+}
+
+/*
+ * SourceRelations
+ *		The source and, for a partitioned source, every partition below it
+ *		(tables and partitioned tables; foreign partitions cannot carry the
+ *		triggers and are skipped), as a list of OIDs.  Caller is connected
+ *		to SPI.
+ */
+static List *
+SourceRelations(Oid source)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *rels = NIL;
+	uint64		k;
+
+	values[0] = ObjectIdGetDatum(source);
+	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " ORDER BY t.level, t.relid",
+				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		rels = lappend_oid(rels, SpiGetOid(k, 1, &isnull));
+	}
+	if (rels == NIL)
+		rels = list_make1_oid(source);
+	return rels;
+}
+
+/*
+ * InstallTriggers
+ *		The four statement triggers on the source and its partitions, where
+ *		missing, created as the caller (who needs the TRIGGER privilege).
+ *		Caller is connected to SPI.
+ */
+static void
+InstallTriggers(Oid source)
+{
+	static const char *const names[4] = {
+		WATCH_TRIGGER_INSERT, WATCH_TRIGGER_UPDATE,
+		WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
+	};
+	static const char *const events[4] = {
+		"AFTER INSERT ON %s REFERENCING NEW TABLE AS " WATCH_NEW_TABLE,
+		"AFTER UPDATE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE
+		" NEW TABLE AS " WATCH_NEW_TABLE,
+		"AFTER DELETE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE,
+		"AFTER TRUNCATE ON %s"
+	};
+	List	   *rels = SourceRelations(source);
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		char	   *relname = QualifiedRelName(relid);
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < 4; i++)
+		{
+			if (TriggerExists(relid, names[i]))
+				continue;
+			SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
+								   " EXECUTE FUNCTION backfill._watch_trigger()",
+								   names[i], psprintf(events[i], relname)),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		}
+	}
+}
+
+/*
+ * DropTriggers
+ *		Remove the four triggers from the source and its partitions when
+ *		the caller owns them; otherwise they stay, doing nothing (no watch
+ *		names the source), and a NOTICE says so.  Caller is connected to
+ *		SPI.
+ */
+static void
+DropTriggers(Oid source)
+{
+	static const char *const names[4] = {
+		WATCH_TRIGGER_INSERT, WATCH_TRIGGER_UPDATE,
+		WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
+	};
+	List	   *rels;
+	ListCell   *lc;
+
+	if (get_rel_name(source) == NULL)
+		return;
+	rels = SourceRelations(source);
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!RelationOwnerCheck(relid, GetUserId()))
+		{
+			ereport(NOTICE,
+					(errmsg("the triggers of backfill on %s stay in place",
+							QualifiedRelName(relid)),
+					 errdetail("No target watches the table any more, so they record nothing."),
+					 errhint("The owner of the table may drop the triggers named backfill_watch_*.")));
+			continue;
+		}
+		for (i = 0; i < 4; i++)
+		{
+			if (!TriggerExists(relid, names[i]))
+				continue;
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i],
+								   QualifiedRelName(relid)),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		}
+	}
+}
+
+/*
+ * WatchSource
+ *		See backfill.h.  The caller must be able to rewrite the target
+ *		(42501) and hold the TRIGGER privilege on the source (42501); the
+ *		target must be registered (42704); the source must be a table or a
+ *		partitioned table (42809: sources of other kinds are compared by
+ *		their ledger instead); the time column must exist on the source
+ *		with a time type.  The watch records the session's TimeZone.
+ */
+bool
+WatchSource(Oid target, Oid source, const char *time_column)
+{
+	char		relkind;
+	CatalogArgs args;
+	bool		isnull;
+	bool		added;
+
+	CheckTargetPrivileges(target);
+	(void) LoadDefinition(target, 0);
+	relkind = get_rel_relkind(source);
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", source)));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot watch %s", QualifiedRelName(source)),
+				 errdetail("Only a table or a partitioned table can carry the triggers that record changes."),
+				 errhint("For a view, a foreign table or data in another database, register the target with a ledger: plan(..., only_chunks => 'stale') then takes the chunks whose ledger moved.")));
+	if (source == target)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a target cannot watch itself"),
+				 errdetail("Every chunk build rewrites the target's rows and would mark its own chunk stale.")));
+	if (pg_class_aclcheck(source, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
+				 errdetail("Watching a table puts triggers on it, which needs the TRIGGER privilege on it.")));
+	(void) TimeColumnType(source, time_column);
+
+	TakeTargetPlanLock(target);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(source), false);
+	CatalogArg(&args, NAMEOID, DirectFunctionCall1(namein, CStringGetDatum(time_column)), false);
+	CatalogArgText(&args, GetConfigOption("TimeZone", false, false));
+	CatalogArgText(&args, CurrentUserName());
+	CatalogExecArgs("INSERT INTO backfill.watches AS w"
+					" (target, source, time_column, timezone, created_by)"
+					" VALUES ($1, $2, $3, $4, $5::pg_catalog.name)"
+					" ON CONFLICT (target, source) DO UPDATE"
+					" SET time_column = EXCLUDED.time_column,"
+					" timezone = EXCLUDED.timezone"
+					" RETURNING w.xmax OPERATOR(pg_catalog.=) '0'::pg_catalog.xid",
+					&args, SPI_OK_INSERT_RETURNING);
+	added = SpiGetBool(0, 1, &isnull);
+	InstallTriggers(source);
+	return added;
+}
+
+/*
+ * UnwatchSource
+ *		See backfill.h.  The caller must be able to rewrite the target.
+ */
+int32
+UnwatchSource(Oid target, Oid source)
+{
+	CheckTargetPrivileges(target);
+	TakeTargetPlanLock(target);
+	return WatchForgetTarget(target, source);
+}
+
+/*
+ * WatchForgetTarget
+ *		See backfill.h.  The log rows already recorded stay (the changes
+ *		happened); a source no target watches any more loses its triggers
+ *		(DropTriggers).
+ */
+int32
+WatchForgetTarget(Oid target, Oid source)
+{
+	Oid			argtypes[2] = {REGCLASSOID, REGCLASSOID};
+	Datum		values[2];
+	char		nulls[3] = "  ";
+	List	   *sources = NIL;
+	ListCell   *lc;
+	uint64		k;
+	int32		removed;
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = ObjectIdGetDatum(source);
+	if (!OidIsValid(source))
+		nulls[1] = 'n';
+	CatalogExec("DELETE FROM backfill.watches"
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND ($2 IS NULL OR source OPERATOR(pg_catalog.=) $2)"
+				" RETURNING source::pg_catalog.oid",
+				2, argtypes, values, nulls, SPI_OK_DELETE_RETURNING);
+	removed = (int32) SPI_processed;
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		sources = lappend_oid(sources, SpiGetOid(k, 1, &isnull));
+	}
+	foreach(lc, sources)
+	{
+		Oid			src = lfirst_oid(lc);
+
+		values[0] = ObjectIdGetDatum(src);
+		if (CatalogExists("SELECT 1 FROM backfill.watches"
+						  " WHERE source OPERATOR(pg_catalog.=) $1",
+						  1, argtypes, values))
+			continue;
+		DropTriggers(src);
+	}
+	return removed;
+}
+
+/* ----------------------------------------------------------------
+ *		the trigger
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * TakeWatchLock
+ *		The writer's share of a target's watch lock, until it commits.
+ */
+static void
+TakeWatchLock(Oid target)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+}
+
+/*
+ * LoadRelWatches
+ *		The targets watching relation relid (a watched source, or a
+ *		partition of one), for this transaction: each target's watch lock
+ *		is taken, then its watermark read (as the extension owner).  Caller
+ *		is connected to SPI.
+ */
+static RelWatches *
+LoadRelWatches(Oid relid)
+{
+	RelWatches *rw;
+	bool		found;
+	List	   *ancestors;
+	Datum	   *ids;
+	int			nids;
+	ListCell   *lc;
+	Oid			argtypes[1] = {REGCLASSARRAYOID};
+	Datum		values[1];
+	MemoryContext old;
+	uint64		k;
+
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
+	if (found)
+		return rw;
+
+	ancestors = get_partition_ancestors(relid);
+	ids = palloc(sizeof(Datum) * (list_length(ancestors) + 1));
+	nids = 0;
+	ids[nids++] = ObjectIdGetDatum(relid);
+	foreach(lc, ancestors)
+		ids[nids++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = MakeArray(ids, NULL, nids, REGCLASSOID);
+
+	/* first the targets, to lock them before their watermark is read */
+	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
+				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		TakeWatchLock(SpiGetOid(k, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	CatalogExec("SELECT w.target::pg_catalog.oid, w.time_column::pg_catalog.text,"
+				" w.timezone, d.chunk,"
+				" COALESCE(t.watermark,"
+				"  (SELECT pg_catalog.max(c.chunk_end) FROM backfill.chunks c"
+				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
+				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])))"
+				" FROM backfill.watches w"
+				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) w.target"
+				" JOIN backfill.definitions d ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) w.target::pg_catalog.oid"
+				" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
+	rw->n = (int) SPI_processed;
+	rw->entries = palloc0(sizeof(WatchEntry) * Max(rw->n, 1));
+	for (k = 0; k < SPI_processed; k++)
+	{
+		WatchEntry *e = &rw->entries[k];
+		bool		isnull;
+		Datum		d;
+
+		e->target = SpiGetOid(k, 1, &isnull);
+		e->time_column = SpiGetText(k, 2);
+		e->timezone = SpiGetText(k, 3);
+		e->chunk = DatumGetIntervalP(SpiGetDatumCopy(k, 4, &isnull));
+		d = SpiGetDatumCopy(k, 5, &isnull);
+		e->has_watermark = !isnull;
+		if (!isnull)
+			e->watermark = DatumGetTimestampTz(d);
+
+		/*
+		 * Under a transaction snapshot the watermark just read may be older
+		 * than one a chunk has committed since: log every row.
+		 */
+		if (IsolationUsesXactSnapshot())
+		{
+			e->has_watermark = true;
+			e->watermark = DT_NOEND;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+	return rw;
+}
+
+/*
+ * LogNewCells
+ *		Insert the cells [starts[i], ends[i]) of target that this
+ *		transaction has not logged yet, in one catalog statement.
+ */
+static void
+LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
+			int n)
+{
+	Datum	   *s = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *e = palloc(sizeof(Datum) * Max(n, 1));
+	int			m = 0;
+	int			i;
+	Oid			argtypes[4] = {REGCLASSOID, TIMESTAMPTZARRAYOID,
+	TIMESTAMPTZARRAYOID, REGCLASSOID};
+	Datum		values[4];
+
+	for (i = 0; i < n; i++)
+	{
+		LoggedKey	key;
+		LoggedEntry *entry;
+		bool		found;
+
+		memset(&key, 0, sizeof(key));
+		key.target = target;
+		key.start = starts[i];
+		entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+		if (found)
+			continue;
+		entry->subid = GetCurrentSubTransactionId();
+		s[m] = TimestampTzGetDatum(starts[i]);
+		e[m] = TimestampTzGetDatum(ends[i]);
+		m++;
+	}
+	if (m == 0)
+		return;
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = MakeArray(s, NULL, m, TIMESTAMPTZOID);
+	values[2] = MakeArray(e, NULL, m, TIMESTAMPTZOID);
+	values[3] = ObjectIdGetDatum(source);
+	CatalogExec("INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT $1, u.s, u.e, pg_catalog.now(), $4"
+				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(s, e)",
+				4, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * LogTruncate
+ *		A TRUNCATE of a watched source: every built chunk of the target
+ *		behind its watermark is logged (once per transaction).
+ */
+static void
+LogTruncate(WatchEntry *w, Oid source)
+{
+	LoggedKey	key;
+	bool		found;
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, REGCLASSOID};
+	Datum		values[3];
+	LoggedEntry *entry;
+
+	memset(&key, 0, sizeof(key));
+	key.target = w->target;
+	key.start = DT_NOBEGIN;
+	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	if (found)
+		return;
+	entry->subid = GetCurrentSubTransactionId();
+	values[0] = ObjectIdGetDatum(w->target);
+	values[1] = TimestampTzGetDatum(w->watermark);
+	values[2] = ObjectIdGetDatum(source);
+	CatalogExec("INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT DISTINCT $1::pg_catalog.regclass, c.chunk_start, c.chunk_end,"
+				"  pg_catalog.now(), $3::pg_catalog.regclass"
+				" FROM backfill.chunks c"
+				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				" WHERE r.target OPERATOR(pg_catalog.=) $1"
+				" AND c.status OPERATOR(pg_catalog.=) 'done'"
+				" AND c.chunk_start OPERATOR(pg_catalog.<) $2",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * RowTime
+ *		The time of a transition row's watched column as timestamptz (a
+ *		timestamp or date read in the session TimeZone); false for NULL or
+ *		a value out of timestamptz's range.
+ */
+static bool
+RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
+		TimestampTz *t)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+	int			overflow = 0;
+
+	if (isnull)
+		return false;
+	if (basetype == TIMESTAMPOID)
+		*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(d), &overflow);
+	else if (basetype == DATEOID)
+		*t = date2timestamptz_opt_overflow(DatumGetDateADT(d), &overflow);
+	else
+		*t = DatumGetTimestampTz(d);
+	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+}
+
+/*
+ * ScanTransitionTable
+ *		Add the chunks of the rows of one transition table that lie behind
+ *		w's watermark to cells (starts/ends, *n of them, room for *room),
+ *		reading the tuplestore with a read pointer of its own, as a scan of
+ *		the table in a query would.  A row in the same chunk as the row
+ *		before it costs one comparison; ChunkCell is computed only when a
+ *		row leaves the last chunk found.
+ */
+static void
+ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
+					Oid basetype, WatchEntry *w, TimestampTz **starts,
+					TimestampTz **ends, int *n, int *room)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+	TimestampTz lo = DT_NOEND;
+	TimestampTz hi = DT_NOBEGIN;
+
+	tuplestore_copy_read_pointer(ts, 0, ptr);
+	tuplestore_select_read_pointer(ts, ptr);
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		TimestampTz t;
+		int			k;
+		bool		seen = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!RowTime(slot, attnum, basetype, &t) || t >= w->watermark)
+			continue;
+		if (t >= lo && t < hi)
+			continue;
+		ChunkCell(t, w->chunk, &lo, &hi);
+		for (k = *n - 1; k >= 0 && k >= *n - 8; k--)
+			if ((*starts)[k] == lo)
+				seen = true;
+		if (seen)
+			continue;
+		if (*n >= *room)
+		{
+			*room *= 2;
+			*starts = repalloc(*starts, sizeof(TimestampTz) * *room);
+			*ends = repalloc(*ends, sizeof(TimestampTz) * *room);
+		}
+		(*starts)[*n] = lo;
+		(*ends)[*n] = hi;
+		(*n)++;
+	}
+	tuplestore_select_read_pointer(ts, 0);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * LogRows
+ *		The chunks of target w that the rows of the statement's transition
+ *		tables touched behind its watermark, each row's time mapped to its
+ *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
+ *		transaction has not logged yet inserted in one catalog statement.
+ *		The transition tables are read in C, as the writer, row by row:
+ *		no query is planned per statement, and nothing is written per row.
+ */
+static void
+LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	AttrNumber	attnum = InvalidAttrNumber;
+	Oid			basetype;
+	int			nest;
+	int			n = 0;
+	int			room = 16;
+	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
+	TimestampTz *ends = palloc(sizeof(TimestampTz) * room);
+	int			k;
+
+	for (k = 0; k < tupdesc->natts; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, k);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), w->time_column) == 0)
+			attnum = att->attnum;
+	}
+	basetype = attnum == InvalidAttrNumber ? InvalidOid :
+		getBaseType(TupleDescAttr(tupdesc, attnum - 1)->atttypid);
+	if (basetype != TIMESTAMPTZOID && basetype != TIMESTAMPOID &&
+		basetype != DATEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("watched column \"%s\" of relation %s does not exist",
+						w->time_column, QualifiedRelName(source)),
+				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
+				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
+
+	/* the watch's TimeZone for the timestamp and date columns and the grid */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (trigdata->tg_oldtable != NULL)
+		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
+	if (trigdata->tg_newtable != NULL)
+		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
+	AtEOXact_GUC(true, nest);
+	if (n > 0)
+		LogNewCells(w->target, source, starts, ends, n);
+}
+
+/*
+ * WatchTriggerFire
+ *		See backfill.h: the work of backfill._watch_trigger for one
+ *		statement.  Nothing is logged for a target that no build has
+ *		covered yet (no watermark).
+ */
+void
+WatchTriggerFire(TriggerData *trigdata)
+{
+	Relation	rel = trigdata->tg_relation;
+	Oid			relid = RelationGetRelid(rel);
+	TriggerEvent ev = trigdata->tg_event;
+	bool		truncate = TRIGGER_FIRED_BY_TRUNCATE(ev);
+	bool		has_old = trigdata->tg_oldtable != NULL;
+	bool		has_new = trigdata->tg_newtable != NULL;
+	RelWatches *rw;
+	int			i;
+
+	if (!truncate && !has_old && !has_new)
+		return;
+	WatchState();
+	rw = LoadRelWatches(relid);
+	for (i = 0; i < rw->n; i++)
+	{
+		WatchEntry *w = &rw->entries[i];
+
+		CHECK_FOR_INTERRUPTS();
+		if (!w->has_watermark)
+			continue;
+		if (truncate)
+			LogTruncate(w, relid);
+		else
+			LogRows(w, relid, trigdata);
+	}
+}
+
+/* ----------------------------------------------------------------
+ *		reading the log
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * LoadChangedRegions
+ *		See backfill.h.
+ */
+int
+LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
+				   ChangedRegion **out)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	int			n;
+	int			k;
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT chunk_start, chunk_end, pg_catalog.min(changed_at)"
+				" FROM backfill.changed_regions"
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND chunk_start OPERATOR(pg_catalog.<) $3"
+				" AND chunk_end OPERATOR(pg_catalog.>) $2"
+				" GROUP BY 1, 2 ORDER BY 1, 2",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	*out = palloc(sizeof(ChangedRegion) * Max(n, 1));
+	for (k = 0; k < n; k++)
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		(*out)[k].lo = DatumGetTimestampTz(SpiGetDatumCopy(k, 1, &isnull));
+		(*out)[k].hi = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+		(*out)[k].changed_at = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
