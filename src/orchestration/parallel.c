@@ -558,11 +558,53 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 }
 
 /*
+ * WorkerCommitChunk
+ *		The worker's commit of its chunk's transaction (CommitChunk's, for a
+ *		transaction that is no procedure's): when the commit itself fails
+ *		(a deferred constraint, Citus losing a connection), the chunk is
+ *		recorded as failed in a new transaction, with the chunk's own error
+ *		when it had one, else the commit's.
+ */
+static void
+WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+
+	PG_TRY();
+	{
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+
+	MemoryContextSwitchTo(cxt);
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
+		edata = report->error;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SpiConnect();
+	RecordChunkFailure(run, chunk, edata);
+	SpiFinish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
  * backfill_chunk_worker
  *		The main of a parallel chunk's background worker (bgw_extra:
  *		ChunkWorkerArgs): connect as the leader's role, take the leader's
  *		settings, hold the chunk's lock (BackfillChunkLockTag), claim the
- *		chunk and execute it in its own transaction with the chunk engine,
+ *		chunk and execute it in its own transaction with the chunk engine
+ *		(an atomic SPI connection: the worker commits itself),
  *		executed_via 'worker', then exit.  A chunk no longer to do (the run
  *		was cancelled, or another call took it) is left alone.  An error
  *		outside the chunk ends the worker (FATAL, in the server log) before
@@ -603,26 +645,28 @@ backfill_chunk_worker(Datum main_arg)
 	BackfillChunkLockTag(&tag, args.run_id, args.chunk_no);
 	(void) LockAcquire(&tag, ExclusiveLock, true, false);
 
-	SpiConnectNonatomic();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SpiConnect();
 	RequireCatalogVersion();
 	MemoryContextSwitchTo(cxt);
 	run = LoadRun(args.run_id);
 	CheckRunIdentity(run, "run", true);
-
-	SpiConnect();
 	found = ClaimChunk(run, args.chunk_no, &chunk, &run_status);
 	if (found && run_status != RUN_CANCELLED && run_status != RUN_DONE)
 	{
 		MemoryContextSwitchTo(cxt);
 		ExecuteChunk(run, &chunk, false, run_status, "worker",
 					 CurrentUserName(), &report);
-		SpiFinish();
-		CommitChunk(run, &chunk, &report);
 	}
 	else
-		SpiFinish();
+		found = false;
 	SpiFinish();
-	CommitTransactionCommand();
+	PopActiveSnapshot();
+	MemoryContextSwitchTo(cxt);
+	if (found)
+		WorkerCommitChunk(run, &chunk, &report);
+	else
+		CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }
