@@ -151,4 +151,5 @@ SELECT chunk_no, status, executed_via FROM backfill.chunks WHERE run_id = :rp OR
 
 -- No background worker is left behind, and progress shows none in flight.
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'backfill worker';
-SELECT chunks_in_flight, worker_pids FROM backfill.progress WHERE run_id = :r;
+SELECT count(*) AS runs_with_chunks_in_flight FROM backfill.progress
+ WHERE cardinality(chunks_in_flight) > 0 OR cardinality(worker_pids) > 0;

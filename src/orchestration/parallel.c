@@ -57,6 +57,8 @@ typedef struct ChunkWorkerArgs
 	int32		chunk_no;
 	Oid			database;
 	Oid			role;
+	int			leader_pgprocno;
+	int			leader_pid;
 	int32		lock_timeout;
 	int32		chunk_timeout;
 	int32		max_attempts;
@@ -177,6 +179,8 @@ StartChunkWorker(RunInfo *run, ChunkInfo *chunk)
 	args.chunk_no = chunk->chunk_no;
 	args.database = MyDatabaseId;
 	args.role = GetUserId();
+	args.leader_pgprocno = MyProc->pgprocno;
+	args.leader_pid = MyProcPid;
 	args.lock_timeout = backfill_lock_timeout;
 	args.chunk_timeout = backfill_chunk_timeout;
 	args.max_attempts = backfill_max_attempts;
@@ -215,6 +219,52 @@ WaitForFlight(int n)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * TargetHasWaiters
+ *		Whether another backend waits for a lock on the run's target (the
+ *		table, one of its partitions, or the target lock of
+ *		backfill.lock_target) while chunks are in flight.  The workers of
+ *		one call share the leader's lock group, so a chunk started now would
+ *		not queue behind such a waiter but overtake it; the leader starts
+ *		nothing new until the chunks in flight have ended and the waiter
+ *		had its turn, as between two chunks of a serial run.  The waits of
+ *		the call's own workers do not count.  Caller is connected to SPI.
+ */
+static bool
+TargetHasWaiters(RunInfo *run)
+{
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[4];
+	bool		waiting;
+
+	values[0] = ObjectIdGetDatum(run->target);
+	values[1] = ObjectIdGetDatum(MyDatabaseId);
+	values[2] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_TARGET);
+	values[3] = ObjectIdGetDatum((Oid) (uint32) run->run_id);
+	SpiExecPinned("SELECT 1 FROM pg_catalog.pg_locks l"
+				  " WHERE NOT l.granted"
+				  " AND l.database OPERATOR(pg_catalog.=) $2"
+				  " AND ((l.locktype OPERATOR(pg_catalog.=) 'relation'"
+				  "   AND l.relation OPERATOR(pg_catalog.=) ANY (ARRAY("
+				  "    SELECT t.relid::pg_catalog.oid"
+				  "     FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) t)))"
+				  "  OR (l.locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  "   AND l.classid OPERATOR(pg_catalog.=) $3"
+				  "   AND l.objid OPERATOR(pg_catalog.=) $1"
+				  "   AND l.objsubid OPERATOR(pg_catalog.=) 16966))"
+				  " AND l.pid OPERATOR(pg_catalog.<>) ALL (ARRAY("
+				  "  SELECT w.pid FROM pg_catalog.pg_locks w"
+				  "   WHERE w.locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  "   AND w.database OPERATOR(pg_catalog.=) $2"
+				  "   AND w.classid OPERATOR(pg_catalog.=) $4"
+				  "   AND w.objsubid OPERATOR(pg_catalog.=) 16967))"
+				  " LIMIT 1",
+				  4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	waiting = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return waiting;
 }
 
 /*
@@ -432,6 +482,13 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 				st->stop = true;
 				break;
 			}
+			/* another writer of the target has its turn first */
+			if (st->in_flight > 0 && TargetHasWaiters(run))
+			{
+				SpiFinish();
+				SPI_commit();
+				break;
+			}
 			SpiFinish();
 			SPI_commit();
 
@@ -504,6 +561,8 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 								  ALLOCSET_DEFAULT_SIZES);
 	memset(&st, 0, sizeof(st));
 	st.cap = parallel;
+	/* the workers join this backend's lock group (see the file header) */
+	BecomeLockGroupLeader();
 	flights = palloc0(sizeof(Flight) * parallel);
 	nflights = parallel;
 
@@ -626,7 +685,24 @@ backfill_chunk_worker(Datum main_arg)
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+
+	/*
+	 * Join the leader's lock group before taking any lock, so that the
+	 * chunks of one call do not wait for each other's table locks; a leader
+	 * that is gone leaves nothing to do (no chunk runs unowned).
+	 */
+	if (!BecomeLockGroupMember(&ProcGlobal->allProcs[args.leader_pgprocno],
+							   args.leader_pid))
+		proc_exit(0);
 	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
+
+	/*
+	 * No parallel query inside the worker: it is a member of the leader's
+	 * lock group and cannot lead one of its own (nothing the chunk's text
+	 * sets can override this source).
+	 */
+	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET,
+					PGC_S_OVERRIDE);
 
 	/* the leader's settings of the chunk engine */
 	snprintf(buf, sizeof(buf), "%d", args.lock_timeout);
