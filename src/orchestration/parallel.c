@@ -18,6 +18,19 @@
  * reports through the catalog only: the leader reads the chunk's row when
  * the worker has stopped.  No dynamic shared memory is needed.
  *
+ * The workers join the leader's lock group (as parallel query's workers
+ * do), so the chunks of one call never wait for each other's locks on the
+ * target (a chunk holds SHARE ROW EXCLUSIVE on the table, or on the
+ * partitions it rewrites, which conflicts with itself); a writer of the
+ * target still waits for every chunk in flight, and while one waits the
+ * leader starts no new chunk (TargetHasWaiters), so the writer, the daily
+ * job of lock_target included, gets its turn as between two serial chunks.
+ * Row-level waits between members of a lock group are polled by
+ * PostgreSQL rather than queued; the chunks of one run write disjoint
+ * ranges, and their catalog rows are taken in one order (chunk row, then
+ * run row), so no cycle can form between them.  A worker runs no parallel
+ * query of its own (a member cannot lead a group).
+ *
  * While it runs, a worker holds a session-level lock whose key is its
  * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
  * see the chunks in flight and their pids, and a worker that dies drops
