@@ -35,9 +35,9 @@
  * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
  * see the chunks in flight and their pids, and a worker that dies drops
  * it.  The leader holds the run's session lock as in a serial run, and
- * terminates its workers when it ends by an error or is terminated
- * (PG_ENSURE_ERROR_CLEANUP: also on FATAL, at proc_exit), so no chunk
- * runs unowned; their chunks roll back and stay pending.
+ * terminates its workers when it ends by an error or is terminated (also
+ * on FATAL, at proc_exit), so no chunk runs unowned; their chunks roll
+ * back and stay pending.
  *
  *-------------------------------------------------------------------------
  */
@@ -94,15 +94,15 @@ typedef struct Flight
  */
 static Flight *flights = NULL;
 static int	nflights = 0;
+static bool exit_callback_registered = false;
 
 PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
 
 /*
  * TerminateFlights
- *		Cleanup of the leader (PG_ENSURE_ERROR_CLEANUP: on an error, and at
- *		proc_exit when it is terminated): terminate every worker still in
- *		flight; each rolls its chunk back.  A worker not started yet never
- *		starts.
+ *		Cleanup of the leader (on an error, and at proc_exit when it is
+ *		terminated): terminate every worker still in flight; each rolls its
+ *		chunk back.  A worker not started yet never starts.
  */
 static void
 TerminateFlights(int code, Datum arg)
@@ -579,11 +579,30 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 	flights = palloc0(sizeof(Flight) * parallel);
 	nflights = parallel;
 
-	PG_ENSURE_ERROR_CLEANUP(TerminateFlights, (Datum) 0);
+	/*
+	 * A leader that is terminated (FATAL) terminates its workers at
+	 * proc_exit; one that ends by an error, here.  The exit callback is
+	 * registered once per backend and acts only while flights are set (not
+	 * PG_ENSURE_ERROR_CLEANUP: a chunk the leader executes itself may
+	 * register exit callbacks of its own, temporary tables for one).
+	 */
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(TerminateFlights, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	PG_TRY();
 	{
 		LeaderLoop(run, max_chunks, parallel, &st, cxt, evcxt);
 	}
-	PG_END_ENSURE_ERROR_CLEANUP(TerminateFlights, (Datum) 0);
+	PG_CATCH();
+	{
+		TerminateFlights(0, (Datum) 0);
+		flights = NULL;
+		nflights = 0;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	flights = NULL;
 	nflights = 0;
 
