@@ -281,6 +281,32 @@ TargetHasWaiters(RunInfo *run)
 }
 
 /*
+ * FlightFailed
+ *		Whether a chunk in flight has already recorded a failure or a
+ *		deferral (its worker commits the outcome, then exits: the leader
+ *		may look in between).  Caller is connected to SPI.
+ */
+static bool
+FlightFailed(RunInfo *run)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		ChunkReport report;
+		ChunkStatus cstatus;
+
+		if (flights[i].handle == NULL)
+			continue;
+		if (ReadChunkOutcome(run, &flights[i].chunk, flights[i].attempts,
+							 &cstatus, &report) &&
+			report.outcome != OUTCOME_DONE)
+			return true;
+	}
+	return false;
+}
+
+/*
  * LostChunkError
  *		The error recorded for a chunk whose worker stopped before it
  *		recorded an outcome (terminated, or failed outside the chunk:
@@ -441,6 +467,7 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 {
 	int32		cursor = 0;
 	int			started = 0;
+	int			i;
 	bool		warned = false;
 	const char *via;
 	char	   *user;
@@ -464,10 +491,17 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 			BackgroundWorkerHandle *handle;
 			MemoryContext old;
 			bool		found;
-			int			i;
 
 			CHECK_FOR_INTERRUPTS();
 			SpiConnect();
+			/* a failure committed by a worker that has not exited yet */
+			if (st->in_flight > 0 && FlightFailed(run))
+			{
+				SpiFinish();
+				SPI_commit();
+				st->stop = true;
+				break;
+			}
 			found = PeekChunkAfter(run, cursor, &chunk, &attempts,
 								   &run_status);
 			if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
@@ -546,6 +580,15 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 		if (st->in_flight == 0)
 			break;
 		FinishFlight(run, st, WaitForFlight(nflights), cxt);
+		/* every other worker that has stopped too, before any new start */
+		for (i = 0; i < nflights; i++)
+		{
+			pid_t		pid;
+
+			if (flights[i].handle != NULL &&
+				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
+				FinishFlight(run, st, i, cxt);
+		}
 	}
 }
 
