@@ -469,6 +469,7 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 	int			started = 0;
 	int			i;
 	bool		warned = false;
+	bool		ran_here;
 	const char *via;
 	char	   *user;
 
@@ -480,6 +481,7 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 		MemoryContextSwitchTo(cxt);
 		MemoryContextReset(evcxt);
 		MemoryContextSwitchTo(evcxt);
+		ran_here = false;
 
 		/* start chunks while there is a place */
 		while (!st->stop && !st->cancelled && st->in_flight < st->cap &&
@@ -561,7 +563,8 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 				RunChunkHere(run, st, &chunk, via, user, cxt);
 				cursor = chunk.chunk_no;
 				started++;
-				continue;
+				ran_here = true;
+				break;
 			}
 			for (i = 0; i < nflights; i++)
 			{
@@ -577,6 +580,9 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 			started++;
 		}
 
+		/* back to the top: the chunk's memory goes with evcxt */
+		if (ran_here)
+			continue;
 		if (st->in_flight == 0)
 			break;
 		FinishFlight(run, st, WaitForFlight(nflights), cxt);
