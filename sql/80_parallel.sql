@@ -123,7 +123,7 @@ RESET client_min_messages;
 SELECT r.target, r.status, count(*) AS chunks,
        count(*) FILTER (WHERE c.executed_via = 'worker') AS by_workers
   FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
- WHERE r.group_id = :g GROUP BY 1, 2 ORDER BY 1::text;
+ WHERE r.group_id = :g GROUP BY 1, 2 ORDER BY r.target::text;
 SELECT d.chunk_no AS early_downstream_chunk
   FROM backfill.chunks d JOIN backfill.runs dr ON dr.run_id = d.run_id
   JOIN backfill.runs ur ON ur.group_id = dr.group_id AND ur.run_id <> dr.run_id
