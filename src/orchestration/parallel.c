@@ -192,7 +192,7 @@ StartChunkWorker(RunInfo *run, ChunkInfo *chunk)
 	args.chunk_no = chunk->chunk_no;
 	args.database = MyDatabaseId;
 	args.role = GetUserId();
-	args.leader_pgprocno = MyProc->pgprocno;
+	args.leader_pgprocno = BackfillMyProcNumber();
 	args.leader_pid = MyProcPid;
 	args.lock_timeout = backfill_lock_timeout;
 	args.chunk_timeout = backfill_chunk_timeout;
@@ -772,7 +772,7 @@ backfill_chunk_worker(Datum main_arg)
 	 * chunks of one call do not wait for each other's table locks; a leader
 	 * that is gone leaves nothing to do (no chunk runs unowned).
 	 */
-	if (!BecomeLockGroupMember(&ProcGlobal->allProcs[args.leader_pgprocno],
+	if (!BecomeLockGroupMember(BackfillProcByNumber(args.leader_pgprocno),
 							   args.leader_pid))
 		proc_exit(0);
 	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
