@@ -27,6 +27,7 @@ OBJS = \
 	src/orchestration/registry.o \
 	src/orchestration/plan.o \
 	src/orchestration/run.o \
+	src/orchestration/parallel.o \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
 	src/orchestration/schedule.o \

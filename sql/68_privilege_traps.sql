@@ -26,6 +26,8 @@ SELECT setval('backfill.runs_run_id_seq', 6800, false) IS NOT NULL AS ids_fixed;
 
 CREATE ROLE regress_trap_attacker;
 CREATE ROLE regress_trap_innocent;
+-- parallel chunks' background workers connect as the caller (issue 19)
+ALTER ROLE regress_trap_attacker LOGIN;
 GRANT USAGE ON SCHEMA cron TO regress_trap_attacker;
 CREATE SCHEMA regress_trap AUTHORIZATION regress_trap_attacker;
 CREATE SCHEMA regress_inn AUTHORIZATION regress_trap_innocent;
@@ -311,6 +313,18 @@ SELECT range_start, range_end, state FROM backfill.lineage('regress_trap.daily')
 SELECT * FROM backfill.lineage_chart('regress_trap.daily', '2026-03-01', '2026-03-05');
 SELECT backfill.plan('regress_trap.daily', '2026-03-10', '2026-03-11') AS r3 \gset
 SELECT backfill.cancel(:r3) AS cancelled;
+-- parallel chunks (issue 19): the chunks run in background workers as the
+-- attacker, the tick path with parallel too
+SELECT backfill.plan('regress_trap.daily', '2026-03-11', '2026-03-14', probe => false) AS r4 \gset
+CALL backfill.run(:r4, max_chunks => 2, parallel => 2);
+SELECT count(*) FILTER (WHERE executed_via = 'worker') AS by_workers
+  FROM backfill.chunks WHERE run_id = :r4;
+CALL backfill.backfill('regress_trap.daily', '2026-03-14', '2026-03-16', parallel => 2);
+SELECT backfill.schedule(:r4, '0 0 30 2 *', chunks_per_tick => 2, parallel => 2) > 0 AS scheduled;
+SET application_name = 'pg_cron';
+CALL backfill.run(:r4, max_chunks => 2, parallel => 2);
+RESET application_name;
+SELECT status FROM backfill.runs WHERE run_id = :r4;
 
 -- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
 -- of INSERT notes runs.last_error (the statement of the issue), then ticks
@@ -343,11 +357,11 @@ SELECT backfill.unschedule_check(:c) AS unscheduled;
 -- a cascading plan: a group run, reconciled; another scheduled, cancelled
 SELECT backfill.plan('regress_trap.daily', '2026-03-07', '2026-03-09', probe => false,
                      cascade => true) AS g1 \gset
-CALL backfill.run_group(:g1);
+CALL backfill.run_group(:g1, parallel => 2);
 SELECT target, chunk_no, verdict FROM backfill.reconcile_group(:g1);
 SELECT backfill.plan('regress_trap.daily', '2026-03-09', '2026-03-10', probe => false,
                      cascade => true) AS g2 \gset
-SELECT backfill.schedule_group(:g2, '0 0 30 2 *') AS scheduled;
+SELECT backfill.schedule_group(:g2, '0 0 30 2 *', parallel => 2) AS scheduled;
 SELECT backfill.cancel_group(:g2) AS cancelled;
 
 -- changed regions: watch, the trigger on every kind of write (its catalog
@@ -462,8 +476,8 @@ INSERT INTO driven VALUES
     ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[])'),
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
-    ('backfill.run(bigint,integer)'),
-    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text)'),
+    ('backfill.run(bigint,integer,integer)'),
+    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,integer)'),
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
     ('backfill.lineage(regclass,timestamptz,timestamptz)'),
@@ -475,7 +489,7 @@ INSERT INTO driven VALUES
     ('backfill.schedule_check(regclass,text,interval)'),
     ('backfill.unschedule_check(bigint)'),
     ('backfill.run_check(bigint)'),
-    ('backfill.schedule(bigint,text,integer,text)'),
+    ('backfill.schedule(bigint,text,integer,text,integer)'),
     ('backfill.unschedule(bigint)'),
     ('backfill.cleanup_jobs()'),
     ('backfill.lock_target(regclass)'),
@@ -483,9 +497,9 @@ INSERT INTO driven VALUES
     ('backfill.set_strategy(regclass,text)'),
     ('backfill.depend(regclass,regclass)'),
     ('backfill.undepend(regclass,regclass)'),
-    ('backfill.run_group(bigint,integer)'),
+    ('backfill.run_group(bigint,integer,integer)'),
     ('backfill.cancel_group(bigint)'),
-    ('backfill.schedule_group(bigint,text,integer,text)'),
+    ('backfill.schedule_group(bigint,text,integer,text,integer)'),
     ('backfill.lineage_chart(regclass,timestamptz,timestamptz)'),
     ('backfill.reconcile_group(bigint)'),
     -- the event trigger of DROP OWNED and REVOKE: fired by the REVOKE above

@@ -43,6 +43,10 @@ extern int	backfill_max_attempts;
 extern int	backfill_max_chunks;	/* PGC_SUSET */
 extern int	backfill_neighbor_chunks;
 extern double backfill_neighbor_tolerance;
+extern int	backfill_max_parallel;	/* PGC_SUSET */
+
+/* Hard ceiling of backfill.max_parallel (also bounded by max_worker_processes). */
+#define BACKFILL_MAX_PARALLEL_CEILING 64
 
 /*
  * Hard ceiling of backfill.max_chunks: even a superuser cannot make one
@@ -81,11 +85,22 @@ extern double backfill_neighbor_tolerance;
  */
 #define BACKFILL_LOCK_SUBID			0x4246	/* 16966 */
 
+/*
+ * The fourth field of the lock a parallel chunk's background worker holds
+ * while it executes chunk_no of run_id (BackfillChunkLockTag): pg_locks
+ * shows it as classid = run_id (low 32 bits), objid = chunk_no,
+ * objsubid = 16967; backfill.progress and cancel find the workers by it.
+ */
+#define BACKFILL_LOCK_SUBID_CHUNK	0x4247	/* 16967 */
+
 /* The lock tag of (lockclass, key) in this database. */
 extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
+
+/* The lock tag of a chunk executed by a parallel worker (run_id, chunk_no). */
+extern void BackfillChunkLockTag(LOCKTAG *tag, int64 run_id, int32 chunk_no);
 
 /* ---- the vocabulary, one name table each (names.c) ---- */
 
@@ -884,6 +899,24 @@ extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 const char *user, ChunkReport *report);
 extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+
+/*
+ * Parallel chunks (parallel.c): the leader's next chunk after chunk_no
+ * "after" (0: from the start), unlocked; the worker's claim of its chunk
+ * (row locked); what the worker recorded (false: nothing); and a chunk
+ * failed outside its own transaction (also the run).  Callers are
+ * connected to SPI.
+ */
+extern bool PeekChunkAfter(RunInfo *run, int32 after, ChunkInfo *chunk,
+						   int32 *attempts, RunStatus *run_status);
+extern bool ClaimChunk(RunInfo *run, int32 chunk_no, ChunkInfo *chunk,
+					   RunStatus *run_status);
+extern RunStatus ReadRunStatus(int64 run_id);
+extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
+							 int32 attempts_before, ChunkStatus *status,
+							 ChunkReport *report);
+extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							   ErrorData *edata);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							  ErrorData *edata);
 
@@ -1135,10 +1168,11 @@ extern int64 PurgeArchive(Interval *older_than, Oid target);
  * Callers are connected to SPI.
  */
 extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
-						 const char *quiet_hours);
+						 const char *quiet_hours, int32 parallel);
 extern bool UnscheduleRun(int64 run_id);
 extern int32 ScheduleGroup(int64 group_id, const char *cron,
-						   int32 chunks_per_tick, const char *quiet_hours);
+						   int32 chunks_per_tick, const char *quiet_hours,
+						   int32 parallel);
 
 /*
  * The lock of job removals by sweeps and by the guard's event trigger (one
@@ -1178,16 +1212,41 @@ extern void ScheduleCheckTick(void);
 /* The daily job's share of the target lock (backfill.lock_target). */
 extern void LockTargetForJob(Oid relid);
 
+/* ---- parallel chunks (parallel.c) ---- */
+
+/*
+ * Whether a run call with parallel => N > 1 may use background workers:
+ * not while the run's probe has not run (it runs alone, in the session),
+ * nor for a current role that cannot log in (NOTICE).  Caller is connected
+ * to SPI.
+ */
+extern bool ParallelUsable(RunInfo *run);
+
+/*
+ * The parallel run loop: the run's chunks in background workers, at most
+ * "parallel" in flight, in plan order; stops starting at the first failure
+ * or deferral.  Caller holds the run's session lock and a non-atomic SPI
+ * connection; cxt survives the commits.
+ */
+extern void ParallelRunLoop(RunInfo *run, int max_chunks, int parallel,
+							MemoryContext cxt);
+
+/*
+ * cancel's side: terminate the workers executing the run's chunks and wait
+ * for them to go; returns how many.  Caller is connected to SPI.
+ */
+extern int	TerminateRunWorkers(int64 run_id);
+
 /* ---- runs (run.c) ---- */
 
 /* Check the caller and execute a run (CALL backfill.run). */
-extern void ExecuteRun(int64 run_id, int max_chunks);
+extern void ExecuteRun(int64 run_id, int max_chunks, int parallel);
 
 /*
  * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
  * has a non-atomic SPI connection.
  */
-extern void BackfillRange(const PlanRequest *req);
+extern void BackfillRange(const PlanRequest *req, int parallel);
 
 /* cancel: the chunks cancelled.  Caller is connected to SPI. */
 extern int32 CancelRun(int64 run_id);
@@ -1196,7 +1255,7 @@ extern int32 CancelRun(int64 run_id);
  * The runs of a group, in dependency order: RunGroup executes them
  * (non-atomic SPI connection), CancelGroup cancels the unfinished ones.
  */
-extern void RunGroup(int64 group_id, int max_chunks);
+extern void RunGroup(int64 group_id, int max_chunks, int parallel);
 extern int32 CancelGroup(int64 group_id);
 
 /* ---- reconciliation (reconcile.c) ---- */
@@ -1265,6 +1324,13 @@ extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 
 /* The max_chunks argument argno: -1 for NULL, else positive (22023). */
 extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
+
+/*
+ * The parallel argument argno: 1 when absent (0.1.0's declaration); 22004
+ * for NULL, 22023 below 1 or above min(backfill.max_parallel,
+ * max_worker_processes), or, with clamp (a pg_cron tick), the cap.
+ */
+extern int	ParallelArg(FunctionCallInfo fcinfo, int argno, bool clamp);
 
 /* 2D000 unless a procedure was called as a top-level CALL. */
 extern void RequireTopLevelCall(FunctionCallInfo fcinfo, const char *name);

@@ -171,7 +171,7 @@ SELECT string_agg(target::text || ' ' || coalesce(watermark::text, 'none'), ', '
 $new->safe_psql('postgres', q{
 SET client_min_messages = warning;
 SELECT run_id AS r FROM backfill.runs WHERE note = 'probed' \gset
-CALL backfill.run(:r);
+CALL backfill.run(:r, parallel => 2);
 SELECT DISTINCT group_id AS g FROM backfill.runs WHERE note = 'group' \gset
 CALL backfill.run_group(:g);
 }, @etl);
@@ -183,6 +183,11 @@ is($new->safe_psql('postgres', q{
 SELECT count(*) FROM backfill.chunks c JOIN backfill.runs r USING (run_id)
  WHERE r.note = 'probed' AND c.attempts <> 1}),
 	'0', 'each chunk of the resumed run ran once');
+is($new->safe_psql('postgres', q{
+SELECT string_agg(DISTINCT executed_via, ',') FROM backfill.chunks c JOIN backfill.runs r USING (run_id)
+ WHERE r.note = 'probed' AND c.chunk_no <> (SELECT min(chunk_no) FROM backfill.chunks
+                                             WHERE run_id = r.run_id)}),
+	'worker', 'the probed run of 0.1.0 resumes with parallel => 2 in workers (issue 19)');
 is($new->safe_psql('postgres', q{
 SELECT count(*) FROM daily d
   JOIN (SELECT date_trunc('day', paid_at) AS day, sum(amount) AS amount

@@ -3,13 +3,15 @@
  * args.c
  *	  The checks of the arguments of SQL-callable functions: a NULL where
  *	  none is allowed (RequireArg), the max_chunks argument (MaxChunksArg),
- *	  and a procedure that must be a top-level CALL (RequireTopLevelCall).
+ *	  the parallel argument (ParallelArg), and a procedure that must be a
+ *	  top-level CALL (RequireTopLevelCall).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 
 #include "backfill.h"
@@ -78,4 +80,46 @@ MaxChunksArg(FunctionCallInfo fcinfo, int argno)
 				 errmsg("max_chunks must be positive"),
 				 errhint("Leave it NULL to run every pending chunk.")));
 	return max_chunks;
+}
+
+/*
+ * ParallelArg
+ *		The parallel argument argno of run, backfill, run_group, schedule and
+ *		schedule_group: 1 when the function has no such argument (a 0.1.0
+ *		declaration), 22004 for NULL, 22023 below 1 or above the cap, the
+ *		smaller of backfill.max_parallel and max_worker_processes.  A pg_cron
+ *		tick ("clamp") whose job asks for more than a lowered cap runs with
+ *		the cap instead (NOTICE), so that the job keeps working.
+ */
+int
+ParallelArg(FunctionCallInfo fcinfo, int argno, bool clamp)
+{
+	int			parallel;
+	int			cap = Min(backfill_max_parallel, max_worker_processes);
+
+	if (PG_NARGS() <= argno)
+		return 1;
+	RequireArg(fcinfo, argno, "parallel",
+			   "Leave it out to execute one chunk at a time.");
+	parallel = PG_GETARG_INT32(argno);
+	if (parallel < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parallel must be at least 1"),
+				 errhint("parallel => 1 executes one chunk at a time in this session; parallel => N executes up to N chunks at a time in background workers.")));
+	if (parallel > cap && clamp)
+	{
+		ereport(NOTICE,
+				(errmsg("parallel %d is above the limit of %d; this tick uses %d",
+						parallel, cap, cap)));
+		return cap;
+	}
+	if (parallel > cap)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parallel %d is above the limit of %d", parallel, cap),
+				 errdetail("backfill.max_parallel is %d and max_worker_processes is %d.",
+						   backfill_max_parallel, max_worker_processes),
+				 errhint("Use a smaller parallel, or ask a superuser to raise backfill.max_parallel (and max_worker_processes, which takes a restart).")));
+	return parallel;
 }

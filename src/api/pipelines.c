@@ -66,14 +66,15 @@ backfill_undepend(PG_FUNCTION_ARGS)
 
 /*
  * backfill_run_group
- *		CALL backfill.run_group(group_id, max_chunks): the group's runs in
- *		dependency order (RunGroup).  Only as a top-level CALL.
+ *		CALL backfill.run_group(group_id, max_chunks, parallel): the group's
+ *		runs in dependency order (RunGroup).  Only as a top-level CALL.
  */
 Datum
 backfill_run_group(PG_FUNCTION_ARGS)
 {
 	int64		group_id;
 	int			max_chunks;
+	int			parallel;
 
 	RequireTopLevelCall(fcinfo, "backfill.run_group");
 	CitusRequireCoordinator();
@@ -81,9 +82,10 @@ backfill_run_group(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	group_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
+	parallel = ParallelArg(fcinfo, 2, false);
 
 	SpiConnectNonatomic();
-	RunGroup(group_id, max_chunks);
+	RunGroup(group_id, max_chunks, parallel);
 	SpiFinish();
 	PG_RETURN_VOID();
 }
@@ -110,26 +112,29 @@ backfill_cancel_group(PG_FUNCTION_ARGS)
 
 /*
  * backfill_schedule_group
- *		schedule_group(group_id, cron, chunks_per_tick, quiet_hours) -> runs
- *		scheduled: schedule on every unfinished run of the group
- *		(ScheduleGroup).
+ *		schedule_group(group_id, cron, chunks_per_tick, quiet_hours,
+ *		parallel) -> runs scheduled: schedule on every unfinished run of the
+ *		group (ScheduleGroup).
  */
 Datum
 backfill_schedule_group(PG_FUNCTION_ARGS)
 {
 	int32		n;
+	int32		parallel;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "group_id", NULL);
 	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '*/5 * * * *'.");
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
+	parallel = ParallelArg(fcinfo, 4, false);
 
 	SpiConnect();
 	n = ScheduleGroup(PG_GETARG_INT64(0),
 					  text_to_cstring(PG_GETARG_TEXT_PP(1)),
 					  PG_GETARG_INT32(2),
-					  PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)));
+					  PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
+					  parallel);
 	SpiFinish();
 	PG_RETURN_INT32(n);
 }

@@ -83,14 +83,16 @@ backfill_plan(PG_FUNCTION_ARGS)
 
 /*
  * backfill_run
- *		CALL backfill.run(run_id, max_chunks): a pg_cron tick's housekeeping
- *		first (ScheduleRunTick), then ExecuteRun.  Only as a top-level CALL.
+ *		CALL backfill.run(run_id, max_chunks, parallel): a pg_cron tick's
+ *		housekeeping first (ScheduleRunTick), then ExecuteRun.  Only as a
+ *		top-level CALL.
  */
 Datum
 backfill_run(PG_FUNCTION_ARGS)
 {
 	int64		run_id;
 	int			max_chunks;
+	int			parallel;
 
 	RequireTopLevelCall(fcinfo, "backfill.run");
 	CitusRequireCoordinator();
@@ -98,33 +100,36 @@ backfill_run(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "run_id", NULL);
 	run_id = PG_GETARG_INT64(0);
 	max_chunks = MaxChunksArg(fcinfo, 1);
+	parallel = ParallelArg(fcinfo, 2, ScheduleCalledFromCron());
 
 	SpiConnectNonatomic();
 	ScheduleRunTick(run_id);
-	ExecuteRun(run_id, max_chunks);
+	ExecuteRun(run_id, max_chunks, parallel);
 	SpiFinish();
 	PG_RETURN_VOID();
 }
 
 /*
  * backfill_backfill
- *		CALL backfill.backfill(target, range_start, range_end, chunk, note):
- *		a plan without a probe, run to the end (BackfillRange).  Only as a
- *		top-level CALL.
+ *		CALL backfill.backfill(target, range_start, range_end, chunk, note,
+ *		parallel): a plan without a probe, run to the end (BackfillRange).
+ *		Only as a top-level CALL.
  */
 Datum
 backfill_backfill(PG_FUNCTION_ARGS)
 {
 	PlanRequest req;
+	int			parallel;
 
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RangeRequest(fcinfo, &req);
+	parallel = ParallelArg(fcinfo, 5, false);
 
 	SpiConnectNonatomic();
-	BackfillRange(&req);
+	BackfillRange(&req, parallel);
 	SpiFinish();
 	PG_RETURN_VOID();
 }

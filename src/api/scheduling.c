@@ -31,14 +31,15 @@ PG_FUNCTION_INFO_V1(backfill_job_guard);
 
 /*
  * backfill_schedule
- *		schedule(run_id, cron, chunks_per_tick, quiet_hours) -> job id:
- *		ScheduleRun.
+ *		schedule(run_id, cron, chunks_per_tick, quiet_hours, parallel) ->
+ *		job id: ScheduleRun.
  */
 Datum
 backfill_schedule(PG_FUNCTION_ARGS)
 {
 	int64		job_id;
 	char	   *cron;
+	int32		parallel;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
@@ -47,11 +48,13 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 2, "chunks_per_tick", NULL);
 	cron = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	RequireMaxLength(cron, "cron", BACKFILL_MAX_WORD);
+	parallel = ParallelArg(fcinfo, 4, false);
 
 	SpiConnect();
 	job_id = ScheduleRun(PG_GETARG_INT64(0), cron,
 						 PG_GETARG_INT32(2),
-						 PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)));
+						 PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
+						 parallel);
 	SpiFinish();
 	PG_RETURN_INT64(job_id);
 }

@@ -83,4 +83,18 @@
 #define GucFree(ptr) free(ptr)
 #endif
 
+/*
+ * BackfillMyProcNumber() / BackfillProcByNumber(n)
+ *		This backend's number among the PGPROCs, and the PGPROC of a
+ *		number (a parallel chunk's worker joins its leader's lock group by
+ *		it).  17 replaced PGPROC.pgprocno by MyProcNumber and
+ *		GetPGProcByNumber.
+ */
+#if PG_VERSION_NUM >= 170000
+#define BackfillMyProcNumber() ((int) MyProcNumber)
+#else
+#define BackfillMyProcNumber() (MyProc->pgprocno)
+#endif
+#define BackfillProcByNumber(n) (&ProcGlobal->allProcs[(n)])
+
 #endif							/* BACKFILL_COMPAT_H */

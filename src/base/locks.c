@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * locks.c
- *	  The extension's own lock tags (BackfillLockTag) and the lock that
- *	  serializes register, unregister and plan of one target.
+ *	  The extension's own lock tags (BackfillLockTag, and
+ *	  BackfillChunkLockTag for the chunks of parallel workers) and the lock
+ *	  that serializes register, unregister and plan of one target.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,4 +43,21 @@ TakeTargetPlanLock(Oid target)
 
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_PLAN, (uint32) target);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * BackfillChunkLockTag
+ *		Fill tag with the key of chunk chunk_no of run run_id in this
+ *		database: an advisory lock tag whose fourth field is
+ *		BACKFILL_LOCK_SUBID_CHUNK (no SQL caller can take it either).  A
+ *		parallel chunk's background worker holds it, session-level, from
+ *		its start to its exit, so pg_locks shows the chunks in flight and
+ *		their pids (classid = the run id's low 32 bits, objid = chunk_no,
+ *		objsubid = 16967), and a worker that dies releases it.
+ */
+void
+BackfillChunkLockTag(LOCKTAG *tag, int64 run_id, int32 chunk_no)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) run_id,
+						 (uint32) chunk_no, BACKFILL_LOCK_SUBID_CHUNK);
 }

@@ -25,6 +25,7 @@ int			backfill_max_attempts = 3;
 int			backfill_max_chunks = 100000;
 int			backfill_neighbor_chunks = 3;
 double		backfill_neighbor_tolerance = 0.5;
+int			backfill_max_parallel = 4;
 
 void		_PG_init(void);
 
@@ -82,6 +83,14 @@ _PG_init(void)
 							 0.5, 0.0, 1000000.0,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.max_parallel",
+							"Largest parallel => N of one run call: background workers executing its chunks at once.",
+							"Only superusers may change it; the effective cap is also bounded by max_worker_processes.",
+							&backfill_max_parallel,
+							4, 1, BACKFILL_MAX_PARALLEL_CEILING,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("backfill");
 }

@@ -721,6 +721,38 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 }
 
 /*
+ * RecordChunkFailure
+ *		Record chunk as failed with edata, outside the chunk's own
+ *		transaction (its work was rolled back or never done), and the run
+ *		as failed: a commit that failed (CommitChunk), or a parallel
+ *		chunk whose background worker ended before it recorded an outcome
+ *		(parallel.c).  Caller is connected to SPI and commits.
+ */
+void
+RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+{
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
+	ErrorArgs(&args, edata);
+	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" rows_deleted = NULL, rows_inserted = NULL,"
+					" before_value = NULL, after_value = NULL,"
+					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
+					" finished_at = pg_catalog.clock_timestamp(),"
+					" error_sqlstate = $3, error_message = $4,"
+					" error_detail = $5, error_hint = $6"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND chunk_no OPERATOR(pg_catalog.=) $2"
+					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
+					&args, SPI_OK_UPDATE);
+	SetRunStatus(run, RUN_FAILED);
+}
+
+/*
  * CommitChunk
  *		Commit the chunk's transaction (SPI_commit).  When the commit itself
  *		fails, e.g. Citus refusing to commit over a connection to a worker
@@ -735,7 +767,6 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ErrorData  *volatile edata = NULL;
-	CatalogArgs args;
 
 	PG_TRY();
 	{
@@ -757,22 +788,7 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		edata = report->error;
 
 	SpiConnect();
-	CatalogArgsInit(&args);
-	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
-	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
-	ErrorArgs(&args, edata);
-	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
-					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
-					" rows_deleted = NULL, rows_inserted = NULL,"
-					" before_value = NULL, after_value = NULL,"
-					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
-					" finished_at = pg_catalog.clock_timestamp(),"
-					" error_sqlstate = $3, error_message = $4,"
-					" error_detail = $5, error_hint = $6"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND chunk_no OPERATOR(pg_catalog.=) $2",
-					&args, SPI_OK_UPDATE);
-	SetRunStatus(run, RUN_FAILED);
+	RecordChunkFailure(run, chunk, edata);
 	SpiFinish();
 	SPI_commit();
 	MemoryContextSwitchTo(cxt);
@@ -807,47 +823,43 @@ FirstTodo(RunInfo *run, const char *predicate)
 }
 
 /*
- * NextChunk
- *		Pick the next chunk to execute (in chunk_no order, descending for a
- *		backwards run) and lock its row until the chunk's transaction ends,
- *		so that a concurrent cancel skips it.  Also returns the run's
- *		current status.  Returns false when no chunk is left, or when the
- *		chosen one changed under us (the caller looks again).  Caller is
+ * ReadRunStatus
+ *		The run's status now (cancelled when the row is gone).  Caller is
  *		connected to SPI.
  */
-bool
-NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
+RunStatus
+ReadRunStatus(int64 run_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	RunStatus	status;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec("SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
+		RUN_CANCELLED;
+	SPI_freetuptable(SPI_tuptable);
+	return status;
+}
+
+/*
+ * ClaimChunkRow
+ *		Lock the row of chunk chunk_no of the run until the transaction
+ *		ends, if the chunk is still to do, and copy it into chunk; false
+ *		when it is not (any more).  Caller is connected to SPI.
+ */
+static bool
+ClaimChunkRow(RunInfo *run, int32 chunk_no, ChunkInfo *chunk)
 {
 	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
 	bool		isnull;
 	bool		found;
-	int32		pending;
-	int32		no_source = 0;
-	int32		next;
 
 	values[0] = Int64GetDatum(run->run_id);
-
-	CatalogExec("SELECT status FROM backfill.runs"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	*run_status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
-		RUN_CANCELLED;
-	SPI_freetuptable(SPI_tuptable);
-
-	pending = FirstTodo(run, TODO_PENDING);
-	if (run->clear_no_source)
-		no_source = FirstTodo(run, TODO_NO_SOURCE);
-	if (pending == 0 || no_source == 0)
-		next = pending + no_source;
-	else if (run->backwards)
-		next = Max(pending, no_source);
-	else
-		next = Min(pending, no_source);
-	if (next == 0)
-		return false;
-
-	values[1] = Int32GetDatum(next);
+	values[1] = Int32GetDatum(chunk_no);
 	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
 				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
@@ -866,6 +878,213 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
 	}
 	SPI_freetuptable(SPI_tuptable);
 	return found;
+}
+
+/*
+ * NextChunk
+ *		Pick the next chunk to execute (in chunk_no order, descending for a
+ *		backwards run) and lock its row until the chunk's transaction ends,
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
+ */
+bool
+NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
+{
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
+
+	*run_status = ReadRunStatus(run->run_id);
+	pending = FirstTodo(run, TODO_PENDING);
+	if (run->clear_no_source)
+		no_source = FirstTodo(run, TODO_NO_SOURCE);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+	return ClaimChunkRow(run, next, chunk);
+}
+
+/*
+ * ClaimChunk
+ *		A parallel chunk's worker: lock chunk chunk_no of the run, if it is
+ *		still to do, until the transaction ends (as NextChunk does for the
+ *		chunk it picks), and read the run's status.  False when the chunk
+ *		is no longer to do.  Caller is connected to SPI.
+ */
+bool
+ClaimChunk(RunInfo *run, int32 chunk_no, ChunkInfo *chunk,
+		   RunStatus *run_status)
+{
+	*run_status = ReadRunStatus(run->run_id);
+	return ClaimChunkRow(run, chunk_no, chunk);
+}
+
+/*
+ * FirstTodoAfter
+ *		FirstTodo, among the chunks after chunk_no "after" in the run's
+ *		order (before it for a backwards run; after = 0: all).  Caller is
+ *		connected to SPI.
+ */
+static int32
+FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	int32		chunk_no = 0;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(after);
+	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
+						 " AND ($2 OPERATOR(pg_catalog.=) 0"
+						 "  OR chunk_no OPERATOR(pg_catalog.%s) $2)"
+						 " ORDER BY chunk_no %s LIMIT 1",
+						 predicate, run->backwards ? "<" : ">",
+						 run->backwards ? "DESC" : "ASC"),
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		chunk_no = SpiGetInt32(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return chunk_no;
+}
+
+/*
+ * PeekChunkAfter
+ *		The parallel leader's next chunk: the first chunk still to do after
+ *		chunk_no "after" in the run's order (0: from the start), read
+ *		without a lock (its worker locks it, ClaimChunk), with its
+ *		attempts so far; and the run's status.  False when there is none.
+ *		Caller is connected to SPI.
+ */
+bool
+PeekChunkAfter(RunInfo *run, int32 after, ChunkInfo *chunk, int32 *attempts,
+			   RunStatus *run_status)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		found;
+	int32		pending;
+	int32		no_source = 0;
+	int32		next;
+
+	*run_status = ReadRunStatus(run->run_id);
+	pending = FirstTodoAfter(run, TODO_PENDING, after);
+	if (run->clear_no_source)
+		no_source = FirstTodoAfter(run, TODO_NO_SOURCE, after);
+	if (pending == 0 || no_source == 0)
+		next = pending + no_source;
+	else if (run->backwards)
+		next = Max(pending, no_source);
+	else
+		next = Min(pending, no_source);
+	if (next == 0)
+		return false;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(next);
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
+				" status OPERATOR(pg_catalog.=) 'no_source', deferrals, attempts"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
+		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+		chunk->no_source = SpiGetBool(0, 4, &isnull);
+		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
+		*attempts = SpiGetInt32(0, 6, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * ReadChunkOutcome
+ *		What a parallel chunk's worker recorded, read by the leader after
+ *		the worker ended: done (also a no_source chunk cleared), deferred
+ *		(still to do, one more attempt), failed (with its error), or
+ *		nothing at all (attempts unchanged: false; the worker died or was
+ *		terminated before its chunk committed).  report is filled for
+ *		ReportChunk and RaiseChunkFailure; *status is the chunk's status.
+ *		Caller is connected to SPI; report lives in the current memory
+ *		context.
+ */
+bool
+ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk, int32 attempts_before,
+				 ChunkStatus *status, ChunkReport *report)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		ledger_null;
+	int32		attempts;
+	bool		finished;
+	char	   *sqlstate;
+
+	memset(report, 0, sizeof(ChunkReport));
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(chunk->chunk_no);
+	CatalogExec("SELECT status, attempts, deferrals,"
+				" COALESCE(rows_deleted, 0), COALESCE(rows_inserted, 0),"
+				" ledger_ok, finished_at IS NOT NULL, error_sqlstate,"
+				" error_message, error_detail, error_hint"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" AND chunk_no OPERATOR(pg_catalog.=) $2",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		*status = CHUNK_CANCELLED;
+		return false;
+	}
+	*status = ParseChunkStatus(SpiGetText(0, 1));
+	attempts = SpiGetInt32(0, 2, &isnull);
+	report->deferrals = SpiGetInt32(0, 3, &isnull);
+	report->rows_deleted = SpiGetInt64(0, 4, &isnull);
+	report->rows_inserted = SpiGetInt64(0, 5, &isnull);
+	report->ledger_ok = SpiGetBool(0, 6, &ledger_null);
+	report->ledger_checked = !ledger_null;
+	finished = SpiGetBool(0, 7, &isnull);
+	sqlstate = SpiGetText(0, 8);
+	if (sqlstate != NULL)
+	{
+		report->error = palloc0(sizeof(ErrorData));
+		report->error->elevel = ERROR;
+		report->error->sqlerrcode = MAKE_SQLSTATE(sqlstate[0], sqlstate[1],
+												  sqlstate[2], sqlstate[3],
+												  sqlstate[4]);
+		report->error->message = SpiGetText(0, 9);
+		report->error->detail = SpiGetText(0, 10);
+		report->error->hint = SpiGetText(0, 11);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	if (attempts == attempts_before && !(*status == CHUNK_NO_SOURCE && finished))
+		return false;
+	if (*status == CHUNK_DONE || (*status == CHUNK_NO_SOURCE && finished))
+		report->outcome = OUTCOME_DONE;
+	else if (*status == CHUNK_FAILED ||
+			 (*status == CHUNK_NO_SOURCE &&
+			  !(report->deferrals == chunk->deferrals + 1 &&
+				report->deferrals < backfill_max_attempts)))
+		report->outcome = OUTCOME_FAILED;
+	else if (*status == CHUNK_PENDING || *status == CHUNK_NO_SOURCE)
+		report->outcome = OUTCOME_DEFERRED;
+	else
+		return false;
+	return true;
 }
 
 /*

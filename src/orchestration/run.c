@@ -187,10 +187,12 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 /*
  * ExecuteRun
  *		Check the caller, take the run's session lock (or report who holds
- *		it) and execute the run.  Caller has a non-atomic SPI connection.
+ *		it) and execute the run: one chunk at a time in this session, or,
+ *		with parallel > 1, in background workers (parallel.c).  Caller has
+ *		a non-atomic SPI connection.
  */
 void
-ExecuteRun(int64 run_id, int max_chunks)
+ExecuteRun(int64 run_id, int max_chunks, int parallel)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	MemoryContext cxt;
@@ -282,7 +284,10 @@ ExecuteRun(int64 run_id, int max_chunks)
 
 	PG_TRY();
 	{
-		RunLoop(run, max_chunks, cxt);
+		if (parallel > 1 && ParallelUsable(run))
+			ParallelRunLoop(run, max_chunks, parallel, cxt);
+		else
+			RunLoop(run, max_chunks, cxt);
 	}
 	PG_FINALLY();
 	{
@@ -301,7 +306,7 @@ ExecuteRun(int64 run_id, int max_chunks)
  *		end.  Caller has a non-atomic SPI connection.
  */
 void
-BackfillRange(const PlanRequest *req)
+BackfillRange(const PlanRequest *req, int parallel)
 {
 	int64		run_id;
 
@@ -309,14 +314,16 @@ BackfillRange(const PlanRequest *req)
 	SPI_commit();
 	ereport(NOTICE,
 			(errmsg("planned run %lld", (long long) run_id)));
-	ExecuteRun(run_id, -1);
+	ExecuteRun(run_id, -1, parallel);
 }
 
 /*
  * CancelRun
- *		See backfill.h: the chunks cancelled.  Pending and failed chunks
- *		become cancelled (a chunk executing right now is skipped and
- *		finishes), the run becomes cancelled and its schedule is removed.
+ *		See backfill.h: the chunks cancelled.  The background workers of
+ *		parallel chunks are terminated first (their chunks roll back);
+ *		then pending and failed chunks become cancelled (a chunk a session
+ *		is executing right now is skipped and finishes), the run becomes
+ *		cancelled and its schedule is removed.
  *		Caller is connected to SPI.
  */
 int32
@@ -341,6 +348,7 @@ CancelRun(int64 run_id)
 				(errmsg("run %lld is already cancelled", (long long) run_id)));
 		return 0;
 	}
+	(void) TerminateRunWorkers(run_id);
 
 	/*
 	 * One set-based statement, linear whatever the statistics say: the
@@ -397,7 +405,7 @@ RunState(int64 run_id, int64 *attempts)
  *		the group).  Caller has a non-atomic SPI connection.
  */
 void
-RunGroup(int64 group_id, int max_chunks)
+RunGroup(int64 group_id, int max_chunks, int parallel)
 {
 	List	   *runs;
 	ListCell   *lc;
@@ -414,7 +422,7 @@ RunGroup(int64 group_id, int max_chunks)
 		status = RunState(run_id, &before);
 		if (status == RUN_DONE || status == RUN_CANCELLED)
 			continue;
-		ExecuteRun(run_id, max_chunks);
+		ExecuteRun(run_id, max_chunks, parallel);
 		status = RunState(run_id, &after);
 		if (max_chunks > 0)
 			max_chunks = Max(max_chunks - (int) (after - before), 0);

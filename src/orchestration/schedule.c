@@ -8,6 +8,7 @@
  * command is built from integers only:
  *
  *		CALL backfill.run(<id>, max_chunks => <n>)
+ *		CALL backfill.run(<id>, max_chunks => <n>, parallel => <p>)  (p > 1)
  *
  * The job is created by calling cron.schedule through SPI with the caller's
  * own privileges, so pg_cron records the caller as the job's owner and the
@@ -56,11 +57,13 @@
  *		See backfill.h: hand the rest of a run to a pg_cron job owned by the
  *		caller; returns the job id.  Scheduling a run again replaces its job
  *		(pg_cron keeps the job id when the same role schedules the same job
- *		name).  Caller is connected to SPI.
+ *		name).  With parallel > 1 each tick executes its chunks_per_tick
+ *		chunks up to "parallel" at a time (parallel.c).  Caller is
+ *		connected to SPI.
  */
 int64
 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
-			const char *quiet_hours)
+			const char *quiet_hours, int32 parallel)
 {
 	int			qstart;
 	int			qend;
@@ -136,8 +139,12 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 		old.owner = NULL;
 
 	jobname = CronJobName(run_id);
-	command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
-					   run_id, chunks_per_tick);
+	if (parallel > 1)
+		command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d, parallel => %d)",
+						   run_id, chunks_per_tick, parallel);
+	else
+		command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
+						   run_id, chunks_per_tick);
 	argtypes[0] = TEXTOID;
 	argtypes[1] = TEXTOID;
 	argtypes[2] = TEXTOID;
@@ -219,7 +226,7 @@ UnscheduleRun(int64 run_id)
  */
 int32
 ScheduleGroup(int64 group_id, const char *cron, int32 chunks_per_tick,
-			  const char *quiet_hours)
+			  const char *quiet_hours, int32 parallel)
 {
 	List	   *runs;
 	ListCell   *lc;
@@ -229,7 +236,7 @@ ScheduleGroup(int64 group_id, const char *cron, int32 chunks_per_tick,
 	foreach(lc, runs)
 	{
 		(void) ScheduleRun(*(int64 *) lfirst(lc), cron, chunks_per_tick,
-						   quiet_hours);
+						   quiet_hours, parallel);
 		n++;
 	}
 	return n;

@@ -1,0 +1,887 @@
+/*-------------------------------------------------------------------------
+ *
+ * parallel.c
+ *	  Parallel chunks (run, backfill, run_group with parallel => N): the
+ *	  leader's loop, which starts each chunk in a dynamic background
+ *	  worker, at most N at a time, in plan order, and stops starting at
+ *	  the first failure; the worker's main, which executes exactly one
+ *	  chunk with the chunk engine and exits; and cancel's side, which
+ *	  terminates a run's workers.
+ *
+ * A worker connects to the leader's database as the leader's current role
+ * (by OID), with the leader's backfill.lock_timeout, chunk_timeout and
+ * max_attempts; the run's TimeZone and search_path are pinned on the run
+ * and applied by the chunk engine, as in the leader.  It claims its chunk
+ * (row lock, as the run loop does), executes it (author gate, locks with
+ * lock_timeout deferral, ledger gate, lineage), records the outcome in
+ * the chunk's own transaction, executed_via 'worker', and exits.  It
+ * reports through the catalog only: the leader reads the chunk's row when
+ * the worker has stopped.  No dynamic shared memory is needed.
+ *
+ * The workers join the leader's lock group (as parallel query's workers
+ * do), so the chunks of one call never wait for each other's locks on the
+ * target (a chunk holds SHARE ROW EXCLUSIVE on the table, or on the
+ * partitions it rewrites, which conflicts with itself); a writer of the
+ * target still waits for every chunk in flight, and while one waits the
+ * leader starts no new chunk (TargetHasWaiters), so the writer, the daily
+ * job of lock_target included, gets its turn as between two serial chunks.
+ * Row-level waits between members of a lock group are polled by
+ * PostgreSQL rather than queued; the chunks of one run write disjoint
+ * ranges, and their catalog rows are taken in one order (chunk row, then
+ * run row), so no cycle can form between them.  A worker runs no parallel
+ * query of its own (a member cannot lead a group).
+ *
+ * While it runs, a worker holds a session-level lock whose key is its
+ * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
+ * see the chunks in flight and their pids, and a worker that dies drops
+ * it.  The leader holds the run's session lock as in a serial run, and
+ * terminates its workers when it ends by an error or is terminated (also
+ * on FATAL, at proc_exit), so no chunk runs unowned; their chunks roll
+ * back and stay pending.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <signal.h>
+
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "backfill.h"
+
+/* What the leader hands a worker, in bgw_extra. */
+typedef struct ChunkWorkerArgs
+{
+	int64		run_id;
+	int32		chunk_no;
+	Oid			database;
+	Oid			role;
+	int			leader_pgprocno;
+	int			leader_pid;
+	int32		lock_timeout;
+	int32		chunk_timeout;
+	int32		max_attempts;
+} ChunkWorkerArgs;
+
+StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
+				 "ChunkWorkerArgs must fit in bgw_extra");
+
+/* One chunk in flight: its worker and the chunk as it was started. */
+typedef struct Flight
+{
+	BackgroundWorkerHandle *handle; /* NULL: a free place */
+	ChunkInfo	chunk;
+	int32		attempts;		/* the chunk's attempts before the worker */
+} Flight;
+
+/*
+ * The leader's chunks in flight, for the cleanup that terminates their
+ * workers when the leader ends by an error or is terminated.
+ */
+static Flight *flights = NULL;
+static int	nflights = 0;
+static bool exit_callback_registered = false;
+
+PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
+
+/*
+ * TerminateFlights
+ *		Cleanup of the leader (on an error, and at proc_exit when it is
+ *		terminated): terminate every worker still in flight; each rolls its
+ *		chunk back.  A worker not started yet never starts.
+ */
+static void
+TerminateFlights(int code, Datum arg)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL)
+			TerminateBackgroundWorker(flights[i].handle);
+	}
+}
+
+/*
+ * RoleCanLogin
+ *		Whether role may log in: a background worker connects as the
+ *		caller's current role, and PostgreSQL refuses a role without LOGIN.
+ */
+static bool
+RoleCanLogin(Oid role)
+{
+	HeapTuple	tuple;
+	bool		canlogin;
+
+	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
+	ReleaseSysCache(tuple);
+	return canlogin;
+}
+
+/*
+ * ParallelUsable
+ *		See backfill.h.  A probe that has not run yet runs alone, in this
+ *		session, as without parallel (and the call stops after it, as
+ *		always); a caller whose current role cannot log in runs its chunks
+ *		in this session too, with a NOTICE.
+ */
+bool
+ParallelUsable(RunInfo *run)
+{
+	if (run->probe && !RunHasDoneChunk(run->run_id))
+		return false;
+	if (!RoleCanLogin(GetUserId()))
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld executes its chunks one at a time in this session",
+						(long long) run->run_id),
+				 errdetail("Parallel workers connect as the current role \"%s\", which cannot log in.",
+						   CurrentUserName()),
+				 errhint("Call backfill.run as a role with LOGIN for parallel chunks.")));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * StartChunkWorker
+ *		Register the background worker of one chunk; NULL when no worker
+ *		slot is free.  The handle is allocated in the current memory
+ *		context.
+ */
+static BackgroundWorkerHandle *
+StartChunkWorker(RunInfo *run, ChunkInfo *chunk)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	ChunkWorkerArgs args;
+
+	memset(&worker, 0, sizeof(worker));
+	memset(&args, 0, sizeof(args));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "backfill");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "backfill_chunk_worker");
+	snprintf(worker.bgw_name, BGW_MAXLEN,
+			 "backfill worker: run %lld chunk %d",
+			 (long long) run->run_id, chunk->chunk_no);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "backfill worker");
+	worker.bgw_main_arg = Int64GetDatum(run->run_id);
+	worker.bgw_notify_pid = MyProcPid;
+
+	args.run_id = run->run_id;
+	args.chunk_no = chunk->chunk_no;
+	args.database = MyDatabaseId;
+	args.role = GetUserId();
+	args.leader_pgprocno = BackfillMyProcNumber();
+	args.leader_pid = MyProcPid;
+	args.lock_timeout = backfill_lock_timeout;
+	args.chunk_timeout = backfill_chunk_timeout;
+	args.max_attempts = backfill_max_attempts;
+	memcpy(worker.bgw_extra, &args, sizeof(args));
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return NULL;
+	return handle;
+}
+
+/*
+ * WaitForFlight
+ *		Wait until one of the workers in flight has stopped and return its
+ *		place.  The postmaster wakes the leader (bgw_notify_pid) when a
+ *		worker stops; interrupts are served in every wait, and a terminated
+ *		or cancelled leader leaves through its cleanup.
+ */
+static int
+WaitForFlight(int n)
+{
+	for (;;)
+	{
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			pid_t		pid;
+
+			if (flights[i].handle != NULL &&
+				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
+				return i;
+		}
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * TargetHasWaiters
+ *		Whether another backend waits for a lock on the run's target (the
+ *		table, one of its partitions, or the target lock of
+ *		backfill.lock_target) while chunks are in flight.  The workers of
+ *		one call share the leader's lock group, so a chunk started now would
+ *		not queue behind such a waiter but overtake it; the leader starts
+ *		nothing new until the chunks in flight have ended and the waiter
+ *		had its turn, as between two chunks of a serial run.  The waits of
+ *		the call's own workers do not count.  Caller is connected to SPI.
+ */
+static bool
+TargetHasWaiters(RunInfo *run)
+{
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[4];
+	bool		waiting;
+
+	values[0] = ObjectIdGetDatum(run->target);
+	values[1] = ObjectIdGetDatum(MyDatabaseId);
+	values[2] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_TARGET);
+	values[3] = ObjectIdGetDatum((Oid) (uint32) run->run_id);
+	SpiExecPinned("SELECT 1 FROM pg_catalog.pg_locks l"
+				  " WHERE NOT l.granted"
+				  " AND l.database OPERATOR(pg_catalog.=) $2"
+				  " AND ((l.locktype OPERATOR(pg_catalog.=) 'relation'"
+				  "   AND l.relation OPERATOR(pg_catalog.=) ANY (ARRAY("
+				  "    SELECT t.relid::pg_catalog.oid"
+				  "     FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) t)))"
+				  "  OR (l.locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  "   AND l.classid OPERATOR(pg_catalog.=) $3"
+				  "   AND l.objid OPERATOR(pg_catalog.=) $1"
+				  "   AND l.objsubid OPERATOR(pg_catalog.=) 16966))"
+				  " AND l.pid OPERATOR(pg_catalog.<>) ALL (ARRAY("
+				  "  SELECT w.pid FROM pg_catalog.pg_locks w"
+				  "   WHERE w.locktype OPERATOR(pg_catalog.=) 'advisory'"
+				  "   AND w.database OPERATOR(pg_catalog.=) $2"
+				  "   AND w.classid OPERATOR(pg_catalog.=) $4"
+				  "   AND w.objsubid OPERATOR(pg_catalog.=) 16967))"
+				  " LIMIT 1",
+				  4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	waiting = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	return waiting;
+}
+
+/*
+ * FlightFailed
+ *		Whether a chunk in flight has already recorded a failure or a
+ *		deferral (its worker commits the outcome, then exits: the leader
+ *		may look in between).  Caller is connected to SPI.
+ */
+static bool
+FlightFailed(RunInfo *run)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		ChunkReport report;
+		ChunkStatus cstatus;
+
+		if (flights[i].handle == NULL)
+			continue;
+		if (ReadChunkOutcome(run, &flights[i].chunk, flights[i].attempts,
+							 &cstatus, &report) &&
+			report.outcome != OUTCOME_DONE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * LostChunkError
+ *		The error recorded for a chunk whose worker stopped before it
+ *		recorded an outcome (terminated, or failed outside the chunk:
+ *		e.g. it could not connect).
+ */
+static ErrorData *
+LostChunkError(ChunkInfo *chunk)
+{
+	ErrorData  *edata = palloc0(sizeof(ErrorData));
+
+	edata->elevel = ERROR;
+	edata->sqlerrcode = ERRCODE_ADMIN_SHUTDOWN;
+	edata->message = psprintf("the background worker of chunk %d stopped before it recorded the chunk's outcome",
+							  chunk->chunk_no);
+	edata->detail = pstrdup("The worker was terminated, or failed before or after the chunk's work; the server log has its message. Whatever it did was rolled back.");
+	return edata;
+}
+
+/*
+ * LaterInPlan
+ *		Whether chunk a comes after chunk b in the run's order.
+ */
+static bool
+LaterInPlan(RunInfo *run, int32 a, int32 b)
+{
+	return run->backwards ? a < b : a > b;
+}
+
+/*
+ * The state of one parallel call, as the leader loop keeps it.
+ */
+typedef struct LeaderState
+{
+	int			in_flight;
+	int			cap;			/* places usable: parallel, fewer when no
+								 * worker slot was free */
+	bool		stop;			/* start nothing new */
+	bool		exhausted;		/* no chunk left to start */
+	bool		cancelled;
+	bool		failed;
+	ChunkInfo	failed_chunk;	/* the first failure in plan order */
+	ErrorData  *failed_error;	/* in the run's context */
+} LeaderState;
+
+/*
+ * NoteOutcome
+ *		Take in what a chunk's execution (by a worker, or by the leader
+ *		itself) came to: its NOTICE; after a deferral or a failure, nothing
+ *		new starts; the first failure in plan order is kept for the error
+ *		that ends the call.
+ */
+static void
+NoteOutcome(RunInfo *run, LeaderState *st, ChunkInfo *chunk,
+			ChunkReport *report, MemoryContext cxt)
+{
+	ReportChunk(run, chunk, report);
+	if (report->outcome == OUTCOME_DEFERRED)
+		st->stop = true;
+	if (report->outcome == OUTCOME_FAILED)
+	{
+		st->stop = true;
+		if (!st->failed ||
+			LaterInPlan(run, st->failed_chunk.chunk_no, chunk->chunk_no))
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			st->failed = true;
+			st->failed_chunk = *chunk;
+			st->failed_error = palloc0(sizeof(ErrorData));
+			st->failed_error->sqlerrcode = report->error->sqlerrcode;
+			st->failed_error->message = pstrdup(report->error->message ?
+												report->error->message : "");
+			st->failed_error->detail = report->error->detail ?
+				pstrdup(report->error->detail) : NULL;
+			MemoryContextSwitchTo(old);
+		}
+	}
+}
+
+/*
+ * FinishFlight
+ *		A worker in flight has stopped: read what it recorded, or, when it
+ *		recorded nothing and the run was not cancelled meanwhile, record
+ *		its chunk as failed; commit; free its place.
+ */
+static void
+FinishFlight(RunInfo *run, LeaderState *st, int i, MemoryContext cxt)
+{
+	Flight	   *f = &flights[i];
+	ChunkReport report;
+	ChunkStatus cstatus;
+	bool		recorded;
+
+	SpiConnect();
+	recorded = ReadChunkOutcome(run, &f->chunk, f->attempts, &cstatus,
+								&report);
+	if (!recorded)
+	{
+		RunStatus	rs = ReadRunStatus(run->run_id);
+
+		if (rs == RUN_CANCELLED || cstatus == CHUNK_CANCELLED)
+			st->cancelled = true;
+		else
+		{
+			report.outcome = OUTCOME_FAILED;
+			report.error = LostChunkError(&f->chunk);
+			RecordChunkFailure(run, &f->chunk, report.error);
+		}
+	}
+	SpiFinish();
+	SPI_commit();
+	if (recorded || !st->cancelled)
+		NoteOutcome(run, st, &f->chunk, &report, cxt);
+
+	pfree(f->handle);
+	f->handle = NULL;
+	st->in_flight--;
+}
+
+/*
+ * RunChunkHere
+ *		No worker slot is free and none is in flight: the leader executes
+ *		the chunk itself, as the serial run loop does.
+ */
+static void
+RunChunkHere(RunInfo *run, LeaderState *st, ChunkInfo *peeked,
+			 const char *via, const char *user, MemoryContext cxt)
+{
+	ChunkInfo	chunk;
+	ChunkReport report;
+	RunStatus	run_status;
+
+	SpiConnect();
+	if (!ClaimChunk(run, peeked->chunk_no, &chunk, &run_status) ||
+		run_status == RUN_CANCELLED || run_status == RUN_DONE)
+	{
+		SpiFinish();
+		SPI_commit();
+		if (run_status == RUN_CANCELLED)
+			st->cancelled = true;
+		return;
+	}
+	ExecuteChunk(run, &chunk, false, run_status, via, user, &report);
+	SpiFinish();
+	CommitChunk(run, &chunk, &report);
+	NoteOutcome(run, st, &chunk, &report, cxt);
+}
+
+/*
+ * LeaderLoop
+ *		The loop of ParallelRunLoop, inside its cleanup: start chunks while
+ *		there is a place, then wait for a worker to stop and take in its
+ *		outcome, until nothing is in flight and nothing more may start.
+ */
+static void
+LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
+		   MemoryContext cxt, MemoryContext evcxt)
+{
+	int32		cursor = 0;
+	int			started = 0;
+	int			i;
+	bool		warned = false;
+	bool		ran_here;
+	const char *via;
+	char	   *user;
+
+	via = ScheduleInCronWorker() ? "pg_cron" : "session";
+	user = CurrentUserName();
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(evcxt);
+		MemoryContextSwitchTo(evcxt);
+		ran_here = false;
+
+		/* start chunks while there is a place */
+		while (!st->stop && !st->cancelled && st->in_flight < st->cap &&
+			   (max_chunks < 0 || started < max_chunks))
+		{
+			ChunkInfo	chunk;
+			int32		attempts = 0;
+			RunStatus	run_status;
+			BackgroundWorkerHandle *handle;
+			MemoryContext old;
+			bool		found;
+
+			CHECK_FOR_INTERRUPTS();
+			SpiConnect();
+			/* a failure committed by a worker that has not exited yet */
+			if (st->in_flight > 0 && FlightFailed(run))
+			{
+				SpiFinish();
+				SPI_commit();
+				st->stop = true;
+				break;
+			}
+			found = PeekChunkAfter(run, cursor, &chunk, &attempts,
+								   &run_status);
+			if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
+			{
+				SpiFinish();
+				SPI_commit();
+				st->cancelled = (run_status == RUN_CANCELLED);
+				st->exhausted = (run_status == RUN_DONE);
+				st->stop = true;
+				break;
+			}
+			if (!found)
+			{
+				SpiFinish();
+				SPI_commit();
+				st->exhausted = true;
+				st->stop = true;
+				break;
+			}
+			/* a chunk of a group waits for its upstream chunks */
+			if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+			{
+				SpiFinish();
+				SPI_commit();
+				st->stop = true;
+				break;
+			}
+			/* another writer of the target has its turn first */
+			if (st->in_flight > 0 && TargetHasWaiters(run))
+			{
+				SpiFinish();
+				SPI_commit();
+				break;
+			}
+			SpiFinish();
+			SPI_commit();
+
+			old = MemoryContextSwitchTo(cxt);
+			handle = StartChunkWorker(run, &chunk);
+			MemoryContextSwitchTo(old);
+			if (handle == NULL)
+			{
+				if (!warned)
+					ereport(NOTICE,
+							(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
+									(long long) run->run_id,
+									st->in_flight, parallel),
+							 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
+				warned = true;
+				if (st->in_flight > 0)
+				{
+					/* fewer places from now on; this chunk starts later */
+					st->cap = st->in_flight;
+					break;
+				}
+				/* no worker at all: the chunk runs in this session */
+				RunChunkHere(run, st, &chunk, via, user, cxt);
+				cursor = chunk.chunk_no;
+				started++;
+				ran_here = true;
+				break;
+			}
+			for (i = 0; i < nflights; i++)
+			{
+				if (flights[i].handle == NULL)
+					break;
+			}
+			Assert(i < nflights);
+			flights[i].handle = handle;
+			flights[i].chunk = chunk;
+			flights[i].attempts = attempts;
+			st->in_flight++;
+			cursor = chunk.chunk_no;
+			started++;
+		}
+
+		/* back to the top: the chunk's memory goes with evcxt */
+		if (ran_here)
+			continue;
+		if (st->in_flight == 0)
+			break;
+		FinishFlight(run, st, WaitForFlight(nflights), cxt);
+		/* every other worker that has stopped too, before any new start */
+		for (i = 0; i < nflights; i++)
+		{
+			pid_t		pid;
+
+			if (flights[i].handle != NULL &&
+				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
+				FinishFlight(run, st, i, cxt);
+		}
+	}
+}
+
+/*
+ * ParallelRunLoop
+ *		See backfill.h.  Start the run's chunks in plan order (reverse for a
+ *		backwards run), each in a background worker, at most "parallel" in
+ *		flight and at most max_chunks (< 0: no limit) in all; a chunk of a
+ *		group starts only when its upstream chunks are settled
+ *		(PipelineChunkReady).  After a failure or a deferral nothing new
+ *		starts: the chunks in flight finish on their own, the rest stay
+ *		pending, and a failure ends the call with the first failed chunk's
+ *		error, the run failed.  When no worker slot is free the loop goes
+ *		on with the workers it has (NOTICE), and with none, executes the
+ *		chunk itself.  Caller holds the run's session lock and a
+ *		non-atomic SPI connection; cxt survives the commits.
+ */
+void
+ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
+{
+	MemoryContext evcxt;
+	LeaderState st;
+
+	MemoryContextSwitchTo(cxt);
+	evcxt = AllocSetContextCreate(cxt, "backfill parallel leader",
+								  ALLOCSET_DEFAULT_SIZES);
+	memset(&st, 0, sizeof(st));
+	st.cap = parallel;
+	/* the workers join this backend's lock group (see the file header) */
+	BecomeLockGroupLeader();
+	flights = palloc0(sizeof(Flight) * parallel);
+	nflights = parallel;
+
+	/*
+	 * A leader that is terminated (FATAL) terminates its workers at
+	 * proc_exit; one that ends by an error, here.  The exit callback is
+	 * registered once per backend and acts only while flights are set (not
+	 * PG_ENSURE_ERROR_CLEANUP: a chunk the leader executes itself may
+	 * register exit callbacks of its own, temporary tables for one).
+	 */
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(TerminateFlights, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	PG_TRY();
+	{
+		LeaderLoop(run, max_chunks, parallel, &st, cxt, evcxt);
+	}
+	PG_CATCH();
+	{
+		TerminateFlights(0, (Datum) 0);
+		flights = NULL;
+		nflights = 0;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	flights = NULL;
+	nflights = 0;
+
+	MemoryContextSwitchTo(evcxt);
+	if (st.failed)
+	{
+		/* a worker that finished after the failure may have reset it */
+		SpiConnect();
+		(void) SetRunStatus(run, RUN_FAILED);
+		SpiFinish();
+		SPI_commit();
+		RaiseChunkFailure(run, &st.failed_chunk, st.failed_error);
+	}
+	if (st.cancelled)
+		ereport(NOTICE,
+				(errmsg("run %lld is %s", (long long) run->run_id,
+						RunStatusName(RUN_CANCELLED))));
+	else if (st.exhausted)
+	{
+		RunStatus	final_status = RUN_PLANNED;
+		bool		finished;
+
+		/*
+		 * Two workers finishing the last chunks at the same time each saw
+		 * the other's chunk pending: the leader settles the run's status.
+		 */
+		SpiConnect();
+		finished = !RemainingChunks(run);
+		if (finished)
+		{
+			final_status = ReadRunStatus(run->run_id);
+			if (final_status != RUN_DONE && final_status != RUN_CANCELLED)
+				final_status = SetRunStatus(run, RUN_DONE);
+		}
+		SpiFinish();
+		SPI_commit();
+		if (finished)
+			ereport(NOTICE,
+					(errmsg("run %lld is %s", (long long) run->run_id,
+							RunStatusName(final_status))));
+	}
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(evcxt);
+}
+
+/*
+ * WorkerCommitChunk
+ *		The worker's commit of its chunk's transaction (CommitChunk's, for a
+ *		transaction that is no procedure's): when the commit itself fails
+ *		(a deferred constraint, Citus losing a connection), the chunk is
+ *		recorded as failed in a new transaction, with the chunk's own error
+ *		when it had one, else the commit's.
+ */
+static void
+WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+
+	PG_TRY();
+	{
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+
+	MemoryContextSwitchTo(cxt);
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
+		edata = report->error;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SpiConnect();
+	RecordChunkFailure(run, chunk, edata);
+	SpiFinish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * backfill_chunk_worker
+ *		The main of a parallel chunk's background worker (bgw_extra:
+ *		ChunkWorkerArgs): connect as the leader's role, take the leader's
+ *		settings, hold the chunk's lock (BackfillChunkLockTag), claim the
+ *		chunk and execute it in its own transaction with the chunk engine
+ *		(an atomic SPI connection: the worker commits itself),
+ *		executed_via 'worker', then exit.  A chunk no longer to do (the run
+ *		was cancelled, or another call took it) is left alone.  An error
+ *		outside the chunk ends the worker (FATAL, in the server log) before
+ *		anything is committed; the leader then records the chunk failed.
+ */
+void
+backfill_chunk_worker(Datum main_arg)
+{
+	ChunkWorkerArgs args;
+	MemoryContext cxt;
+	RunInfo    *run;
+	ChunkInfo	chunk;
+	ChunkReport report;
+	RunStatus	run_status;
+	LOCKTAG		tag;
+	char		buf[32];
+	bool		found;
+
+	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	/*
+	 * Join the leader's lock group before taking any lock, so that the
+	 * chunks of one call do not wait for each other's table locks; a leader
+	 * that is gone leaves nothing to do (no chunk runs unowned).
+	 */
+	if (!BecomeLockGroupMember(BackfillProcByNumber(args.leader_pgprocno),
+							   args.leader_pid))
+		proc_exit(0);
+	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
+
+	/*
+	 * No parallel query inside the worker: it is a member of the leader's
+	 * lock group and cannot lead one of its own (nothing the chunk's text
+	 * sets can override this source).
+	 */
+	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET,
+					PGC_S_OVERRIDE);
+
+	/* the leader's settings of the chunk engine */
+	snprintf(buf, sizeof(buf), "%d", args.lock_timeout);
+	SetConfigOption("backfill.lock_timeout", buf, PGC_USERSET, PGC_S_SESSION);
+	snprintf(buf, sizeof(buf), "%d", args.chunk_timeout);
+	SetConfigOption("backfill.chunk_timeout", buf, PGC_USERSET, PGC_S_SESSION);
+	snprintf(buf, sizeof(buf), "%d", args.max_attempts);
+	SetConfigOption("backfill.max_attempts", buf, PGC_USERSET, PGC_S_SESSION);
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "backfill chunk worker",
+								ALLOCSET_DEFAULT_SIZES);
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("backfill chunk %d of run %lld",
+									args.chunk_no, (long long) args.run_id));
+	BackfillChunkLockTag(&tag, args.run_id, args.chunk_no);
+	(void) LockAcquire(&tag, ExclusiveLock, true, false);
+
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SpiConnect();
+	RequireCatalogVersion();
+	MemoryContextSwitchTo(cxt);
+	run = LoadRun(args.run_id);
+	CheckRunIdentity(run, "run", true);
+	found = ClaimChunk(run, args.chunk_no, &chunk, &run_status);
+	if (found && run_status != RUN_CANCELLED && run_status != RUN_DONE)
+	{
+		MemoryContextSwitchTo(cxt);
+		ExecuteChunk(run, &chunk, false, run_status, "worker",
+					 CurrentUserName(), &report);
+	}
+	else
+		found = false;
+	SpiFinish();
+	PopActiveSnapshot();
+	MemoryContextSwitchTo(cxt);
+	if (found)
+		WorkerCommitChunk(run, &chunk, &report);
+	else
+		CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	proc_exit(0);
+}
+
+/*
+ * TerminateRunWorkers
+ *		See backfill.h: terminate (SIGTERM) the background workers executing
+ *		chunks of run_id, found by their chunk locks, and wait until they
+ *		have gone (their chunks roll back); returns how many there were.
+ *		Only backfill's workers hold these locks (no SQL caller can take
+ *		them).  Caller is connected to SPI and may act on the run.
+ */
+int
+TerminateRunWorkers(int64 run_id)
+{
+	Oid			argtypes[3] = {OIDOID, OIDOID, INT2OID};
+	Datum		values[3];
+	int			n;
+	int			i;
+	int			waits;
+	const char *sql =
+		"SELECT pid FROM pg_catalog.pg_locks"
+		" WHERE locktype OPERATOR(pg_catalog.=) 'advisory'"
+		" AND database OPERATOR(pg_catalog.=) $1"
+		" AND classid OPERATOR(pg_catalog.=) $2"
+		" AND objsubid OPERATOR(pg_catalog.=) $3 AND granted"
+		" AND pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()";
+
+	values[0] = ObjectIdGetDatum(MyDatabaseId);
+	values[1] = ObjectIdGetDatum((Oid) (uint32) run_id);
+	values[2] = Int16GetDatum((int16) BACKFILL_LOCK_SUBID_CHUNK);
+	SpiExecPinned(sql, 3, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		int			pid = SpiGetInt32(i, 1, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (BackendPidGetProc(pid) != NULL)
+			(void) kill(pid, SIGTERM);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* wait for them to go, at most about 60 s */
+	for (waits = 0; n > 0 && waits < 6000; waits++)
+	{
+		SpiExecPinned(sql, 3, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+		if (SPI_processed == 0)
+		{
+			SPI_freetuptable(SPI_tuptable);
+			break;
+		}
+		SPI_freetuptable(SPI_tuptable);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return n;
+}
