@@ -18,6 +18,7 @@ OBJS = \
 	src/base/readers.o \
 	src/base/locks.o \
 	src/base/names.o \
+	src/base/failures.o \
 	src/engine/ledger.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
@@ -33,6 +34,7 @@ OBJS = \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
 	src/orchestration/cascade.o \
+	src/orchestration/replan.o \
 	src/api/args.o \
 	src/api/primitives.o \
 	src/api/targets.o \

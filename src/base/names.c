@@ -224,3 +224,26 @@ VerdictName(Verdict verdict)
 		elog(ERROR, "backfill: unknown verdict %u", i);
 	return verdict_names[i];
 }
+
+/* Failure causes, by FailureCause (the CHECK of chunks.error_cause). */
+static const char *const failure_cause_names[] = {
+	[CAUSE_NONE] = NULL,
+	[CAUSE_DEFINITION] = "definition",
+	[CAUSE_TRANSIENT] = "transient",
+	[CAUSE_ENVIRONMENT] = "environment",
+};
+
+/*
+ * FailureCauseName
+ *		The name of a failure cause as the catalog spells it (NULL for
+ *		CAUSE_NONE).
+ */
+const char *
+FailureCauseName(FailureCause cause)
+{
+	unsigned int i = (unsigned int) cause;
+
+	if (i >= lengthof(failure_cause_names))
+		elog(ERROR, "backfill: unknown failure cause %u", i);
+	return failure_cause_names[i];
+}

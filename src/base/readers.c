@@ -94,7 +94,8 @@ LoadRun(int64 run_id)
 				" r.job_id IS NOT NULL, r.quiet_hours,"
 				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
-				" r.created_by_oid, d.author, r.job_id, r.chunk"
+				" r.created_by_oid, d.author, r.job_id, r.chunk,"
+				" r.group_id, r.note, r.range_start, r.range_end"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -137,7 +138,20 @@ LoadRun(int64 run_id)
 	run->author = SpiGetOid(0, 22, &isnull);
 	run->job_id = run->scheduled ? SpiGetInt64(0, 23, &isnull) : 0;
 	run->chunk = DatumGetIntervalP(SpiGetDatumCopy(0, 24, &isnull));
+	run->group_id = SpiGetInt64(0, 25, &isnull);
+	if (isnull)
+		run->group_id = 0;
+	run->note = SpiGetText(0, 26);
+	run->range_start = DatumGetTimestampTz(SpiGetDatumCopy(0, 27, &isnull));
+	run->range_end = DatumGetTimestampTz(SpiGetDatumCopy(0, 28, &isnull));
 	SPI_freetuptable(SPI_tuptable);
+	{
+		char	   *relname = get_rel_name(run->target);
+
+		/* notices name the table as the user does; its old name if gone */
+		run->relname = relname ? pstrdup(quote_identifier(relname)) :
+			run->target_name;
+	}
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;
 }
