@@ -311,6 +311,13 @@ SELECT range_start, range_end, state FROM backfill.lineage('regress_trap.daily')
 SELECT * FROM backfill.lineage_chart('regress_trap.daily', '2026-03-01', '2026-03-05');
 SELECT backfill.plan('regress_trap.daily', '2026-03-10', '2026-03-11') AS r3 \gset
 SELECT backfill.cancel(:r3) AS cancelled;
+-- replan (issue 17): a run, then a group, planned again and cancelled
+SELECT backfill.plan('regress_trap.daily', '2026-03-11', '2026-03-12') AS r4 \gset
+SELECT backfill.replan(:r4) AS r5 \gset
+SELECT backfill.cancel(:r5) AS cancelled;
+SELECT backfill.plan('regress_trap.daily', '2026-03-12', '2026-03-13', cascade => true) AS g3 \gset
+SELECT backfill.replan_group(:g3) AS g4 \gset
+SELECT backfill.cancel_group(:g4) AS cancelled;
 
 -- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
 -- of INSERT notes runs.last_error (the statement of the issue), then ticks
@@ -373,6 +380,8 @@ SELECT count(*) >= 0 AS read FROM backfill.progress;
 SELECT count(*) >= 0 AS read FROM backfill.alerts;
 SELECT count(*) >= 0 AS read FROM backfill.group_progress;
 SELECT count(*) >= 0 AS read FROM backfill.scheduled_jobs;
+SELECT count(*) >= 0 AS read FROM backfill.progress_brief;
+SELECT count(*) >= 0 AS read FROM backfill.history_brief;
 
 -- unregister: of a dropped table by OID, then the pipeline
 SELECT backfill.register('regress_trap.gone', 'ts',
@@ -412,7 +421,9 @@ INSERT INTO driven VALUES
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean)'),
     ('backfill.run(bigint,integer)'),
-    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text)'),
+    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,bigint)'),
+    ('backfill.replan(bigint)'),
+    ('backfill.replan_group(bigint)'),
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
     ('backfill.lineage(regclass,timestamptz,timestamptz)'),
@@ -448,7 +459,8 @@ INSERT INTO read_rels VALUES
     ('backfill.targets'), ('backfill.definitions'), ('backfill.runs'),
     ('backfill.chunks'), ('backfill.checks'), ('backfill.check_results'),
     ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
-    ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs');
+    ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
+    ('backfill.progress_brief'), ('backfill.history_brief');
 SELECT c.oid::regclass AS not_read
   FROM pg_class c
  WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')

@@ -74,3 +74,132 @@ REVOKE ALL ON FUNCTION backfill.replan(pg_catalog.int8) FROM PUBLIC;
 REVOKE ALL ON FUNCTION backfill.replan_group(pg_catalog.int8) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.replan(pg_catalog.int8) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.replan_group(pg_catalog.int8) TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Views of issue 17, all in this one place:
+--   history         redefined: three columns appended (continues_run,
+--                   error_cause, next_step); its 24 columns kept as they are
+--   progress_brief  new: progress in 8 columns, readable without \x
+--   history_brief   new: history in 8 columns, readable without \x
+-- The _brief names sit beside the views they narrow (tab completion shows
+-- both): the same rows, the columns a person reads first.
+-- ---------------------------------------------------------------------------
+CREATE OR REPLACE VIEW backfill.history WITH (security_invoker = true) AS
+SELECT r.target,
+       c.run_id,
+       c.chunk_no,
+       c.chunk_start,
+       c.chunk_end,
+       c.status,
+       r.definition_version,
+       d.label AS definition_label,
+       c.rows_deleted,
+       c.rows_inserted,
+       c.before_value,
+       c.after_value,
+       c.ledger_value,
+       c.verdict,
+       c.strategy,
+       c.started_at,
+       COALESCE(c.finished_at, r.finished_at) AS finished_at,
+       c.executed_by,
+       c.executed_via,
+       r.note,
+       c.attempts,
+       c.error_sqlstate,
+       c.error_message,
+       r.target_name,
+       r.continues_run,
+       c.error_cause,
+       c.next_step
+  FROM backfill.chunks c
+  JOIN backfill.runs r
+    ON r.run_id OPERATOR(pg_catalog.=) c.run_id
+  LEFT JOIN backfill.definitions d
+    ON d.target OPERATOR(pg_catalog.=) r.target
+   AND d.version OPERATOR(pg_catalog.=) r.definition_version
+ WHERE (c.status OPERATOR(pg_catalog.=) 'done'
+        AND c.finished_at IS NOT NULL)
+    OR (c.status OPERATOR(pg_catalog.=) 'failed'
+        AND c.finished_at IS NOT NULL)
+    OR (c.status OPERATOR(pg_catalog.=) 'no_source'
+        AND (c.finished_at IS NOT NULL
+             OR r.status OPERATOR(pg_catalog.=) 'done'));
+COMMENT ON VIEW backfill.history IS
+    'One row per finished chunk (done, failed, no_source): range, run, definition, figures, who, when, the run''s note, the run it continues, and a failure''s cause and next call.';
+
+-- One row per unfinished run, in the eight columns a person reads first.
+-- state: running (a backend executes it now), failed, waiting (scheduled,
+-- outside its quiet hours: resumes_at says when the window opens, in the
+-- run's TimeZone), scheduled (a pg_cron job will take it up), probed
+-- (waiting for a person to look at its probe chunk), planned.  chunks:
+-- settled of total ("12/366").  next_step: the call that goes on (a
+-- failure's, from the failed chunk; none while running or scheduled).
+CREATE VIEW backfill.progress_brief WITH (security_invoker = true) AS
+SELECT p.run_id,
+       p.target,
+       s.state,
+       (p.chunks_done OPERATOR(pg_catalog.+) p.chunks_no_source)::pg_catalog.text
+           OPERATOR(pg_catalog.||) '/'
+           OPERATOR(pg_catalog.||) p.chunks_total::pg_catalog.text AS chunks,
+       p.percent,
+       p.eta,
+       CASE WHEN s.state OPERATOR(pg_catalog.=) 'waiting'
+            THEN w.opens OPERATOR(pg_catalog.+)
+                 CASE WHEN w.opens OPERATOR(pg_catalog.<=) pg_catalog.now()
+                      THEN '1 day'::pg_catalog.interval
+                      ELSE '0'::pg_catalog.interval END
+       END AS resumes_at,
+       CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{running,scheduled,waiting}'::pg_catalog.text[])
+            THEN NULL
+            WHEN s.state OPERATOR(pg_catalog.=) 'failed'
+            THEN (SELECT c.next_step FROM backfill.chunks c
+                   WHERE c.run_id OPERATOR(pg_catalog.=) p.run_id
+                     AND c.status OPERATOR(pg_catalog.=) 'failed'
+                   ORDER BY c.finished_at DESC NULLS LAST LIMIT 1)
+            WHEN r.group_id IS NOT NULL
+            THEN 'CALL backfill.run_group(' OPERATOR(pg_catalog.||)
+                 r.group_id::pg_catalog.text OPERATOR(pg_catalog.||) ')'
+            ELSE 'CALL backfill.run(' OPERATOR(pg_catalog.||)
+                 p.run_id::pg_catalog.text OPERATOR(pg_catalog.||) ')'
+       END AS next_step
+  FROM backfill.progress p
+  JOIN backfill.runs r
+    ON r.run_id OPERATOR(pg_catalog.=) p.run_id
+ CROSS JOIN LATERAL (
+       -- the local opening of the quiet hours today, as timestamptz
+       SELECT (pg_catalog.date_trunc('day', pg_catalog.timezone(r.timezone, pg_catalog.now()))
+               OPERATOR(pg_catalog.+)
+               pg_catalog.split_part(r.quiet_hours, '-', 1)::pg_catalog.time)
+               AS local_open) l
+ CROSS JOIN LATERAL (
+       SELECT CASE WHEN r.quiet_hours IS NOT NULL
+                   THEN pg_catalog.timezone(r.timezone, l.local_open) END AS opens) w
+ CROSS JOIN LATERAL (
+       SELECT CASE WHEN p.pid IS NOT NULL THEN 'running'
+                   WHEN p.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'
+                   WHEN p.job_id IS NOT NULL AND r.quiet_hours IS NOT NULL
+                        AND NOT backfill.in_quiet_hours(r.quiet_hours, r.timezone,
+                                                        pg_catalog.now())
+                   THEN 'waiting'
+                   WHEN p.job_id IS NOT NULL THEN 'scheduled'
+                   ELSE p.status
+              END AS state) s;
+COMMENT ON VIEW backfill.progress_brief IS
+    'backfill.progress in eight columns: run, table, state (running, failed, waiting, scheduled, probed, planned), chunks settled/total, percent, eta, when a waiting run resumes, and the next call.';
+
+-- One row per finished chunk, in the eight columns a person reads first.
+CREATE VIEW backfill.history_brief WITH (security_invoker = true) AS
+SELECT h.run_id,
+       h.target,
+       h.chunk_no,
+       h.chunk_start,
+       h.status,
+       h.rows_inserted,
+       h.verdict,
+       h.finished_at
+  FROM backfill.history h;
+COMMENT ON VIEW backfill.history_brief IS
+    'backfill.history in eight columns: run, table, chunk, its start, status, rows inserted, verdict, finished at.';
+
+GRANT SELECT ON backfill.progress_brief, backfill.history_brief TO PUBLIC;
