@@ -14,6 +14,7 @@ OBJS = \
 	src/base/version.o \
 	src/base/citus.o \
 	src/base/cron.o \
+	src/base/cronexpr.o \
 	src/base/jobguard.o \
 	src/base/readers.o \
 	src/base/locks.o \

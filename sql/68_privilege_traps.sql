@@ -318,6 +318,8 @@ SELECT backfill.cancel(:r5) AS cancelled;
 SELECT backfill.plan('regress_trap.daily', '2026-03-12', '2026-03-13', cascade => true) AS g3 \gset
 SELECT backfill.replan_group(:g3) AS g4 \gset
 SELECT backfill.cancel_group(:g4) AS cancelled;
+SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10,
+                             '2026-03-01 12:00+00') AS eta;
 
 -- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
 -- of INSERT notes runs.last_error (the statement of the issue), then ticks
@@ -423,6 +425,7 @@ INSERT INTO driven VALUES
     ('backfill.run(bigint,integer)'),
     ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,bigint)'),
     ('backfill.replan(bigint)'),
+    ('backfill.schedule_eta(text,integer,text,text,bigint,timestamptz)'),
     ('backfill.replan_group(bigint)'),
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
@@ -430,7 +433,7 @@ INSERT INTO driven VALUES
     -- the one rule of lineage: read by lineage, lineage_chart and only_chunks
     ('backfill._lineage_pieces(regclass,timestamptz,timestamptz)'),
     ('backfill.changes(bigint)'),
-    ('backfill.reconcile(bigint)'),
+    ('backfill.reconcile(bigint,boolean)'),
     ('backfill."check"(regclass,timestamptz,timestamptz)'),
     ('backfill.schedule_check(regclass,text,interval)'),
     ('backfill.unschedule_check(bigint)'),

@@ -518,12 +518,28 @@ extern bool ScheduleRemoveJob(int64 run_id);
  */
 extern void ParseQuietHours(const char *text, int *start, int *end);
 extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
+extern struct pg_tz *TimeZoneByName(const char *tzname);
+extern int	MinuteOfDayInZone(TimestampTz at, struct pg_tz *tz);
 extern bool InQuietHours(const char *quiet_hours, const char *tzname,
 						 TimestampTz at);
 
 /* Whether a tick of run's schedule may do work now (quiet hours). */
 extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 								TimestampTz now);
+
+/* ---- cron expressions and the end of a schedule (cronexpr.c) ---- */
+
+/*
+ * When a run with chunks_left chunks, scheduled with cron (read in GMT, as
+ * pg_cron reads it), chunks_per_tick and quiet_hours (NULL: none; local
+ * time in timezone), would be done, from "since": the last tick's time in
+ * *done_at.  False when the cron text is not understood or the end is more
+ * than a year away.
+ */
+extern bool ScheduleEta(const char *cron, int32 chunks_per_tick,
+						const char *quiet_hours, const char *timezone,
+						int64 chunks_left, TimestampTz since,
+						TimestampTz *done_at);
 
 /* ---- the scheduling-role guard (jobguard.c) ---- */
 

@@ -54,6 +54,54 @@ COMMENT ON PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamp
 REVOKE ALL ON PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int8) FROM PUBLIC;
 GRANT EXECUTE ON PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int8) TO PUBLIC;
 
+-- The cron text of a run's last schedule, kept beside chunks_per_tick and
+-- quiet_hours (schedule.c), so that progress_brief can estimate the end of
+-- a scheduled run from its schedule (cronexpr.c).  NULL for the runs
+-- scheduled by 0.1.0: their eta stays the chunk-duration estimate.
+ALTER TABLE backfill.runs
+    ADD COLUMN cron pg_catalog.text;
+COMMENT ON COLUMN backfill.runs.cron IS
+    'The cron text of the run''s last schedule (backfill.schedule), read in GMT as pg_cron reads it.';
+
+CREATE FUNCTION backfill.schedule_eta(cron pg_catalog.text,
+                                      chunks_per_tick pg_catalog.int4,
+                                      quiet_hours pg_catalog.text,
+                                      timezone pg_catalog.text,
+                                      chunks_left pg_catalog.int8,
+                                      since pg_catalog.timestamptz DEFAULT pg_catalog.now())
+RETURNS pg_catalog.interval
+AS 'MODULE_PATHNAME', 'backfill_schedule_eta'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) IS
+    'How long until chunks_left chunks are done on a schedule: its ticks (cron in GMT) inside the quiet hours (local time), chunks_per_tick each; NULL when not understood or over a year.';
+REVOKE ALL ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) TO PUBLIC;
+
+-- reconcile(run) of an unfinished run leaves out the chunks that have not
+-- run yet (a NOTICE counts them); include_not_run => true lists them with
+-- the verdict not_run, as 0.1.0 did.  A new argument is a new signature:
+-- drop and create, and grant again.  reconcile_group, a SQL function whose
+-- body calls reconcile(run_id), follows (its text is resolved when called).
+DROP FUNCTION backfill.reconcile(pg_catalog.int8);
+CREATE FUNCTION backfill.reconcile(run_id pg_catalog.int8,
+                                   include_not_run pg_catalog.bool DEFAULT false)
+RETURNS TABLE (chunk_no pg_catalog.int4,
+               chunk_start pg_catalog.timestamptz,
+               chunk_end pg_catalog.timestamptz,
+               status pg_catalog.text,
+               target_value pg_catalog.numeric,
+               ledger_value pg_catalog.numeric,
+               ledger_ok pg_catalog.bool,
+               neighbor_median pg_catalog.numeric,
+               neighbor_ok pg_catalog.bool,
+               verdict pg_catalog.text)
+AS 'MODULE_PATHNAME', 'backfill_reconcile'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) IS
+    'Compare every chunk of a run with the ledger and with the chunks around the range; the chunks not run yet only with include_not_run.';
+REVOKE ALL ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) TO PUBLIC;
+
 -- replan and replan_group: cancel the unfinished chunks and plan them again
 -- under the current definition, in one transaction; the new run id.
 CREATE FUNCTION backfill.replan(run_id pg_catalog.int8)
@@ -133,7 +181,9 @@ COMMENT ON VIEW backfill.history IS
 -- outside its quiet hours: resumes_at says when the window opens, in the
 -- run's TimeZone), scheduled (a pg_cron job will take it up), probed
 -- (waiting for a person to look at its probe chunk), planned.  chunks:
--- settled of total ("12/366").  next_step: the call that goes on (a
+-- settled of total ("12/366").  eta: for a scheduled run, from its
+-- schedule (schedule_eta: ticks x chunks_per_tick, the cron text and the
+-- quiet hours), else progress's.  next_step: the call that goes on (a
 -- failure's, from the failed chunk; none while running or scheduled).
 CREATE VIEW backfill.progress_brief WITH (security_invoker = true) AS
 SELECT p.run_id,
@@ -143,7 +193,15 @@ SELECT p.run_id,
            OPERATOR(pg_catalog.||) '/'
            OPERATOR(pg_catalog.||) p.chunks_total::pg_catalog.text AS chunks,
        p.percent,
-       p.eta,
+       -- a scheduled run ends with its schedule's ticks, whatever a
+       -- chunk takes; anything else as progress estimates it
+       COALESCE(CASE WHEN p.job_id IS NOT NULL AND r.cron IS NOT NULL
+                     THEN backfill.schedule_eta(r.cron, r.chunks_per_tick,
+                                                r.quiet_hours, r.timezone,
+                                                p.chunks_total
+                                                OPERATOR(pg_catalog.-) p.chunks_done
+                                                OPERATOR(pg_catalog.-) p.chunks_no_source)
+                END, p.eta) AS eta,
        CASE WHEN s.state OPERATOR(pg_catalog.=) 'waiting'
             THEN w.opens OPERATOR(pg_catalog.+)
                  CASE WHEN w.opens OPERATOR(pg_catalog.<=) pg_catalog.now()
