@@ -50,7 +50,8 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n, bool not_run)
 		bool		nulls[REC_NATTS];
 
 		CHECK_FOR_INTERRUPTS();
-		if (!not_run && c->verdict == VERDICT_NOT_RUN)
+		if (!not_run && c->verdict == VERDICT_NOT_RUN &&
+			(c->status == CHUNK_PENDING || c->status == CHUNK_CANCELLED))
 		{
 			left_out++;
 			continue;
@@ -91,9 +92,9 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n, bool not_run)
  *		reconcile(run_id, include_not_run) -> setof (chunk_no, chunk_start,
  *		chunk_end, status, target_value, ledger_value, ledger_ok,
  *		neighbor_median, neighbor_ok, verdict): ReconcileRun.  The chunks
- *		of an unfinished run that have not run yet (verdict not_run) are
- *		left out unless include_not_run, with a NOTICE that counts them
- *		(a year planned and a day run is one row, not 366).  0.1.0's
+ *		that did not run (pending or cancelled, verdict not_run) are left
+ *		out unless include_not_run, with a NOTICE that counts them (a year
+ *		planned and a day run is one row, not 366); a failed chunk stays.  0.1.0's
  *		signature had no second argument: then they are all listed.
  */
 Datum
@@ -122,8 +123,8 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	SpiFinish();
 	if (left_out > 0)
 		ereport(NOTICE,
-				(errmsg_plural("%d chunk of run %lld has not run yet and is left out",
-							   "%d chunks of run %lld have not run yet and are left out",
+				(errmsg_plural("%d chunk of run %lld did not run (pending or cancelled) and is left out",
+							   "%d chunks of run %lld did not run (pending or cancelled) and are left out",
 							   left_out, left_out, (long long) run_id),
 				 errhint("backfill.reconcile(%lld, include_not_run => true) lists them with verdict not_run.",
 						 (long long) run_id)));

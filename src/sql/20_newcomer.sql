@@ -77,8 +77,8 @@ COMMENT ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_c
 REVOKE ALL ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) TO PUBLIC;
 
--- reconcile(run) of an unfinished run leaves out the chunks that have not
--- run yet (a NOTICE counts them); include_not_run => true lists them with
+-- reconcile(run) leaves out the chunks that did not run, pending or
+-- cancelled (a NOTICE counts them); include_not_run => true lists them with
 -- the verdict not_run, as 0.1.0 did.  A new argument is a new signature:
 -- drop and create, and grant again.  reconcile_group, a SQL function whose
 -- body calls reconcile(run_id), follows (its text is resolved when called).
@@ -98,7 +98,7 @@ RETURNS TABLE (chunk_no pg_catalog.int4,
 AS 'MODULE_PATHNAME', 'backfill_reconcile'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) IS
-    'Compare every chunk of a run with the ledger and with the chunks around the range; the chunks not run yet only with include_not_run.';
+    'Compare every chunk of a run with the ledger and with the chunks around the range; pending and cancelled chunks only with include_not_run.';
 REVOKE ALL ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.reconcile(pg_catalog.int8, pg_catalog.bool) TO PUBLIC;
 
