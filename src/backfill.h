@@ -1021,7 +1021,8 @@ extern List *GroupRuns(int64 group_id, bool unfinished_only);
  * chunk of its upstream runs that it covers is settled (a NOTICE says
  * what it waits for otherwise).  Caller is connected to SPI.
  */
-extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+extern bool PipelineChunkReady(int64 run_id, const char *relname,
+							   TimestampTz lo, TimestampTz hi);
 
 /* ---- scheduling with pg_cron (schedule.c) ---- */
 

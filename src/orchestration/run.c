@@ -250,7 +250,8 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		}
 
 		/* a chunk of a group waits for its upstream chunks (group.c) */
-		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+		if (!PipelineChunkReady(run->run_id, run->relname, chunk.start,
+								chunk.end))
 		{
 			SpiFinish();
 			SPI_commit();
