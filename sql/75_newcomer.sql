@@ -260,6 +260,9 @@ SELECT backfill.plan('nc.month', '2024-06-10', '2024-06-20', probe => false) AS 
 SELECT backfill.schedule(:e, '0 3 * * *', chunks_per_tick => 5) > 0 AS scheduled;
 SELECT eta > interval '1 day' AS over_a_day, eta <= interval '2 days' AS within_two_days
   FROM backfill.progress_brief WHERE run_id = :e;
+-- progress too (no chunk has run: the chunk duration would say nothing)
+SELECT eta > interval '1 day' AS over_a_day, eta <= interval '2 days' AS within_two_days
+  FROM backfill.progress WHERE run_id = :e;
 SELECT cron, chunks_per_tick FROM backfill.runs WHERE run_id = :e;
 SELECT backfill.cancel(:e);
 
