@@ -244,6 +244,11 @@ SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10, '2024-0
 SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'Europe/Berlin', 10, '2024-06-03 12:00:30+00');
 -- hours 1-5 GMT, Monday to Friday only; June 3, 2024 is a Monday.
 SELECT backfill.schedule_eta('0 1-5 * * mon-fri', 1, NULL, NULL, 7, '2024-06-03 12:00+00');
+-- day of week 7 is Sunday (June 9, 2024): one tick a week at 02:00
+SELECT backfill.schedule_eta('0 2 * * 7', 1, NULL, NULL, 2, '2024-06-03 12:00+00'),
+       backfill.schedule_eta('0 2 * * sun', 1, NULL, NULL, 2, '2024-06-03 12:00+00');
+-- both day fields restricted: either matches (the 4th, or a Monday)
+SELECT backfill.schedule_eta('0 0 4 * mon', 1, NULL, NULL, 3, '2024-06-03 12:00+00');
 -- a daily tick, a year of days: NULL (more than a year away)
 SELECT backfill.schedule_eta('@daily', 1, NULL, NULL, 400, '2024-06-03 12:00+00');
 SELECT backfill.schedule_eta('@daily', 1, NULL, NULL, 3, '2024-06-03 12:00+00');

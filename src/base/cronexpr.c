@@ -140,14 +140,19 @@ ParseField(const char *text, int lo, int hi, const char *const *names,
 			if (a == b)
 				b = hi;			/* "5/15": from 5 to the end */
 		}
+		/* in the day of week, 7 is Sunday too: "5-7", "7" */
 		if (hi == 6 && b == 7)
-			b = 6, *mask |= UINT64CONST(1);	/* 7 is Sunday too */
-		if (hi == 6 && a == 7)
-			a = 0;
-		if (a < lo || b > hi || a > b)
-			return false;
-		for (v = a; v <= b; v += step)
-			*mask |= UINT64CONST(1) << v;
+		{
+			*mask |= UINT64CONST(1);
+			b = 6;
+		}
+		if (!(hi == 6 && a == 7))
+		{
+			if (a < lo || b > hi || a > b)
+				return false;
+			for (v = a; v <= b; v += step)
+				*mask |= UINT64CONST(1) << v;
+		}
 		if (*p == '\0')
 			return true;
 		if (*p != ',')
@@ -213,7 +218,8 @@ ParseCronExpr(const char *text, CronExpr *expr)
 	if (!ParseField(fields[3], 1, 12, month_names, 12, 1, &mask, &star))
 		return false;
 	expr->months = (uint32) mask;
-	if (!ParseField(fields[4], 0, 6, weekday_names, 7, 0, &mask, &expr->weekdays_star))
+	if (!ParseField(fields[4], 0, 6, weekday_names, 7, 0, &mask,
+					&expr->weekdays_star))
 		return false;
 	expr->weekdays = (uint32) mask;
 	if (!ParseField(fields[2], 1, 31, NULL, 0, 0, &mask, &expr->days_star))
