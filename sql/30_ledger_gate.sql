@@ -78,7 +78,7 @@ SELECT (SELECT count(*) FROM (TABLE gate.payments EXCEPT ALL TABLE gate.before) 
 -- reconcile reports the chunks that have not run as not_run, and leaves
 -- the gate's record of the failed chunk as it was
 SELECT chunk_no, status, target_value, ledger_value, ledger_ok, verdict
-  FROM backfill.reconcile(:bad_run);
+  FROM backfill.reconcile(:bad_run, include_not_run => true);
 SELECT chunk_no, ledger_value, verdict
   FROM backfill.chunks WHERE run_id = :bad_run AND chunk_no = 1;
 SELECT backfill.cancel(:bad_run);

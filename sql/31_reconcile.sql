@@ -115,11 +115,11 @@ CALL backfill.run(:probed_run);
 SELECT status FROM backfill.runs WHERE run_id = :probed_run;
 SELECT chunk_no, status, target_value, ledger_value, ledger_ok,
        neighbor_median, neighbor_ok, verdict
-  FROM backfill.reconcile(:probed_run);
+  FROM backfill.reconcile(:probed_run, include_not_run => true);
 SELECT chunk_no, status, verdict FROM backfill.chunks
  WHERE run_id = :probed_run ORDER BY chunk_no;
 SELECT backfill.cancel(:probed_run);
-SELECT chunk_no, status, verdict FROM backfill.reconcile(:probed_run);
+SELECT chunk_no, status, verdict FROM backfill.reconcile(:probed_run, include_not_run => true);
 
 -- Errors.
 SELECT pg_temp.try('SELECT * FROM backfill.reconcile(NULL)');

@@ -325,6 +325,15 @@ SET application_name = 'pg_cron';
 CALL backfill.run(:r4, max_chunks => 2, parallel => 2);
 RESET application_name;
 SELECT status FROM backfill.runs WHERE run_id = :r4;
+-- replan (issue 17): a run, then a group, planned again and cancelled
+SELECT backfill.plan('regress_trap.daily', '2026-03-11', '2026-03-12') AS r4 \gset
+SELECT backfill.replan(:r4) AS r5 \gset
+SELECT backfill.cancel(:r5) AS cancelled;
+SELECT backfill.plan('regress_trap.daily', '2026-03-12', '2026-03-13', cascade => true) AS g3 \gset
+SELECT backfill.replan_group(:g3) AS g4 \gset
+SELECT backfill.cancel_group(:g4) AS cancelled;
+SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10,
+                             '2026-03-01 12:00+00') AS eta;
 
 -- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
 -- of INSERT notes runs.last_error (the statement of the issue), then ticks
@@ -437,6 +446,8 @@ SELECT count(*) >= 0 AS read FROM backfill.alerts;
 SELECT count(*) >= 0 AS read FROM backfill.group_progress;
 SELECT count(*) >= 0 AS read FROM backfill.scheduled_jobs;
 SELECT count(*) >= 0 AS read FROM backfill.changed_regions;
+SELECT count(*) >= 0 AS read FROM backfill.progress_brief;
+SELECT count(*) >= 0 AS read FROM backfill.history_brief;
 
 -- unregister: of a dropped table by OID, then the pipeline
 SELECT backfill.register('regress_trap.gone', 'ts',
@@ -477,14 +488,17 @@ INSERT INTO driven VALUES
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
     ('backfill.run(bigint,integer,integer)'),
-    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,integer)'),
+    ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,integer,bigint)'),
+    ('backfill.replan(bigint)'),
+    ('backfill.schedule_eta(text,integer,text,text,bigint,timestamptz)'),
+    ('backfill.replan_group(bigint)'),
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
     ('backfill.lineage(regclass,timestamptz,timestamptz)'),
     -- the one rule of lineage: read by lineage, lineage_chart and only_chunks
     ('backfill._lineage_pieces(regclass,timestamptz,timestamptz)'),
     ('backfill.changes(bigint)'),
-    ('backfill.reconcile(bigint)'),
+    ('backfill.reconcile(bigint,boolean)'),
     ('backfill."check"(regclass,timestamptz,timestamptz)'),
     ('backfill.schedule_check(regclass,text,interval)'),
     ('backfill.unschedule_check(bigint)'),
@@ -523,7 +537,8 @@ INSERT INTO read_rels VALUES
     ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
     ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
     ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage'),
-    ('backfill.watches'), ('backfill.changed_regions');
+    ('backfill.watches'), ('backfill.changed_regions'),
+    ('backfill.progress_brief'), ('backfill.history_brief');
 SELECT c.oid::regclass AS not_read
   FROM pg_class c
  WHERE c.relnamespace = 'backfill'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')

@@ -48,6 +48,15 @@ extern int	backfill_max_parallel;	/* PGC_SUSET */
 /* Hard ceiling of backfill.max_parallel (also bounded by max_worker_processes). */
 #define BACKFILL_MAX_PARALLEL_CEILING 64
 
+/* backfill.notices: a NOTICE per chunk and a summary, or the summary only */
+typedef enum NoticeLevel
+{
+	NOTICES_CHUNKS,
+	NOTICES_SUMMARY
+} NoticeLevel;
+extern int	backfill_notices;	/* NoticeLevel */
+extern bool backfill_notice_timing; /* the summary names the time taken */
+
 /*
  * Hard ceiling of backfill.max_chunks: even a superuser cannot make one
  * plan, check or split_range produce more chunks than this.
@@ -178,10 +187,48 @@ extern const char *ChunkStatusName(ChunkStatus status);
 extern Verdict ParseVerdict(const char *name);
 extern const char *VerdictName(Verdict verdict);
 
+/* Why a chunk failed (backfill.chunks.error_cause; failures.c decides). */
+typedef enum FailureCause
+{
+	CAUSE_NONE,					/* NULL: the chunk did not fail */
+	CAUSE_DEFINITION,			/* the registered definition: replan */
+	CAUSE_TRANSIENT,			/* locks, deadlock, a connection: run again */
+	CAUSE_ENVIRONMENT			/* privileges, a dropped table: fix, run */
+} FailureCause;
+
+extern const char *FailureCauseName(FailureCause cause);
+extern FailureCause ParseFailureCause(const char *name);
+
+/* ---- the cause of a chunk's failure and what to do next (failures.c) ---- */
+
+/*
+ * The cause of an error that failed a chunk, from its SQLSTATE (one table),
+ * and in_user_text: whether it was raised while the definition's text (or
+ * the rows it produced) was at work.
+ */
+extern FailureCause ClassifyFailure(int sqlerrcode, bool in_user_text);
+
+/*
+ * The call that goes on after a failure of that cause, for a run (group_id
+ * 0) or a group: e.g. "SELECT backfill.replan(5)".  palloc'd.
+ */
+extern char *FailureNextStep(FailureCause cause, int64 run_id,
+							 int64 group_id);
+
+/*
+ * The sentence that ends a failure's hint: the cause and the next call; a
+ * failure met by a pg_cron tick also says how to schedule again.
+ */
+extern char *FailureHint(FailureCause cause, int64 run_id, int64 group_id,
+						 bool from_cron);
+
 /* ---- text of values and names, arrays, text lengths (util.c) ---- */
 
 /* A timestamptz in ISO form, palloc'd (safe to call twice per message). */
 extern char *TimestampText(TimestampTz t);
+
+/* "1 row deleted", "3 rows inserted": a count of rows and what was done. */
+extern char *RowsText(int64 n, const char *done);
 
 /* A numeric Datum as text, "NULL" for a null. */
 extern char *NumericText(Datum d, bool isnull);
@@ -412,6 +459,7 @@ typedef struct SourceQuery
 {
 	char	   *sql;
 	List	   *columns;		/* of char *, in output order */
+	bool		uses_range;		/* it reads $1 or $2 */
 } SourceQuery;
 
 extern SourceQuery *ValidateSourceQuery(const char *sql, Oid target,
@@ -543,12 +591,28 @@ extern bool ScheduleRemoveJob(int64 run_id);
  */
 extern void ParseQuietHours(const char *text, int *start, int *end);
 extern int	LocalMinuteOfDay(TimestampTz at, const char *tzname);
+extern struct pg_tz *TimeZoneByName(const char *tzname);
+extern int	MinuteOfDayInZone(TimestampTz at, struct pg_tz *tz);
 extern bool InQuietHours(const char *quiet_hours, const char *tzname,
 						 TimestampTz at);
 
 /* Whether a tick of run's schedule may do work now (quiet hours). */
 extern bool ScheduleTickAllowed(const char *quiet_hours, const char *timezone,
 								TimestampTz now);
+
+/* ---- cron expressions and the end of a schedule (cronexpr.c) ---- */
+
+/*
+ * When a run with chunks_left chunks, scheduled with cron (read in GMT, as
+ * pg_cron reads it), chunks_per_tick and quiet_hours (NULL: none; local
+ * time in timezone), would be done, from "since": the last tick's time in
+ * *done_at.  False when the cron text is not understood or the end is more
+ * than a year away.
+ */
+extern bool ScheduleEta(const char *cron, int32 chunks_per_tick,
+						const char *quiet_hours, const char *timezone,
+						int64 chunks_left, TimestampTz since,
+						TimestampTz *done_at);
 
 /* ---- the scheduling-role guard (jobguard.c) ---- */
 
@@ -596,6 +660,11 @@ typedef struct RunInfo
 	int64		job_id;
 	char	   *quiet_hours;
 	Interval   *chunk;			/* the run's chunk interval */
+	int64		group_id;		/* 0 outside a group */
+	char	   *note;
+	TimestampTz range_start;
+	TimestampTz range_end;
+	char	   *relname;		/* the target's name as notices print it */
 	/* whether backfill.targets still has the target */
 	bool		registered;
 	/* from the run's pinned version in backfill.definitions */
@@ -886,6 +955,7 @@ typedef struct ChunkReport
 								 * a deferral) */
 	double		elapsed_ms;
 	ErrorData  *error;			/* for DEFERRED and FAILED */
+	FailureCause cause;			/* for FAILED */
 	int32		deferrals;
 } ChunkReport;
 
@@ -916,9 +986,9 @@ extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 int32 attempts_before, ChunkStatus *status,
 							 ChunkReport *report);
 extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							   ErrorData *edata);
+							   ErrorData *edata, FailureCause cause);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							  ErrorData *edata);
+							  ChunkReport *report);
 
 /* What preview finds: the replacement's figures and the ledger's. */
 typedef struct PreviewResult
@@ -1130,6 +1200,24 @@ extern int64 PlanRun(const PlanRequest *req);
  */
 extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
 
+/* The unfinished chunks of one run of a group that replan_group replans. */
+typedef struct ReplanSeed
+{
+	Oid			target;
+	int64		old_run;		/* the run the new one continues */
+	const char *note;
+	PlanChunks	chunks;
+} ReplanSeed;
+
+/*
+ * replan_group's plan: from root down, a new group whose runs cover the
+ * seeds and the downstream chunks built from them (widened as a cascade
+ * does); the new group id, 0 when nothing was planned.  Caller is
+ * connected to SPI.
+ */
+extern int64 CascadeReplan(Oid root, ReplanSeed *seeds, int nseeds,
+						   bool backwards, bool clear_no_source);
+
 /* ---- groups (group.c) ---- */
 
 /*
@@ -1144,7 +1232,8 @@ extern List *GroupRuns(int64 group_id, bool unfinished_only);
  * chunk of its upstream runs that it covers is settled (a NOTICE says
  * what it waits for otherwise).  Caller is connected to SPI.
  */
-extern bool PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi);
+extern bool PipelineChunkReady(int64 run_id, const char *relname,
+							   TimestampTz lo, TimestampTz hi);
 
 /* ---- undo: revert, diff, purge (undo.c) ---- */
 
@@ -1246,7 +1335,7 @@ extern void ExecuteRun(int64 run_id, int max_chunks, int parallel);
  * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
  * has a non-atomic SPI connection.
  */
-extern void BackfillRange(const PlanRequest *req, int parallel);
+extern int64 BackfillRange(const PlanRequest *req, int parallel);
 
 /* cancel: the chunks cancelled.  Caller is connected to SPI. */
 extern int32 CancelRun(int64 run_id);
@@ -1257,6 +1346,16 @@ extern int32 CancelRun(int64 run_id);
  */
 extern void RunGroup(int64 group_id, int max_chunks, int parallel);
 extern int32 CancelGroup(int64 group_id);
+
+/* ---- replan (replan.c) ---- */
+
+/*
+ * replan -> the new run's id; replan_group -> the new group's id.  Cancel
+ * the unfinished chunks and plan them again under the current definition,
+ * in the caller's transaction.  Callers are connected to SPI.
+ */
+extern int64 ReplanRun(int64 run_id);
+extern int64 ReplanGroup(int64 group_id);
 
 /* ---- reconciliation (reconcile.c) ---- */
 

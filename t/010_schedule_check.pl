@@ -163,7 +163,7 @@ is($in_flight, 't', 'chunk 1 is done and chunk 2 is waiting inside its source');
 
 my $reader = $node->background_psql('postgres');
 is( $reader->query_safe(
-		"BEGIN; SELECT string_agg(chunk_no || ':' || status || ':' || verdict, ',' ORDER BY chunk_no) FROM backfill.reconcile($run);"
+		"BEGIN; SELECT string_agg(chunk_no || ':' || status || ':' || verdict, ',' ORDER BY chunk_no) FROM backfill.reconcile($run, include_not_run => true);"
 	),
 	'1:done:ok,2:pending:not_run,3:pending:not_run',
 	'reconcile during the run: the chunk in flight is not_run, not a mismatch');

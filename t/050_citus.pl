@@ -300,8 +300,13 @@ my $prun = $coord->safe_psql($db,
 	"SELECT backfill.plan('daily', '2026-01-01', '2026-01-03', probe => false)");
 like($prun, qr/^\d+$/, 'plan with a worker down succeeds (it does not touch the workers)');
 ($ret, $out, $err) = $coord->psql($db, "CALL backfill.run($prun)");
-like($err, qr/chunk 1 of run $prun failed: .*connection/s,
+like($err, qr/run $prun daily chunk 1 \[[^)]*\) failed: .*connection/s,
 	'its first chunk fails with the connection error');
+like($err, qr/HINT:  The cause is transient .*CALL backfill\.run\($prun\) retries the chunk/s,
+	'a worker down is a transient cause: the hint says to run again');
+is($coord->safe_psql($db,
+	"SELECT error_cause || ' ' || next_step FROM backfill.chunks WHERE run_id = $prun AND chunk_no = 1"),
+	"transient CALL backfill.run($prun)", 'and the chunk records it');
 $w1->start;
 $coord->safe_psql($db, "CALL backfill.run($prun)");
 is($coord->safe_psql($db, "SELECT status FROM backfill.runs WHERE run_id = $prun"),

@@ -305,7 +305,10 @@ sub page_cluster
 	return backfill_node("doc_$name",
 		preload => 'pg_cron',
 		extension => 0,
-		conf => "DateStyle = 'ISO, MDY'\nlc_messages = 'C'\n");
+		# a run's summary NOTICE without the time it took (pages print
+		# no durations); doc/settings.md says so
+		conf => "DateStyle = 'ISO, MDY'\nlc_messages = 'C'\n"
+		  . "backfill.notice_timing = off\n");
 }
 
 # Run a page in its own cluster; returns the transcript cut by segment:

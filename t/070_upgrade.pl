@@ -101,6 +101,8 @@ SELECT :r;
 $scheduled = (split /\n/, $scheduled)[-1];
 $old->safe_psql('postgres', q{
 SELECT backfill.schedule_check('daily', '0 4 * * *', lookback => '30 days');
+-- planned under 0.1.0, replanned after the update (0.2.0's replan)
+SELECT backfill.plan('daily', '2026-03-10', '2026-03-12', note => 'to replan');
 }, @etl);
 
 # Everything a user reads, as text, in a stable order: 0.1.0's columns.
@@ -236,6 +238,30 @@ SELECT count(*) FROM backfill.chunks
    AND finished_at > (SELECT max(finished_at) FROM backfill.chunks WHERE run_id <> $scheduled)},
 	sub { $_[0] >= 1 }, 150);
 cmp_ok($fired, '>=', 1, 'the scheduled run\'s pg_cron job fires after the update');
+
+# 0.2.0's additions on 0.1.0's rows: no run continues another, no chunk
+# has a failure cause; a run planned under 0.1.0 can be replanned (by its
+# planner, whose grant on the new function came with the update), and
+# backfill() gives back its run id (the procedure made again, its grant too).
+is($new->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE continues_run IS NOT NULL) || ' '
+    || (SELECT count(*) FILTER (WHERE error_cause IS NOT NULL OR next_step IS NOT NULL)
+          FROM backfill.chunks)
+  FROM backfill.runs}), '0 0', 'the runs and chunks of 0.1.0 get NULL continues_run, error_cause, next_step');
+is($new->safe_psql('postgres', q{
+SET client_min_messages = warning;
+SELECT run_id AS r FROM backfill.runs WHERE note = 'to replan' \gset
+SELECT backfill.replan(:r) AS n \gset
+CALL backfill.run(:n);
+CALL backfill.run(:n);
+SELECT o.status || ' ' || n.status || ' ' || (n.continues_run = o.run_id) || ' ' || n.probe
+  FROM backfill.runs n JOIN backfill.runs o ON o.run_id = :r WHERE n.run_id = :n}, @etl),
+	'cancelled done true true', 'a run planned under 0.1.0 is replanned and the new run finishes');
+like($new->safe_psql('postgres', q{
+SET client_min_messages = warning;
+CALL backfill.backfill('daily', '2026-03-20', '2026-03-21') \gset
+SELECT :run_id || ' ' || status FROM backfill.runs WHERE run_id = :run_id}, @etl),
+	qr/^[0-9]+ done$/, 'CALL backfill.backfill returns its run id after the update, for a granted role');
 
 # The standing check still runs: it appends its results (0.1.0's table).
 is($new->safe_psql('postgres', q{

@@ -2,8 +2,8 @@
  *
  * pipelines.c
  *	  SQL entry points of pipelines (doc/pipelines.md): depend, undepend,
- *	  the group functions run_group, cancel_group and schedule_group, and
- *	  lineage_chart.
+ *	  the group functions run_group, cancel_group, schedule_group and
+ *	  replan_group, and lineage_chart.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +22,7 @@ PG_FUNCTION_INFO_V1(backfill_run_group);
 PG_FUNCTION_INFO_V1(backfill_cancel_group);
 PG_FUNCTION_INFO_V1(backfill_schedule_group);
 PG_FUNCTION_INFO_V1(backfill_lineage_chart);
+PG_FUNCTION_INFO_V1(backfill_replan_group);
 
 /*
  * backfill_depend
@@ -170,4 +171,23 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	}
 	SpiFinish();
 	return (Datum) 0;
+}
+
+/*
+ * backfill_replan_group
+ *		replan_group(group_id) -> the new group's id (ReplanGroup).
+ */
+Datum
+backfill_replan_group(PG_FUNCTION_ARGS)
+{
+	int64		group_id;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "group_id", NULL);
+
+	SpiConnect();
+	group_id = ReplanGroup(PG_GETARG_INT64(0));
+	SpiFinish();
+	PG_RETURN_INT64(group_id);
 }

@@ -32,8 +32,8 @@ PG_FUNCTION_INFO_V1(backfill_run_check);
  * EmitChunks
  *		Put the n chunks into the materialized result of reconcile/check.
  */
-static void
-EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
+static int
+EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n, bool not_run)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -41,6 +41,7 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 												 ALLOCSET_SMALL_SIZES);
 	MemoryContext oldcxt;
 	int			k;
+	int			left_out = 0;
 
 	for (k = 0; k < n; k++)
 	{
@@ -49,6 +50,12 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		bool		nulls[REC_NATTS];
 
 		CHECK_FOR_INTERRUPTS();
+		if (!not_run && c->verdict == VERDICT_NOT_RUN &&
+			(c->status == CHUNK_PENDING || c->status == CHUNK_CANCELLED))
+		{
+			left_out++;
+			continue;
+		}
 		MemoryContextReset(rowcxt);
 		oldcxt = MemoryContextSwitchTo(rowcxt);
 		memset(nulls, 0, sizeof(nulls));
@@ -77,29 +84,50 @@ EmitChunks(FunctionCallInfo fcinfo, RecChunk *chunks, int n)
 		MemoryContextSwitchTo(oldcxt);
 	}
 	MemoryContextDelete(rowcxt);
+	return left_out;
 }
 
 /*
  * backfill_reconcile
- *		reconcile(run_id) -> setof (chunk_no, chunk_start, chunk_end, status,
- *		target_value, ledger_value, ledger_ok, neighbor_median, neighbor_ok,
- *		verdict): ReconcileRun.
+ *		reconcile(run_id, include_not_run) -> setof (chunk_no, chunk_start,
+ *		chunk_end, status, target_value, ledger_value, ledger_ok,
+ *		neighbor_median, neighbor_ok, verdict): ReconcileRun.  The chunks
+ *		that did not run (pending or cancelled, verdict not_run) are left
+ *		out unless include_not_run, with a NOTICE that counts them (a year
+ *		planned and a day run is one row, not 366); a failed chunk stays.  0.1.0's
+ *		signature had no second argument: then they are all listed.
  */
 Datum
 backfill_reconcile(PG_FUNCTION_ARGS)
 {
 	RecChunk   *chunks;
 	int			n;
+	int64		run_id;
+	bool		not_run = true;
+	int			left_out;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "run_id", NULL);
+	if (PG_NARGS() > 1)
+	{
+		RequireArg(fcinfo, 1, "include_not_run", NULL);
+		not_run = PG_GETARG_BOOL(1);
+	}
+	run_id = PG_GETARG_INT64(0);
 	InitMaterializedSRF(fcinfo, 0);
 
 	SpiConnect();
-	n = ReconcileRun(PG_GETARG_INT64(0), &chunks);
-	EmitChunks(fcinfo, chunks, n);
+	n = ReconcileRun(run_id, &chunks);
+	left_out = EmitChunks(fcinfo, chunks, n, not_run);
 	SpiFinish();
+	if (left_out > 0)
+		ereport(NOTICE,
+				(errmsg_plural("%d chunk of run %lld did not run (pending or cancelled) and is left out",
+							   "%d chunks of run %lld did not run (pending or cancelled) and are left out",
+							   left_out, left_out, (long long) run_id),
+				 errhint("backfill.reconcile(%lld, include_not_run => true) lists them with verdict not_run.",
+						 (long long) run_id)));
 	return (Datum) 0;
 }
 
@@ -126,7 +154,7 @@ backfill_check(PG_FUNCTION_ARGS)
 				   PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
 				   PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2),
 				   &chunks);
-	EmitChunks(fcinfo, chunks, n);
+	(void) EmitChunks(fcinfo, chunks, n, true);
 	SpiFinish();
 	return (Datum) 0;
 }

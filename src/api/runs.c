@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * runs.c
- *	  SQL entry points of runs (doc/runs.md): plan, run, backfill, cancel
- *	  and preview.  The work is done by orchestration/plan.c, cascade.c
+ *	  SQL entry points of runs (doc/runs.md): plan, run, backfill, cancel,
+ *	  preview and replan.  The work is done by orchestration/plan.c, cascade.c
  *	  and run.c, and the chunk engine.
  *
  *-------------------------------------------------------------------------
@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/htup_details.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -21,6 +22,7 @@ PG_FUNCTION_INFO_V1(backfill_run);
 PG_FUNCTION_INFO_V1(backfill_backfill);
 PG_FUNCTION_INFO_V1(backfill_cancel);
 PG_FUNCTION_INFO_V1(backfill_preview);
+PG_FUNCTION_INFO_V1(backfill_replan);
 
 /*
  * RangeRequest
@@ -112,14 +114,22 @@ backfill_run(PG_FUNCTION_ARGS)
 /*
  * backfill_backfill
  *		CALL backfill.backfill(target, range_start, range_end, chunk, note,
- *		parallel): a plan without a probe, run to the end (BackfillRange).
- *		Only as a top-level CALL.
+ *		parallel, INOUT run_id): a plan without a probe, run to the end
+ *		(BackfillRange); the run id comes back as the one-row result of the
+ *		CALL (its run_id argument, if given, is ignored).  Only as a
+ *		top-level CALL.  The same symbol served 0.1.0's signature without
+ *		run_id (which RequireCatalogVersion refuses now): with no output
+ *		argument, nothing is returned.
  */
 Datum
 backfill_backfill(PG_FUNCTION_ARGS)
 {
 	PlanRequest req;
 	int			parallel;
+	int64		run_id;
+	TupleDesc	tupdesc;
+	Datum		values[1];
+	bool		nulls[1] = {false};
 
 	RequireTopLevelCall(fcinfo, "backfill.backfill");
 	CitusRequireCoordinator();
@@ -129,9 +139,14 @@ backfill_backfill(PG_FUNCTION_ARGS)
 	parallel = ParallelArg(fcinfo, 5, false);
 
 	SpiConnectNonatomic();
-	BackfillRange(&req, parallel);
+	run_id = BackfillRange(&req, parallel);
 	SpiFinish();
-	PG_RETURN_VOID();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		PG_RETURN_VOID();
+	tupdesc = BlessTupleDesc(tupdesc);
+	values[0] = Int64GetDatum(run_id);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*
@@ -151,6 +166,25 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	n = CancelRun(PG_GETARG_INT64(0));
 	SpiFinish();
 	PG_RETURN_INT32(n);
+}
+
+/*
+ * backfill_replan
+ *		replan(run_id) -> the new run's id (ReplanRun).
+ */
+Datum
+backfill_replan(PG_FUNCTION_ARGS)
+{
+	int64		run_id;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "run_id", NULL);
+
+	SpiConnect();
+	run_id = ReplanRun(PG_GETARG_INT64(0));
+	SpiFinish();
+	PG_RETURN_INT64(run_id);
 }
 
 /*

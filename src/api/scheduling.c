@@ -26,6 +26,7 @@ PG_FUNCTION_INFO_V1(backfill_schedule);
 PG_FUNCTION_INFO_V1(backfill_unschedule);
 PG_FUNCTION_INFO_V1(backfill_lock_target);
 PG_FUNCTION_INFO_V1(backfill_in_quiet_hours);
+PG_FUNCTION_INFO_V1(backfill_schedule_eta);
 PG_FUNCTION_INFO_V1(backfill_cleanup_jobs);
 PG_FUNCTION_INFO_V1(backfill_job_guard);
 
@@ -91,6 +92,40 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 0, "target", NULL);
 	LockTargetForJob(PG_GETARG_OID(0));
 	PG_RETURN_VOID();
+}
+
+/*
+ * backfill_schedule_eta
+ *		schedule_eta(cron, chunks_per_tick, quiet_hours, timezone,
+ *		chunks_left, since) -> interval: how long from "since" until a run
+ *		with chunks_left chunks is done on that schedule (ScheduleEta);
+ *		NULL when the cron text is not understood, the end is more than a
+ *		year away, or an argument but quiet_hours and timezone is NULL.
+ */
+Datum
+backfill_schedule_eta(PG_FUNCTION_ARGS)
+{
+	TimestampTz since;
+	TimestampTz done_at;
+	char	   *cron;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) ||
+		PG_ARGISNULL(5))
+		PG_RETURN_NULL();
+	cron = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	since = PG_GETARG_TIMESTAMPTZ(5);
+	if (TIMESTAMP_NOT_FINITE(since))
+		PG_RETURN_NULL();
+	if (!ScheduleEta(cron, PG_GETARG_INT32(1),
+					 PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+					 PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
+					 PG_GETARG_INT64(4), since, &done_at))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(DirectFunctionCall2(timestamp_mi,
+										TimestampTzGetDatum(done_at),
+										TimestampTzGetDatum(since)));
 }
 
 /*

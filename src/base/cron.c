@@ -294,25 +294,45 @@ bad:
 int
 LocalMinuteOfDay(TimestampTz at, const char *tzname)
 {
+	return MinuteOfDayInZone(at, TimeZoneByName(tzname));
+}
+
+/*
+ * TimeZoneByName
+ *		The time zone "tzname" as SET TimeZone reads it (above); NULL means
+ *		the session's TimeZone.  22023 for an unknown name.
+ */
+struct pg_tz *
+TimeZoneByName(const char *tzname)
+{
 	pg_tz	   *tz;
+	char	   *value;
+	void	   *extra = NULL;
+
+	if (tzname == NULL)
+		return session_timezone;
+	value = pstrdup(tzname);
+	if (!check_timezone(&value, &extra, PGC_S_SESSION) || extra == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time zone \"%s\" not recognized", tzname)));
+	tz = *((pg_tz **) extra);
+	GucFree(extra);
+	return tz;
+}
+
+/*
+ * MinuteOfDayInZone
+ *		The wall-clock time of "at" in time zone tz, in minutes since
+ *		midnight.
+ */
+int
+MinuteOfDayInZone(TimestampTz at, struct pg_tz *tz)
+{
 	struct pg_tm tm;
 	fsec_t		fsec;
 	int			tzoff;
 
-	if (tzname == NULL)
-		tz = session_timezone;
-	else
-	{
-		char	   *value = pstrdup(tzname);
-		void	   *extra = NULL;
-
-		if (!check_timezone(&value, &extra, PGC_S_SESSION) || extra == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("time zone \"%s\" not recognized", tzname)));
-		tz = *((pg_tz **) extra);
-		GucFree(extra);
-	}
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &tzoff, &tm, &fsec, NULL, tz) != 0)
 		ereport(ERROR,

@@ -274,3 +274,48 @@ VerdictName(Verdict verdict)
 		elog(ERROR, "backfill: unknown verdict %u", i);
 	return verdict_names[i];
 }
+
+/* Failure causes, by FailureCause (the CHECK of chunks.error_cause). */
+static const char *const failure_cause_names[] = {
+	[CAUSE_NONE] = NULL,
+	[CAUSE_DEFINITION] = "definition",
+	[CAUSE_TRANSIENT] = "transient",
+	[CAUSE_ENVIRONMENT] = "environment",
+};
+
+/*
+ * FailureCauseName
+ *		The name of a failure cause as the catalog spells it (NULL for
+ *		CAUSE_NONE).
+ */
+const char *
+FailureCauseName(FailureCause cause)
+{
+	unsigned int i = (unsigned int) cause;
+
+	if (i >= lengthof(failure_cause_names))
+		elog(ERROR, "backfill: unknown failure cause %u", i);
+	return failure_cause_names[i];
+}
+
+/*
+ * ParseFailureCause
+ *		The cause FailureCauseName names (a chunk's error_cause as recorded);
+ *		CAUSE_NONE for NULL or a name it does not know (a chunk recorded by
+ *		0.1.0, which kept no cause).
+ */
+FailureCause
+ParseFailureCause(const char *name)
+{
+	unsigned int i;
+
+	if (name == NULL)
+		return CAUSE_NONE;
+	for (i = 0; i < lengthof(failure_cause_names); i++)
+	{
+		if (failure_cause_names[i] != NULL &&
+			strcmp(failure_cause_names[i], name) == 0)
+			return (FailureCause) i;
+	}
+	return CAUSE_NONE;
+}

@@ -96,7 +96,8 @@ LoadRun(int64 run_id)
 				" t.target IS NOT NULL, d.time_column::pg_catalog.text, d.measure,"
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
 				" r.created_by_oid, d.author, r.job_id, r.chunk,"
-				" r.keep_replaced, d.keep_for, r.reverts"
+				" r.keep_replaced, d.keep_for, r.reverts,"
+				" r.group_id, r.note, r.range_start, r.range_end"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -151,7 +152,20 @@ LoadRun(int64 run_id)
 	/* keeping and reverting replace rows with the delete strategy */
 	if (run->keep_replaced || run->reverts != 0)
 		run->strategy = STRATEGY_DELETE;
+	run->group_id = SpiGetInt64(0, 28, &isnull);
+	if (isnull)
+		run->group_id = 0;
+	run->note = SpiGetText(0, 29);
+	run->range_start = DatumGetTimestampTz(SpiGetDatumCopy(0, 30, &isnull));
+	run->range_end = DatumGetTimestampTz(SpiGetDatumCopy(0, 31, &isnull));
 	SPI_freetuptable(SPI_tuptable);
+	{
+		char	   *relname = get_rel_name(run->target);
+
+		/* notices name the table as the user does; its old name if gone */
+		run->relname = relname ? pstrdup(quote_identifier(relname)) :
+			run->target_name;
+	}
 	CheckRunVisible(run_id, run->target, run->created_by_oid);
 	return run;
 }

@@ -26,6 +26,15 @@ int			backfill_max_chunks = 100000;
 int			backfill_neighbor_chunks = 3;
 double		backfill_neighbor_tolerance = 0.5;
 int			backfill_max_parallel = 4;
+int			backfill_notices = NOTICES_CHUNKS;
+bool		backfill_notice_timing = true;
+
+/* The values of backfill.notices. */
+static const struct config_enum_entry notices_options[] = {
+	{"chunks", NOTICES_CHUNKS, false},
+	{"summary", NOTICES_SUMMARY, false},
+	{NULL, 0, false}
+};
 
 void		_PG_init(void);
 
@@ -91,6 +100,22 @@ _PG_init(void)
 							4, 1, BACKFILL_MAX_PARALLEL_CEILING,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("backfill.notices",
+							 "What a run reports: a NOTICE per chunk and a summary (chunks), or the summary only (summary).",
+							 "Failures and warnings are reported either way.",
+							 &backfill_notices,
+							 NOTICES_CHUNKS, notices_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("backfill.notice_timing",
+							 "Whether a run's summary NOTICE names the time it took.",
+							 "Off for output that does not change from one execution to the next (tests, documentation), as EXPLAIN's TIMING OFF.",
+							 &backfill_notice_timing,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("backfill");
 }

@@ -107,3 +107,15 @@ RequireMaxLength(const char *text, const char *name, int max)
 				 errdetail("It has %d characters; at most %d are allowed.",
 						   chars, max)));
 }
+
+/*
+ * RowsText
+ *		A count of rows and what was done to them, in the singular for one
+ *		row: "1 row deleted", "3 rows inserted".  palloc'd.
+ */
+char *
+RowsText(int64 n, const char *done)
+{
+	return psprintf("%lld %s %s", (long long) n, n == 1 ? "row" : "rows",
+					done);
+}

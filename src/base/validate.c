@@ -278,6 +278,23 @@ ColumnAttnum(Oid target, const char *name)
 }
 
 /*
+ * ParamWalker
+ *		Whether a query tree refers to an external parameter ($1 or $2),
+ *		sub-queries included.
+ */
+static bool
+ParamWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXTERN)
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, ParamWalker, context, 0);
+	return expression_tree_walker(node, ParamWalker, context);
+}
+
+/*
  * ValidateSourceQuery
  *		See backfill.h.  Also checks that each source column can be
  *		assigned to the target column of the same name, and that the
@@ -390,6 +407,7 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 						time_column),
 				 errhint("Every source row needs its time so that it can be checked against the range; add the column to the select list.")));
 	result->columns = columns;
+	result->uses_range = query_tree_walker(query, ParamWalker, NULL, 0);
 
 	/* prove that the composed INSERT runs exactly this query */
 	(void) ComposeSourceInsert(target, time_column, result);

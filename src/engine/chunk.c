@@ -431,7 +431,8 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" finished_at = pg_catalog.clock_timestamp(),"
 					" executed_by = $13::pg_catalog.name, executed_via = $14,"
 					" error_sqlstate = NULL, error_message = NULL,"
-					" error_detail = NULL, error_hint = NULL"
+					" error_detail = NULL, error_hint = NULL,"
+					" error_cause = NULL, next_step = NULL"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2",
 					&args, SPI_OK_UPDATE);
@@ -482,9 +483,43 @@ ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
  *		long and how often the chunk waited.
  */
 static void
-ChunkErrorText(ErrorData *edata, bool timed_out, bool last_deferral,
-			   int32 deferrals)
+ChunkErrorText(ErrorData *edata, ChunkInfo *chunk, ChunkPhase phase,
+			   bool timed_out, bool last_deferral, int32 deferrals)
 {
+	/*
+	 * A unique violation while the chunk inserts: its old rows in [lo, hi)
+	 * were deleted first, so "Key (k)=(v) already exists" blames a row that
+	 * is gone.  The source returned the key twice in this chunk (or, when
+	 * the key leaves out the time column, a row outside the range has it).
+	 */
+	if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && phase == PHASE_WORK)
+	{
+		const char *key = NULL;
+		int			keylen = 0;
+
+		if (edata->detail != NULL && strncmp(edata->detail, "Key ", 4) == 0)
+		{
+			const char *end = strstr(edata->detail, " already exists");
+
+			if (end != NULL)
+			{
+				key = edata->detail + 4;
+				keylen = (int) (end - key);
+			}
+		}
+		if (key != NULL)
+			edata->message = psprintf("the source returned key %.*s twice in this chunk",
+									  keylen, key);
+		else
+			edata->message = pstrdup("the source returned a key twice in this chunk");
+		edata->detail = psprintf("The chunk deleted its old rows in [%s, %s) before inserting, so no old row holds the key; unless the unique constraint%s%s%s leaves out the time column and a row outside the range has it, the source produced it twice.",
+								 TimestampText(chunk->start),
+								 TimestampText(chunk->end),
+								 edata->constraint_name ? " \"" : "",
+								 edata->constraint_name ? edata->constraint_name : "",
+								 edata->constraint_name ? "\"" : "");
+		edata->hint = pstrdup("Make the source return one row per key, for example with GROUP BY or DISTINCT ON.");
+	}
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && timed_out)
 	{
 		edata->message = psprintf("chunk exceeded backfill.chunk_timeout (%d ms)",
@@ -548,8 +583,8 @@ ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
  */
 static void
 ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
-				   ErrorData *edata, int32 deferrals, const char *via,
-				   const char *user)
+				   ErrorData *edata, FailureCause cause, int32 deferrals,
+				   const char *via, const char *user)
 {
 	CatalogArgs args;
 	Verdict		verdict = chunk->no_source ? VERDICT_NO_SOURCE :
@@ -568,6 +603,8 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	CatalogArgText(&args, user);
 	CatalogArgText(&args, via);
 	ErrorArgs(&args, edata);
+	CatalogArgText(&args, FailureCauseName(cause));
+	CatalogArgText(&args, FailureNextStep(cause, run->run_id, run->group_id));
 	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
 					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
 					" rows_deleted = NULL, rows_inserted = NULL,"
@@ -579,7 +616,8 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					"  THEN pg_catalog.clock_timestamp() END,"
 					" executed_by = $8::pg_catalog.name, executed_via = $9,"
 					" error_sqlstate = $10, error_message = $11,"
-					" error_detail = $12, error_hint = $13"
+					" error_detail = $12, error_hint = $13,"
+					" error_cause = $14, next_step = $15"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2",
 					&args, SPI_OK_UPDATE);
@@ -697,9 +735,11 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					work->phase == PHASE_LOCK);
 		report->error = edata;
 		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
-		ChunkErrorText(edata, timed_out,
+		ChunkErrorText(edata, chunk, work->phase, timed_out,
 					   deferral && report->deferrals >= backfill_max_attempts,
 					   report->deferrals);
+		report->cause = ClassifyFailure(edata->sqlerrcode,
+										work->phase == PHASE_WORK);
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
@@ -708,8 +748,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		}
 		else
 		{
-			ChunkRecordFailure(run, chunk, work, edata, report->deferrals,
-							   via, user);
+			ChunkRecordFailure(run, chunk, work, edata, report->cause,
+							   report->deferrals, via, user);
 			report->outcome = OUTCOME_FAILED;
 			report->run_status = RUN_FAILED;
 		}
@@ -726,10 +766,12 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
  *		transaction (its work was rolled back or never done), and the run
  *		as failed: a commit that failed (CommitChunk), or a parallel
  *		chunk whose background worker ended before it recorded an outcome
- *		(parallel.c).  Caller is connected to SPI and commits.
+ *		(parallel.c), with its cause and next step (failures.c).  Caller
+ *		is connected to SPI and commits.
  */
 void
-RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
+				   FailureCause cause)
 {
 	CatalogArgs args;
 
@@ -737,6 +779,8 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
 	ErrorArgs(&args, edata);
+	CatalogArgText(&args, FailureCauseName(cause));
+	CatalogArgText(&args, FailureNextStep(cause, run->run_id, run->group_id));
 	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
 					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
 					" rows_deleted = NULL, rows_inserted = NULL,"
@@ -744,7 +788,8 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
 					" finished_at = pg_catalog.clock_timestamp(),"
 					" error_sqlstate = $3, error_message = $4,"
-					" error_detail = $5, error_hint = $6"
+					" error_detail = $5, error_hint = $6,"
+					" error_cause = $7, next_step = $8"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2"
 					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
@@ -786,9 +831,11 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		ReThrowError(edata);
 	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
 		edata = report->error;
+	else
+		report->cause = ClassifyFailure(edata->sqlerrcode, true);
 
 	SpiConnect();
-	RecordChunkFailure(run, chunk, edata);
+	RecordChunkFailure(run, chunk, edata, report->cause);
 	SpiFinish();
 	SPI_commit();
 	MemoryContextSwitchTo(cxt);
@@ -1039,7 +1086,7 @@ ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk, int32 attempts_before,
 	CatalogExec("SELECT status, attempts, deferrals,"
 				" COALESCE(rows_deleted, 0), COALESCE(rows_inserted, 0),"
 				" ledger_ok, finished_at IS NOT NULL, error_sqlstate,"
-				" error_message, error_detail, error_hint"
+				" error_message, error_detail, error_hint, error_cause"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND chunk_no OPERATOR(pg_catalog.=) $2",
 				2, argtypes, values, NULL, SPI_OK_SELECT);
@@ -1068,6 +1115,7 @@ ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk, int32 attempts_before,
 		report->error->message = SpiGetText(0, 9);
 		report->error->detail = SpiGetText(0, 10);
 		report->error->hint = SpiGetText(0, 11);
+		report->cause = ParseFailureCause(SpiGetText(0, 12));
 	}
 	SPI_freetuptable(SPI_tuptable);
 
@@ -1107,10 +1155,13 @@ RunHasDoneChunk(int64 run_id)
 
 /*
  * ReportChunk
- *		The NOTICE of one executed chunk.  The time it took is reported at
- *		DEBUG1 (SET client_min_messages = debug1 to see it), so that the
- *		NOTICE stays the same from one execution to the next; it is also in
- *		the chunk's started_at and finished_at.
+ *		The NOTICE of one executed chunk, naming its run and table ("run 5
+ *		daily_revenue chunk 2 [...]: 1 row deleted, 3 rows inserted"); with
+ *		backfill.notices = summary only a deferral is reported (the run
+ *		loop sums up the rest).  The time it took is reported at DEBUG1
+ *		(SET client_min_messages = debug1 to see it), so that the NOTICE
+ *		stays the same from one execution to the next; it is also in the
+ *		chunk's started_at and finished_at.
  */
 void
 ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
@@ -1125,23 +1176,31 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 
 	if (report->outcome == OUTCOME_DEFERRED)
 		ereport(NOTICE,
-				(errmsg("chunk %d [%s, %s) deferred: %s",
+				(errmsg("run %lld %s chunk %d [%s, %s) deferred: %s",
+						(long long) run->run_id, run->relname,
 						chunk->chunk_no, lo, hi, report->error->message),
 				 errdetail("Deferral %d of %d (backfill.max_attempts); the chunk stays pending.",
 						   report->deferrals, backfill_max_attempts),
+				 run->group_id != 0 ?
+				 errhint("Another transaction holds a lock on the table; CALL backfill.run_group(%lld) again later.",
+						 (long long) run->group_id) :
 				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
 						 (long long) run->run_id)));
-	else if (report->outcome == OUTCOME_DONE && chunk->no_source)
+	if (backfill_notices == NOTICES_SUMMARY)
+		return;
+	if (report->outcome == OUTCOME_DONE && chunk->no_source)
 		ereport(NOTICE,
-				(errmsg("chunk %d [%s, %s) has no source data: %lld rows deleted",
+				(errmsg("run %lld %s chunk %d [%s, %s) has no source data: %s",
+						(long long) run->run_id, run->relname,
 						chunk->chunk_no, lo, hi,
-						(long long) report->rows_deleted)));
+						RowsText(report->rows_deleted, "deleted"))));
 	else if (report->outcome == OUTCOME_DONE)
 		ereport(NOTICE,
-				(errmsg("chunk %d [%s, %s): %lld rows deleted, %lld rows inserted%s",
+				(errmsg("run %lld %s chunk %d [%s, %s): %s, %s%s",
+						(long long) run->run_id, run->relname,
 						chunk->chunk_no, lo, hi,
-						(long long) report->rows_deleted,
-						(long long) report->rows_inserted,
+						RowsText(report->rows_deleted, "deleted"),
+						RowsText(report->rows_inserted, "inserted"),
 						!report->ledger_checked ? "" :
 						report->ledger_ok ? ", ledger ok" : ", ledger differs")));
 }
@@ -1150,17 +1209,25 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
  * RaiseChunkFailure
  *		After the failure has been committed: end the call with an error
  *		carrying the chunk's SQLSTATE, so that scripts and pg_cron see it.
+ *		Its hint is the chunk's own (when it has one), then what to do next
+ *		for the failure's cause (FailureHint).
  */
 void
-RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
+RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
+	ErrorData  *edata = report->error;
+	char	   *next = FailureHint(report->cause, run->run_id, run->group_id,
+								   ScheduleCalledFromCron());
+
 	ereport(ERROR,
 			(errcode(edata->sqlerrcode),
-			 errmsg("chunk %d of run %lld failed: %s", chunk->chunk_no,
-					(long long) run->run_id, edata->message),
+			 errmsg("run %lld %s chunk %d [%s, %s) failed: %s",
+					(long long) run->run_id, run->relname, chunk->chunk_no,
+					TimestampText(chunk->start), TimestampText(chunk->end),
+					edata->message),
 			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-			 errhint("The chunk was rolled back and recorded as failed; fix the cause, then CALL backfill.run(%lld) to retry it and continue.",
-					 (long long) run->run_id)));
+			 edata->hint ? errhint("%s %s", edata->hint, next) :
+			 errhint("%s", next)));
 }
 
 /*

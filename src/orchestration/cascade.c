@@ -417,7 +417,8 @@ Widen(const PlanChunks *up, Interval *step, List **cells, const char *name)
 
 /*
  * CellsToChunks
- *		Sort the cells, drop duplicates, and return them as PlanChunks.
+ *		Sort the cells, drop duplicates (and merge overlapping ones), and
+ *		return them as PlanChunks.
  */
 static void
 CellsToChunks(List *cells, PlanChunks *out)
@@ -445,6 +446,17 @@ CellsToChunks(List *cells, PlanChunks *out)
 	{
 		if (out->n > 0 && out->starts[out->n - 1] == pairs[2 * k])
 			continue;
+
+		/*
+		 * Cells of one grid never overlap; a replan's old chunks and the
+		 * cells of a changed chunk interval may: they become one chunk.
+		 */
+		if (out->n > 0 && pairs[2 * k] < out->ends[out->n - 1])
+		{
+			out->ends[out->n - 1] = Max(out->ends[out->n - 1],
+										pairs[2 * k + 1]);
+			continue;
+		}
 		out->starts[out->n] = pairs[2 * k];
 		out->ends[out->n] = pairs[2 * k + 1];
 		out->n++;
@@ -607,3 +619,142 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	return root_run;
 }
 
+
+/*
+ * CascadeReplan
+ *		See backfill.h.  The loop of PipelinePlan's cascade, seeded: each
+ *		target of the root's downstream order gets its own unfinished
+ *		chunks (its seed) and the chunks of its own size that cover its new
+ *		upstream runs' chunks (Widen); a target with neither gets no run.
+ *		A seed whose target is no longer downstream of the root (a
+ *		dependency removed since) is planned too, after the others, as a
+ *		run of the group with no upstream.  The first run planned is the
+ *		group's root (its id is the group id) and the only one probed and
+ *		run backwards if asked, as in a cascading plan.  Each new run
+ *		records the run it continues.  Returns the group id, 0 when no
+ *		chunk was left.  Caller is connected to SPI.
+ */
+int64
+CascadeReplan(Oid root, ReplanSeed *seeds, int nseeds, bool backwards,
+			  bool clear_no_source)
+{
+	List	   *order;
+	Edges		edges;
+	PlanNode   *nodes;
+	int64	   *continues;
+	int			nn;
+	int			i;
+	int			s;
+	int64		group_id = 0;
+	int			planned = 0;
+	StringInfoData summary;
+
+	order = DownstreamOrder(root, &edges);
+	nn = list_length(order);
+	nodes = palloc0(sizeof(PlanNode) * (nn + nseeds));
+	continues = palloc0(sizeof(int64) * (nn + nseeds));
+	for (i = 0; i < nn; i++)
+		nodes[i].target = list_nth_oid(order, i);
+	for (s = 0; s < nseeds; s++)
+	{
+		bool		found = false;
+
+		for (i = 0; i < nn && !found; i++)
+			found = (nodes[i].target == seeds[s].target);
+		if (!found)
+			nodes[nn++].target = seeds[s].target;
+	}
+
+	initStringInfo(&summary);
+	for (i = 0; i < nn; i++)
+	{
+		PlanNode   *node = &nodes[i];
+		List	   *cells = NIL;
+		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
+		int			nups = 0;
+		const char *note = NULL;
+		PlanRequest req = {0};
+		Interval   *dstep;
+		int			e;
+		Oid			types[4] = {INT8OID, INT8OID, INT8ARRAYOID, INT8OID};
+		Datum		vals[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+
+		CHECK_FOR_INTERRUPTS();
+		node->name = QualifiedRelName(node->target);
+		for (s = 0; s < nseeds; s++)
+		{
+			int			k;
+
+			if (seeds[s].target != node->target)
+				continue;
+			note = seeds[s].note;
+			continues[i] = seeds[s].old_run;
+			for (k = 0; k < seeds[s].chunks.n; k++)
+			{
+				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+
+				cell[0] = seeds[s].chunks.starts[k];
+				cell[1] = seeds[s].chunks.ends[k];
+				cells = lappend(cells, cell);
+			}
+		}
+		dstep = LoadDefinition(node->target, 0)->chunk;
+		for (e = 0; e < edges.n; e++)
+		{
+			int			j;
+
+			if (edges.down[e] != node->target)
+				continue;
+			for (j = 0; j < i; j++)
+			{
+				if (nodes[j].target == edges.up[e] && nodes[j].run_id != 0)
+				{
+					Widen(&nodes[j].chunks, dstep, &cells, node->name);
+					ups[nups++] = Int64GetDatum(nodes[j].run_id);
+				}
+			}
+		}
+		if (cells == NIL)
+			continue;
+		CellsToChunks(cells, &node->chunks);
+		if (node->chunks.n > backfill_max_chunks)
+			RefuseTooManyChunks(node->name);
+
+		req.target = node->target;
+		req.start = node->chunks.starts[0];
+		req.end = node->chunks.ends[node->chunks.n - 1];
+		req.note = note;
+		req.probe = (group_id == 0);
+		req.backwards = (group_id == 0) && backwards;
+		req.clear_no_source = clear_no_source;
+		req.given = &node->chunks;
+		node->run_id = PlanRun(&req);
+		if (group_id == 0)
+			group_id = node->run_id;
+
+		vals[0] = Int64GetDatum(node->run_id);
+		vals[1] = Int64GetDatum(group_id);
+		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		vals[3] = Int64GetDatum(continues[i]);
+		if (continues[i] == 0)
+			nulls[3] = 'n';
+		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
+					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END,"
+					" continues_run = $4"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1",
+					4, types, vals, nulls, SPI_OK_UPDATE);
+		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
+						 planned == 0 ? "Run" : ", run", (long long) node->run_id,
+						 node->name, node->chunks.n,
+						 node->chunks.n == 1 ? "" : "s");
+		planned++;
+	}
+	if (planned > 0)
+		ereport(NOTICE,
+				(errmsg("planned group %lld: %d run%s", (long long) group_id,
+						planned, planned == 1 ? "" : "s"),
+				 errdetail("%s.", summary.data)));
+	return group_id;
+}

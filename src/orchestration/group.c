@@ -24,14 +24,17 @@
 
 /*
  * PipelineChunkReady
- *		See backfill.h.  A no_source chunk of an upstream run counts as
- *		settled unless that run still has to clear it.  A pg_cron job of a
- *		run that finds the group stopped by a failure does nothing and
- *		keeps its schedule (a job never removes itself: cron.c); once the
- *		failed run is retried by hand, its ticks go on.
+ *		See backfill.h.  A run stopped by a failure in its group is told
+ *		the failed chunk's next step (run_group, or replan_group for a
+ *		cause in the definition).  A no_source chunk of an upstream run
+ *		counts as settled unless that run still has to clear it.  A pg_cron
+ *		job of a run that finds the group stopped by a failure does nothing
+ *		and keeps its schedule (a job never removes itself: cron.c); once
+ *		the failed run is retried by hand, its ticks go on.
  */
 bool
-PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
+PipelineChunkReady(int64 run_id, const char *relname, TimestampTz lo,
+				   TimestampTz hi)
 {
 	Oid			argtypes[3] = {INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[3];
@@ -43,6 +46,7 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 	bool		up_null;
 	int32		up_chunk;
 	char	   *up_status;
+	char	   *next_step;
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = TimestampTzGetDatum(lo);
@@ -52,7 +56,14 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 				"   WHERE f.group_id OPERATOR(pg_catalog.=) r.group_id"
 				"   AND f.run_id OPERATOR(pg_catalog.<>) r.run_id"
 				"   AND f.status OPERATOR(pg_catalog.=) 'failed'),"
-				" w.run_id, w.chunk_no, w.status"
+				" w.run_id, w.chunk_no, w.status,"
+				" (SELECT fc.next_step FROM backfill.runs f"
+				"   JOIN backfill.chunks fc ON fc.run_id OPERATOR(pg_catalog.=) f.run_id"
+				"   WHERE f.group_id OPERATOR(pg_catalog.=) r.group_id"
+				"   AND f.run_id OPERATOR(pg_catalog.<>) r.run_id"
+				"   AND f.status OPERATOR(pg_catalog.=) 'failed'"
+				"   AND fc.status OPERATOR(pg_catalog.=) 'failed'"
+				"   ORDER BY f.run_id, fc.finished_at DESC NULLS LAST LIMIT 1)"
 				" FROM backfill.runs r"
 				" LEFT JOIN LATERAL ("
 				"  SELECT uc.run_id, uc.chunk_no, uc.status"
@@ -78,15 +89,19 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 	up_run = SpiGetInt64(0, 3, &up_null);
 	up_chunk = SpiGetInt32(0, 4, &isnull);
 	up_status = SpiGetText(0, 5);
+	next_step = SpiGetText(0, 6);
 	SPI_freetuptable(SPI_tuptable);
 
 	if (!failed_null)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld waits: run %lld of its group %lld has failed",
-						(long long) run_id, (long long) failed,
+				(errmsg("run %lld %s waits: run %lld of its group %lld has failed",
+						(long long) run_id, relname, (long long) failed,
 						(long long) group_id),
 				 errdetail("The first failure stops the whole group."),
+				 next_step != NULL ?
+				 errhint("Fix the cause, then %s (the failed chunk's next step), or cancel the group with backfill.cancel_group(%lld).",
+						 next_step, (long long) group_id) :
 				 errhint("Fix the cause, then CALL backfill.run_group(%lld) to retry and continue, or cancel the group with backfill.cancel_group(%lld).",
 						 (long long) group_id, (long long) group_id)));
 		return false;
@@ -94,8 +109,8 @@ PipelineChunkReady(int64 run_id, TimestampTz lo, TimestampTz hi)
 	if (!up_null)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld waits: its chunk [%s, %s) needs chunk %d of upstream run %lld, which is %s",
-						(long long) run_id, TimestampText(lo),
+				(errmsg("run %lld %s waits: its chunk [%s, %s) needs chunk %d of upstream run %lld, which is %s",
+						(long long) run_id, relname, TimestampText(lo),
 						TimestampText(hi), up_chunk,
 						(long long) up_run, up_status),
 				 errhint("The runs of group %lld go in dependency order: CALL backfill.run_group(%lld).",

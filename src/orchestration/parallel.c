@@ -349,6 +349,7 @@ typedef struct LeaderState
 	bool		failed;
 	ChunkInfo	failed_chunk;	/* the first failure in plan order */
 	ErrorData  *failed_error;	/* in the run's context */
+	FailureCause failed_cause;	/* its cause (failures.c) */
 } LeaderState;
 
 /*
@@ -381,6 +382,9 @@ NoteOutcome(RunInfo *run, LeaderState *st, ChunkInfo *chunk,
 												report->error->message : "");
 			st->failed_error->detail = report->error->detail ?
 				pstrdup(report->error->detail) : NULL;
+			st->failed_error->hint = report->error->hint ?
+				pstrdup(report->error->hint) : NULL;
+			st->failed_cause = report->cause;
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -413,7 +417,8 @@ FinishFlight(RunInfo *run, LeaderState *st, int i, MemoryContext cxt)
 		{
 			report.outcome = OUTCOME_FAILED;
 			report.error = LostChunkError(&f->chunk);
-			RecordChunkFailure(run, &f->chunk, report.error);
+			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
+			RecordChunkFailure(run, &f->chunk, report.error, report.cause);
 		}
 	}
 	SpiFinish();
@@ -524,7 +529,8 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 				break;
 			}
 			/* a chunk of a group waits for its upstream chunks */
-			if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+			if (!PipelineChunkReady(run->run_id, run->relname, chunk.start,
+									chunk.end))
 			{
 				SpiFinish();
 				SPI_commit();
@@ -658,12 +664,18 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 	MemoryContextSwitchTo(evcxt);
 	if (st.failed)
 	{
+		ChunkReport failure;
+
 		/* a worker that finished after the failure may have reset it */
 		SpiConnect();
 		(void) SetRunStatus(run, RUN_FAILED);
 		SpiFinish();
 		SPI_commit();
-		RaiseChunkFailure(run, &st.failed_chunk, st.failed_error);
+		memset(&failure, 0, sizeof(failure));
+		failure.outcome = OUTCOME_FAILED;
+		failure.error = st.failed_error;
+		failure.cause = st.failed_cause;
+		RaiseChunkFailure(run, &st.failed_chunk, &failure);
 	}
 	if (st.cancelled)
 		ereport(NOTICE,
@@ -729,10 +741,12 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 	MemoryContextSwitchTo(cxt);
 	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
 		edata = report->error;
+	else
+		report->cause = ClassifyFailure(edata->sqlerrcode, true);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SpiConnect();
-	RecordChunkFailure(run, chunk, edata);
+	RecordChunkFailure(run, chunk, edata, report->cause);
 	SpiFinish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();

@@ -166,6 +166,18 @@ RegisterTarget(const Registration *reg)
 		CheckDiffKey(target, DatumGetArrayTypeP(reg->key));
 
 	sq = ValidateSourceQuery(reg->source, target, time_column);
+
+	/*
+	 * A source that reads neither $1 nor $2 returns the same rows for every
+	 * chunk: all but one chunk would fail on a row outside its range.  One
+	 * bound alone can be right (WHERE day = $1::date for daily chunks).
+	 */
+	if (!sq->uses_range)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source query does not use the chunk's range"),
+				 errdetail("The source is run once per chunk with $1 = the chunk's start and $2 = its end, and must return the rows of [$1, $2) only."),
+				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
 	measure = ValidateMeasure(measure, target);
 	if (ledger != NULL)
 		ledger = ValidateLedger(ledger);

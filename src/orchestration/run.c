@@ -30,6 +30,7 @@
 
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "lib/stringinfo.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -68,12 +69,123 @@ RunHolderPid(int64 run_id)
 	return pid;
 }
 
+/* What one call did to a run, for its summary NOTICE. */
+typedef struct RunTally
+{
+	TimestampTz started;
+	int			executed;
+	int			done;
+	int			no_source;
+	int			deferred;
+	int			failed;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	int			ledger_checked;
+	int			ledger_ok;
+} RunTally;
+
+/*
+ * TallyChunk
+ *		Add one executed chunk's report to the call's tally.
+ */
+static void
+TallyChunk(RunTally *tally, ChunkInfo *chunk, ChunkReport *report)
+{
+	tally->executed++;
+	switch (report->outcome)
+	{
+		case OUTCOME_DONE:
+			if (chunk->no_source)
+				tally->no_source++;
+			else
+				tally->done++;
+			tally->rows_deleted += report->rows_deleted;
+			tally->rows_inserted += report->rows_inserted;
+			if (report->ledger_checked)
+			{
+				tally->ledger_checked++;
+				if (report->ledger_ok)
+					tally->ledger_ok++;
+			}
+			break;
+		case OUTCOME_DEFERRED:
+			tally->deferred++;
+			break;
+		case OUTCOME_FAILED:
+			tally->failed++;
+			break;
+	}
+}
+
+/*
+ * ReportTally
+ *		The one summary NOTICE that ends a call which executed chunks:
+ *		chunks by outcome, rows, the ledger's verdicts and (unless
+ *		backfill.notice_timing is off) the time taken.  Printed with
+ *		backfill.notices = summary too.
+ */
+static void
+ReportTally(RunInfo *run, RunTally *tally)
+{
+	StringInfoData outcomes;
+	StringInfoData ledger;
+	long		secs;
+	int			usecs;
+	char		took[64];
+
+	if (tally->executed == 0)
+		return;
+	initStringInfo(&outcomes);
+	if (tally->done > 0)
+		appendStringInfo(&outcomes, "%d done", tally->done);
+	if (tally->no_source > 0)
+		appendStringInfo(&outcomes, "%s%d without source", outcomes.len ? ", " : "",
+						 tally->no_source);
+	if (tally->deferred > 0)
+		appendStringInfo(&outcomes, "%s%d deferred", outcomes.len ? ", " : "",
+						 tally->deferred);
+	if (tally->failed > 0)
+		appendStringInfo(&outcomes, "%s%d failed", outcomes.len ? ", " : "",
+						 tally->failed);
+	initStringInfo(&ledger);
+	if (tally->ledger_checked > 0)
+		appendStringInfo(&ledger, ", ledger ok in %d of %d",
+						 tally->ledger_ok, tally->ledger_checked);
+	took[0] = '\0';
+	if (backfill_notice_timing)
+	{
+		TimestampDifference(tally->started, GetCurrentTimestamp(), &secs, &usecs);
+		snprintf(took, sizeof(took), ", %.3f s", secs + usecs / 1000000.0);
+	}
+	ereport(NOTICE,
+			(errmsg("run %lld %s: %d %s executed (%s), %s, %s%s%s",
+					(long long) run->run_id, run->relname, tally->executed,
+					tally->executed == 1 ? "chunk" : "chunks", outcomes.data,
+					RowsText(tally->rows_deleted, "deleted"),
+					RowsText(tally->rows_inserted, "inserted"),
+					ledger.data, took)));
+}
+
+/*
+ * ReportRunStatus
+ *		The NOTICE of a run's status at the end of a call ("run 5
+ *		daily_revenue is done").
+ */
+static void
+ReportRunStatus(RunInfo *run, RunStatus status)
+{
+	ereport(NOTICE,
+			(errmsg("run %lld %s is %s", (long long) run->run_id,
+					run->relname, RunStatusName(status))));
+}
+
 /*
  * RunLoop
  *		Execute the run's chunks, one transaction each, until none is left,
  *		max_chunks (< 0: no limit) have been executed, the probe chunk has
- *		run, a chunk was deferred, or a chunk failed (then an error).
- *		Caller holds the run's session lock and a non-atomic SPI
+ *		run, a chunk was deferred, or a chunk failed (then an error).  The
+ *		call ends with its summary (ReportTally), before the error of a
+ *		failure.  Caller holds the run's session lock and a non-atomic SPI
  *		connection; cxt survives the commits.
  */
 static void
@@ -84,8 +196,11 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	bool		probe_pending;
 	const char *via;
 	char	   *user;
+	RunTally	tally;
 
 	MemoryContextSwitchTo(cxt);
+	memset(&tally, 0, sizeof(tally));
+	tally.started = GetCurrentTimestamp();
 	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
 									 ALLOCSET_DEFAULT_SIZES);
 	via = ScheduleInCronWorker() ? "pg_cron" : "session";
@@ -115,9 +230,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
 		{
 			SpiFinish();
-			ereport(NOTICE,
-					(errmsg("run %lld is %s", (long long) run->run_id,
-							RunStatusName(run_status))));
+			ReportRunStatus(run, run_status);
 			break;
 		}
 		if (!found)
@@ -132,14 +245,13 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			final_status = SetRunStatus(run, RUN_DONE);
 			SpiFinish();
 			SPI_commit();
-			ereport(NOTICE,
-					(errmsg("run %lld is %s", (long long) run->run_id,
-							RunStatusName(final_status))));
+			ReportRunStatus(run, final_status);
 			break;
 		}
 
 		/* a chunk of a group waits for its upstream chunks (group.c) */
-		if (!PipelineChunkReady(run->run_id, chunk.start, chunk.end))
+		if (!PipelineChunkReady(run->run_id, run->relname, chunk.start,
+								chunk.end))
 		{
 			SpiFinish();
 			SPI_commit();
@@ -157,31 +269,43 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		SpiFinish();
 		CommitChunk(run, &chunk, &report);
 		executed++;
+		TallyChunk(&tally, &chunk, &report);
 
 		ReportChunk(run, &chunk, &report);
 		if (report.outcome == OUTCOME_FAILED)
-			RaiseChunkFailure(run, &chunk, report.error);
+		{
+			ReportTally(run, &tally);
+			RaiseChunkFailure(run, &chunk, &report);
+		}
 		if (report.outcome == OUTCOME_DEFERRED)
 			break;
 		if (report.run_status == RUN_DONE ||
 			report.run_status == RUN_CANCELLED)
 		{
-			ereport(NOTICE,
-					(errmsg("run %lld is %s", (long long) run->run_id,
-							RunStatusName(report.run_status))));
+			ReportRunStatus(run, report.run_status);
 			break;
 		}
 		if (probe_pending && !chunk.no_source)
 		{
-			ereport(NOTICE,
-					(errmsg("run %lld is probed: chunk %d has run alone",
-							(long long) run->run_id, chunk.chunk_no),
-					 errhint("Inspect the chunk's rows and figures, then CALL backfill.run(%lld) to run the rest.",
-							 (long long) run->run_id)));
+			if (run->group_id != 0)
+				ereport(NOTICE,
+						(errmsg("run %lld %s is probed: chunk %d has run alone",
+								(long long) run->run_id, run->relname,
+								chunk.chunk_no),
+						 errhint("Inspect the chunk's rows and figures, then CALL backfill.run_group(%lld) to run the rest of the group.",
+								 (long long) run->group_id)));
+			else
+				ereport(NOTICE,
+						(errmsg("run %lld %s is probed: chunk %d has run alone",
+								(long long) run->run_id, run->relname,
+								chunk.chunk_no),
+						 errhint("Inspect the chunk's rows and figures, then CALL backfill.run(%lld) to run the rest.",
+								 (long long) run->run_id)));
 			break;
 		}
 	}
 	MemoryContextSwitchTo(cxt);
+	ReportTally(run, &tally);
 }
 
 /*
@@ -209,8 +333,8 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 	if (run->status == RUN_DONE || run->status == RUN_CANCELLED)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is already %s", (long long) run_id,
-						RunStatusName(run->status))));
+				(errmsg("run %lld %s is already %s", (long long) run_id,
+						run->relname, RunStatusName(run->status))));
 		/* a job left behind (scheduled while it finished) stops here */
 		(void) ScheduleRemoveJob(run_id);
 		MemoryContextSwitchTo(oldcxt);
@@ -242,8 +366,8 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 	if (!run->scheduled && ScheduleCalledFromCron())
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is not scheduled; this pg_cron tick does nothing",
-						(long long) run_id),
+				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",
+						(long long) run_id, run->relname),
 				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
@@ -255,8 +379,8 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 							 GetCurrentTimestamp()))
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is outside its quiet hours %s; nothing to do in this tick",
-						(long long) run_id, run->quiet_hours)));
+				(errmsg("run %lld %s is outside its quiet hours %s; nothing to do in this tick",
+						(long long) run_id, run->relname, run->quiet_hours)));
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
 		return;
@@ -270,13 +394,13 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 
 		if (pid != 0)
 			ereport(NOTICE,
-					(errmsg("run %lld is being executed by backend %d; nothing to do",
-							(long long) run_id, pid),
+					(errmsg("run %lld %s is being executed by backend %d; nothing to do",
+							(long long) run_id, run->relname, pid),
 					 errhint("backfill.progress shows its progress.")));
 		else
 			ereport(NOTICE,
-					(errmsg("run %lld is being executed by another backend; nothing to do",
-							(long long) run_id)));
+					(errmsg("run %lld %s is being executed by another backend; nothing to do",
+							(long long) run_id, run->relname)));
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
 		return;
@@ -303,18 +427,22 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
  * BackfillRange
  *		See backfill.h: CALL backfill.backfill, plan (PlanRun, the request's
  *		probe and backwards as given), commit the plan, and run it to the
- *		end.  Caller has a non-atomic SPI connection.
+ *		end; returns the run id.  Caller has a non-atomic SPI connection.
  */
-void
+int64
 BackfillRange(const PlanRequest *req, int parallel)
 {
 	int64		run_id;
+	char	   *relname;
 
 	run_id = PlanRun(req);
+	relname = get_rel_name(req->target);
 	SPI_commit();
 	ereport(NOTICE,
-			(errmsg("planned run %lld", (long long) run_id)));
+			(errmsg("run %lld %s planned", (long long) run_id,
+					relname ? quote_identifier(relname) : "?")));
 	ExecuteRun(run_id, -1, parallel);
+	return run_id;
 }
 
 /*

@@ -168,9 +168,10 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunks_per_tick), false);
 	CatalogArgText(&args, quiet_hours);
 	CatalogArgText(&args, CurrentUserName());
+	CatalogArgText(&args, cron);
 	CatalogExecArgs("UPDATE backfill.runs"
 					" SET job_id = $2, chunks_per_tick = $3, quiet_hours = $4,"
-					" scheduled_by = $5::pg_catalog.name"
+					" scheduled_by = $5::pg_catalog.name, cron = $6"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])",
 					&args, SPI_OK_UPDATE);

@@ -25,17 +25,21 @@ LANGUAGE C;
 COMMENT ON PROCEDURE backfill.run(pg_catalog.int8, pg_catalog.int4, pg_catalog.int4) IS
     'Execute the pending chunks of a run, one transaction per chunk; with parallel => N, up to N at a time in background workers.';
 
-DROP PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text);
+-- backfill() as 20_newcomer.sql left it (INOUT run_id last), with parallel
+-- before run_id: CALL backfill.backfill(..., parallel => 4) still prints
+-- its run id.
+DROP PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int8);
 CREATE PROCEDURE backfill.backfill(target pg_catalog.regclass,
                                    range_start pg_catalog.timestamptz,
                                    range_end pg_catalog.timestamptz,
                                    chunk pg_catalog.interval DEFAULT NULL,
                                    note pg_catalog.text DEFAULT NULL,
-                                   parallel pg_catalog.int4 DEFAULT 1)
+                                   parallel pg_catalog.int4 DEFAULT 1,
+                                   INOUT run_id pg_catalog.int8 DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'backfill_backfill'
 LANGUAGE C;
-COMMENT ON PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4) IS
-    'Plan without a probe and run to the end: for small ranges.';
+COMMENT ON PROCEDURE backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4, pg_catalog.int8) IS
+    'Plan without a probe and run to the end: for small ranges.  Returns the run id (INOUT run_id; leave it out).';
 
 DROP PROCEDURE backfill.run_group(pg_catalog.int8, pg_catalog.int4);
 CREATE PROCEDURE backfill.run_group(group_id pg_catalog.int8,
@@ -76,7 +80,7 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 REVOKE ALL ON PROCEDURE
     backfill.run(pg_catalog.int8, pg_catalog.int4, pg_catalog.int4),
-    backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4),
+    backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4, pg_catalog.int8),
     backfill.run_group(pg_catalog.int8, pg_catalog.int4, pg_catalog.int4)
 FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
@@ -85,11 +89,12 @@ GRANT EXECUTE ON FUNCTION
 TO PUBLIC;
 GRANT EXECUTE ON PROCEDURE
     backfill.run(pg_catalog.int8, pg_catalog.int4, pg_catalog.int4),
-    backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4),
+    backfill.backfill(pg_catalog.regclass, pg_catalog.timestamptz, pg_catalog.timestamptz, pg_catalog.interval, pg_catalog.text, pg_catalog.int4, pg_catalog.int8),
     backfill.run_group(pg_catalog.int8, pg_catalog.int4, pg_catalog.int4)
 TO PUBLIC;
 
--- backfill.progress, as in 0.1.0, and at its end: chunks_in_flight, the
+-- backfill.progress, as 20_newcomer.sql left it (eta from the schedule),
+-- and at its end: chunks_in_flight, the
 -- chunks background workers execute right now (in chunk order), and
 -- worker_pids, their pids (same order); both empty when none.
 CREATE OR REPLACE VIEW backfill.progress WITH (security_invoker = true) AS
@@ -113,9 +118,17 @@ SELECT r.run_id,
        END AS elapsed,
        CASE WHEN s.chunks_total OPERATOR(pg_catalog.=) s.chunks_settled
             THEN '0'::pg_catalog.interval
-            ELSE s.avg_chunk
+            -- a scheduled run ends with its schedule's ticks (0.2.0)
+            ELSE COALESCE(
+                 CASE WHEN r.job_id IS NOT NULL AND r.cron IS NOT NULL
+                      THEN backfill.schedule_eta(r.cron, r.chunks_per_tick,
+                                                 r.quiet_hours, r.timezone,
+                                                 s.chunks_total
+                                                 OPERATOR(pg_catalog.-) s.chunks_settled)
+                 END,
+                 s.avg_chunk
                  OPERATOR(pg_catalog.*)
-                 (s.chunks_total OPERATOR(pg_catalog.-) s.chunks_settled)::pg_catalog.float8
+                 (s.chunks_total OPERATOR(pg_catalog.-) s.chunks_settled)::pg_catalog.float8)
        END AS eta,
        lk.pid,
        s.chunks_pending,
@@ -192,4 +205,4 @@ SELECT r.run_id,
     OR r.status OPERATOR(pg_catalog.=) 'probed'
     OR r.status OPERATOR(pg_catalog.=) 'failed';
 COMMENT ON VIEW backfill.progress IS
-    'One row per unfinished run: chunk counts, percent, rows, elapsed, eta, the backend executing it now (pid), and the chunks in flight in background workers with their pids.';
+    'One row per unfinished run: chunk counts, percent, rows, elapsed, eta (from the schedule for a scheduled run), the backend executing it now (pid), and the chunks in flight in background workers with their pids.';
