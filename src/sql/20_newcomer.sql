@@ -127,8 +127,8 @@ GRANT EXECUTE ON FUNCTION backfill.replan_group(pg_catalog.int8) TO PUBLIC;
 -- Views of issue 17, all in this one place:
 --   history         redefined: three columns appended (continues_run,
 --                   error_cause, next_step); its 24 columns kept as they are
---   progress        redefined: the same 18 columns; eta of a scheduled run
---                   from its schedule (schedule_eta)
+--   progress        eta of a scheduled run from its schedule (schedule_eta):
+--                   in 40_parallel.sql, which redefines the view once
 --   progress_brief  new: progress in 8 columns, readable without \x
 --   history_brief   new: history in 8 columns, readable without \x
 -- The _brief names sit beside the views they narrow (tab completion shows
@@ -178,103 +178,12 @@ SELECT r.target,
 COMMENT ON VIEW backfill.history IS
     'One row per finished chunk (done, failed, no_source): range, run, definition, figures, who, when, the run''s note, the run it continues, and a failure''s cause and next call.';
 
--- progress, redefined with the same 18 columns: the eta of a scheduled run
--- (a pg_cron job and the cron text of its schedule) is estimated from the
--- schedule (schedule_eta: its ticks x chunks_per_tick, the cron text read
--- in GMT and the quiet hours), not from the chunk duration alone, which
--- says minutes for a run that takes nights.  Everything else as in 0.1.0.
-CREATE OR REPLACE VIEW backfill.progress WITH (security_invoker = true) AS
-SELECT r.run_id,
-       r.target,
-       r.status,
-       s.chunks_total,
-       s.chunks_done,
-       s.chunks_failed,
-       s.chunks_no_source,
-       CASE WHEN s.chunks_total OPERATOR(pg_catalog.>) 0
-            THEN pg_catalog.round(100::pg_catalog.numeric
-                                  OPERATOR(pg_catalog.*) s.chunks_settled
-                                  OPERATOR(pg_catalog./) s.chunks_total, 1)
-       END AS percent,
-       s.rows_inserted,
-       CASE WHEN s.first_started IS NULL THEN NULL
-            WHEN lk.pid IS NOT NULL
-            THEN pg_catalog.now() OPERATOR(pg_catalog.-) s.first_started
-            ELSE s.last_finished OPERATOR(pg_catalog.-) s.first_started
-       END AS elapsed,
-       CASE WHEN s.chunks_total OPERATOR(pg_catalog.=) s.chunks_settled
-            THEN '0'::pg_catalog.interval
-            -- a scheduled run ends with its schedule's ticks (0.2.0)
-            ELSE COALESCE(
-                 CASE WHEN r.job_id IS NOT NULL AND r.cron IS NOT NULL
-                      THEN backfill.schedule_eta(r.cron, r.chunks_per_tick,
-                                                 r.quiet_hours, r.timezone,
-                                                 s.chunks_total
-                                                 OPERATOR(pg_catalog.-) s.chunks_settled)
-                 END,
-                 s.avg_chunk
-                 OPERATOR(pg_catalog.*)
-                 (s.chunks_total OPERATOR(pg_catalog.-) s.chunks_settled)::pg_catalog.float8)
-       END AS eta,
-       lk.pid,
-       s.chunks_pending,
-       s.chunks_via_cron,
-       s.last_executed_via,
-       s.last_finished AS last_finished_at,
-       r.job_id,
-       r.last_error
-  FROM backfill.runs r
- CROSS JOIN LATERAL (
-       SELECT pg_catalog.count(*) AS chunks_total,
-              pg_catalog.count(*) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'done') AS chunks_done,
-              pg_catalog.count(*) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'failed') AS chunks_failed,
-              pg_catalog.count(*) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'no_source') AS chunks_no_source,
-              pg_catalog.count(*) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'pending') AS chunks_pending,
-              -- chunks that need no more work: done, and no_source
-              -- unless the run still has to clear them
-              pg_catalog.count(*) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'done'
-                     OR (c.status OPERATOR(pg_catalog.=) 'no_source'
-                         AND (c.finished_at IS NOT NULL
-                              OR NOT r.clear_no_source))) AS chunks_settled,
-              pg_catalog.count(*) FILTER (
-                  WHERE c.executed_via OPERATOR(pg_catalog.=) 'pg_cron'
-                    AND c.finished_at IS NOT NULL) AS chunks_via_cron,
-              COALESCE(pg_catalog.sum(c.rows_inserted) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'done'), 0) AS rows_inserted,
-              pg_catalog.min(c.started_at) AS first_started,
-              pg_catalog.max(c.finished_at) AS last_finished,
-              pg_catalog.avg(c.finished_at OPERATOR(pg_catalog.-) c.started_at) FILTER (
-                  WHERE c.status OPERATOR(pg_catalog.=) 'done'
-                    AND c.started_at IS NOT NULL
-                    AND c.finished_at IS NOT NULL) AS avg_chunk,
-              (pg_catalog.array_agg(c.executed_via
-                                    ORDER BY c.finished_at DESC, c.chunk_no DESC)
-                   FILTER (WHERE c.finished_at IS NOT NULL))[1] AS last_executed_via
-         FROM backfill.chunks c
-        WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id) s
-  LEFT JOIN (
-       SELECT l.objid, pg_catalog.min(l.pid) AS pid
-         FROM pg_catalog.pg_locks l
-        WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory'
-          AND l.database OPERATOR(pg_catalog.=)
-              (SELECT db.oid FROM pg_catalog.pg_database db
-                WHERE db.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-          AND l.classid OPERATOR(pg_catalog.=) 1111883777::pg_catalog.oid
-          AND l.objsubid OPERATOR(pg_catalog.=) 16966
-          AND l.granted
-        GROUP BY l.objid) lk
-    ON lk.objid OPERATOR(pg_catalog.=)
-       (r.run_id OPERATOR(pg_catalog.&) 4294967295)::pg_catalog.oid
- WHERE r.status OPERATOR(pg_catalog.=) 'planned'
-    OR r.status OPERATOR(pg_catalog.=) 'probed'
-    OR r.status OPERATOR(pg_catalog.=) 'failed';
-COMMENT ON VIEW backfill.progress IS
-    'One row per unfinished run: chunk counts, percent, rows, elapsed, eta (from the schedule for a scheduled run), and the backend executing it now (pid).';
+-- progress keeps its 18 columns; the eta of a scheduled run (a pg_cron job
+-- and the cron text of its schedule) is estimated from the schedule
+-- (schedule_eta: its ticks x chunks_per_tick, the cron text read in GMT and
+-- the quiet hours), not from the chunk duration alone, which says minutes
+-- for a run that takes nights.  The view is redefined once, with that eta
+-- and the parallel chunks in flight, in 40_parallel.sql.
 
 -- One row per unfinished run, in the eight columns a person reads first.
 -- state: running (a backend executes it now), failed, waiting (scheduled,
