@@ -1235,6 +1235,10 @@ extern List *GroupRuns(int64 group_id, bool unfinished_only);
 extern bool PipelineChunkReady(int64 run_id, const char *relname,
 							   TimestampTz lo, TimestampTz hi);
 
+/* The same, without a NOTICE (a parallel group call looks at every run). */
+extern bool PipelineChunkSettled(int64 run_id, TimestampTz lo,
+								 TimestampTz hi);
+
 /* ---- undo: revert, diff, purge (undo.c) ---- */
 
 /*
@@ -1319,6 +1323,16 @@ extern bool ParallelUsable(RunInfo *run);
  */
 extern void ParallelRunLoop(RunInfo *run, int max_chunks, int parallel,
 							MemoryContext cxt);
+
+/*
+ * The same for the unfinished runs of a group (run_group), in dependency
+ * order: at most "parallel" chunks in flight across them, each run's in
+ * plan order, a downstream chunk only when the upstream chunks it covers
+ * are done.  Caller holds every run's session lock and a non-atomic SPI
+ * connection; cxt survives the commits.
+ */
+extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
+							  int parallel, MemoryContext cxt);
 
 /*
  * cancel's side: terminate the workers executing the run's chunks and wait

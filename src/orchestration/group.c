@@ -23,8 +23,8 @@
 #include "backfill.h"
 
 /*
- * PipelineChunkReady
- *		See backfill.h.  A run stopped by a failure in its group is told
+ * PipelineChunkCheck
+ *		PipelineChunkReady, with its NOTICE when "report".  A run stopped by a failure in its group is told
  *		the failed chunk's next step (run_group, or replan_group for a
  *		cause in the definition).  A no_source chunk of an upstream run
  *		counts as settled unless that run still has to clear it.  A pg_cron
@@ -32,9 +32,9 @@
  *		and keeps its schedule (a job never removes itself: cron.c); once
  *		the failed run is retried by hand, its ticks go on.
  */
-bool
-PipelineChunkReady(int64 run_id, const char *relname, TimestampTz lo,
-				   TimestampTz hi)
+static bool
+PipelineChunkCheck(int64 run_id, const char *relname, TimestampTz lo,
+				   TimestampTz hi, bool report)
 {
 	Oid			argtypes[3] = {INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[3];
@@ -92,6 +92,8 @@ PipelineChunkReady(int64 run_id, const char *relname, TimestampTz lo,
 	next_step = SpiGetText(0, 6);
 	SPI_freetuptable(SPI_tuptable);
 
+	if (!report)
+		return failed_null && up_null;
 	if (!failed_null)
 	{
 		ereport(NOTICE,
@@ -118,6 +120,27 @@ PipelineChunkReady(int64 run_id, const char *relname, TimestampTz lo,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * PipelineChunkReady
+ *		See backfill.h.
+ */
+bool
+PipelineChunkReady(int64 run_id, const char *relname, TimestampTz lo,
+				   TimestampTz hi)
+{
+	return PipelineChunkCheck(run_id, relname, lo, hi, true);
+}
+
+/*
+ * PipelineChunkSettled
+ *		See backfill.h: PipelineChunkReady without its NOTICE.
+ */
+bool
+PipelineChunkSettled(int64 run_id, TimestampTz lo, TimestampTz hi)
+{
+	return PipelineChunkCheck(run_id, NULL, lo, hi, false);
 }
 
 /*

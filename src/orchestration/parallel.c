@@ -8,6 +8,12 @@
  *	  chunk with the chunk engine and exits; and cancel's side, which
  *	  terminates a run's workers.
  *
+ * A run_group call leads the unfinished runs of the group at once: at most
+ * N chunks in flight across them, each run's chunks in plan order, the
+ * earliest run in dependency order first when several may start, and a
+ * downstream chunk only when the upstream chunks it covers are done
+ * (PipelineChunkSettled), so independent targets' chunks overlap.
+ *
  * A worker connects to the leader's database as the leader's current role
  * (by OID), with the leader's backfill.lock_timeout, chunk_timeout and
  * max_attempts; the run's TimeZone and search_path are pinned on the run
@@ -80,10 +86,24 @@ typedef struct ChunkWorkerArgs
 StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
 				 "ChunkWorkerArgs must fit in bgw_extra");
 
-/* One chunk in flight: its worker and the chunk as it was started. */
+/*
+ * One run of the call (a group call has several): where the leader is in
+ * its plan, and how it ended for this call.
+ */
+typedef struct Member
+{
+	RunInfo    *run;
+	int32		cursor;			/* the last chunk started (0: none) */
+	bool		finished;		/* nothing more to start: see below */
+	bool		exhausted;		/* no chunk left to start */
+	bool		cancelled;		/* the run was cancelled meanwhile */
+} Member;
+
+/* One chunk in flight: its worker, its run and the chunk as it was started. */
 typedef struct Flight
 {
 	BackgroundWorkerHandle *handle; /* NULL: a free place */
+	Member	   *member;
 	ChunkInfo	chunk;
 	int32		attempts;		/* the chunk's attempts before the worker */
 } Flight;
@@ -238,24 +258,39 @@ WaitForFlight(int n)
  * TargetHasWaiters
  *		Whether another backend waits for a lock on the run's target (the
  *		table, one of its partitions, or the target lock of
- *		backfill.lock_target) while chunks are in flight.  The workers of
- *		one call share the leader's lock group, so a chunk started now would
- *		not queue behind such a waiter but overtake it; the leader starts
- *		nothing new until the chunks in flight have ended and the waiter
- *		had its turn, as between two chunks of a serial run.  The waits of
- *		the call's own workers do not count.  Caller is connected to SPI.
+ *		backfill.lock_target) while chunks of it are in flight.  The workers
+ *		of one call share the leader's lock group, so a chunk started now
+ *		would not queue behind such a waiter but overtake it; the leader
+ *		starts nothing new on that target until its chunks in flight have
+ *		ended and the waiter had its turn, as between two chunks of a serial
+ *		run.  The waits of the call's own workers (their pids, as the
+ *		postmaster reports them) do not count.  Caller is connected to SPI.
  */
 static bool
 TargetHasWaiters(RunInfo *run)
 {
-	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, OIDOID};
+	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, INT4ARRAYOID};
 	Datum		values[4];
+	Datum	   *pids;
+	int			npids = 0;
+	int			i;
 	bool		waiting;
 
+	pids = palloc(sizeof(Datum) * (nflights + 1));
+	pids[npids++] = Int32GetDatum(MyProcPid);
+	for (i = 0; i < nflights; i++)
+	{
+		pid_t		pid;
+
+		if (flights[i].handle != NULL &&
+			GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STARTED)
+			pids[npids++] = Int32GetDatum((int32) pid);
+	}
 	values[0] = ObjectIdGetDatum(run->target);
 	values[1] = ObjectIdGetDatum(MyDatabaseId);
 	values[2] = ObjectIdGetDatum((Oid) BACKFILL_LOCK_CLASS_TARGET);
-	values[3] = ObjectIdGetDatum((Oid) (uint32) run->run_id);
+	values[3] = PointerGetDatum(construct_array(pids, npids, INT4OID, 4,
+												true, TYPALIGN_INT));
 	SpiExecPinned("SELECT 1 FROM pg_catalog.pg_locks l"
 				  " WHERE NOT l.granted"
 				  " AND l.database OPERATOR(pg_catalog.=) $2"
@@ -267,17 +302,30 @@ TargetHasWaiters(RunInfo *run)
 				  "   AND l.classid OPERATOR(pg_catalog.=) $3"
 				  "   AND l.objid OPERATOR(pg_catalog.=) $1"
 				  "   AND l.objsubid OPERATOR(pg_catalog.=) 16966))"
-				  " AND l.pid OPERATOR(pg_catalog.<>) ALL (ARRAY("
-				  "  SELECT w.pid FROM pg_catalog.pg_locks w"
-				  "   WHERE w.locktype OPERATOR(pg_catalog.=) 'advisory'"
-				  "   AND w.database OPERATOR(pg_catalog.=) $2"
-				  "   AND w.classid OPERATOR(pg_catalog.=) $4"
-				  "   AND w.objsubid OPERATOR(pg_catalog.=) 16967))"
+				  " AND l.pid OPERATOR(pg_catalog.<>) ALL ($4)"
 				  " LIMIT 1",
 				  4, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	waiting = SPI_processed > 0;
 	SPI_freetuptable(SPI_tuptable);
 	return waiting;
+}
+
+/*
+ * TargetInFlight
+ *		Whether a chunk of the call on target relid is in flight.
+ */
+static bool
+TargetInFlight(Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL &&
+			flights[i].member->run->target == relid)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -287,7 +335,7 @@ TargetHasWaiters(RunInfo *run)
  *		may look in between).  Caller is connected to SPI.
  */
 static bool
-FlightFailed(RunInfo *run)
+FlightFailed(void)
 {
 	int			i;
 
@@ -298,8 +346,8 @@ FlightFailed(RunInfo *run)
 
 		if (flights[i].handle == NULL)
 			continue;
-		if (ReadChunkOutcome(run, &flights[i].chunk, flights[i].attempts,
-							 &cstatus, &report) &&
+		if (ReadChunkOutcome(flights[i].member->run, &flights[i].chunk,
+							 flights[i].attempts, &cstatus, &report) &&
 			report.outcome != OUTCOME_DONE)
 			return true;
 	}
@@ -340,14 +388,15 @@ LaterInPlan(RunInfo *run, int32 a, int32 b)
  */
 typedef struct LeaderState
 {
+	Member	   *members;		/* the call's runs, in dependency order */
+	int			nmembers;
 	int			in_flight;
 	int			cap;			/* places usable: parallel, fewer when no
 								 * worker slot was free */
 	bool		stop;			/* start nothing new */
-	bool		exhausted;		/* no chunk left to start */
-	bool		cancelled;
 	bool		failed;
-	ChunkInfo	failed_chunk;	/* the first failure in plan order */
+	Member	   *failed_member;	/* the first failure: earliest run, */
+	ChunkInfo	failed_chunk;	/* first in plan order */
 	ErrorData  *failed_error;	/* in the run's context */
 	FailureCause failed_cause;	/* its cause (failures.c) */
 } LeaderState;
@@ -356,25 +405,27 @@ typedef struct LeaderState
  * NoteOutcome
  *		Take in what a chunk's execution (by a worker, or by the leader
  *		itself) came to: its NOTICE; after a deferral or a failure, nothing
- *		new starts; the first failure in plan order is kept for the error
- *		that ends the call.
+ *		new starts; the first failure (of the earliest run of the call,
+ *		first in its plan order) is kept for the error that ends the call.
  */
 static void
-NoteOutcome(RunInfo *run, LeaderState *st, ChunkInfo *chunk,
+NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
 			ChunkReport *report, MemoryContext cxt)
 {
-	ReportChunk(run, chunk, report);
+	ReportChunk(m->run, chunk, report);
 	if (report->outcome == OUTCOME_DEFERRED)
 		st->stop = true;
 	if (report->outcome == OUTCOME_FAILED)
 	{
 		st->stop = true;
-		if (!st->failed ||
-			LaterInPlan(run, st->failed_chunk.chunk_no, chunk->chunk_no))
+		if (!st->failed || m < st->failed_member ||
+			(m == st->failed_member &&
+			 LaterInPlan(m->run, st->failed_chunk.chunk_no, chunk->chunk_no)))
 		{
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
 			st->failed = true;
+			st->failed_member = m;
 			st->failed_chunk = *chunk;
 			st->failed_error = palloc0(sizeof(ErrorData));
 			st->failed_error->sqlerrcode = report->error->sqlerrcode;
@@ -397,34 +448,41 @@ NoteOutcome(RunInfo *run, LeaderState *st, ChunkInfo *chunk,
  *		its chunk as failed; commit; free its place.
  */
 static void
-FinishFlight(RunInfo *run, LeaderState *st, int i, MemoryContext cxt)
+FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 {
 	Flight	   *f = &flights[i];
+	Member	   *m = f->member;
 	ChunkReport report;
 	ChunkStatus cstatus;
 	bool		recorded;
+	bool		cancelled = false;
 
 	SpiConnect();
-	recorded = ReadChunkOutcome(run, &f->chunk, f->attempts, &cstatus,
+	recorded = ReadChunkOutcome(m->run, &f->chunk, f->attempts, &cstatus,
 								&report);
 	if (!recorded)
 	{
-		RunStatus	rs = ReadRunStatus(run->run_id);
+		RunStatus	rs = ReadRunStatus(m->run->run_id);
 
 		if (rs == RUN_CANCELLED || cstatus == CHUNK_CANCELLED)
-			st->cancelled = true;
+			cancelled = true;
 		else
 		{
 			report.outcome = OUTCOME_FAILED;
 			report.error = LostChunkError(&f->chunk);
 			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
-			RecordChunkFailure(run, &f->chunk, report.error, report.cause);
+			RecordChunkFailure(m->run, &f->chunk, report.error, report.cause);
 		}
 	}
 	SpiFinish();
 	SPI_commit();
-	if (recorded || !st->cancelled)
-		NoteOutcome(run, st, &f->chunk, &report, cxt);
+	if (cancelled)
+	{
+		m->cancelled = true;
+		m->finished = true;
+	}
+	else
+		NoteOutcome(m, st, &f->chunk, &report, cxt);
 
 	pfree(f->handle);
 	f->handle = NULL;
@@ -437,7 +495,7 @@ FinishFlight(RunInfo *run, LeaderState *st, int i, MemoryContext cxt)
  *		the chunk itself, as the serial run loop does.
  */
 static void
-RunChunkHere(RunInfo *run, LeaderState *st, ChunkInfo *peeked,
+RunChunkHere(Member *m, LeaderState *st, ChunkInfo *peeked,
 			 const char *via, const char *user, MemoryContext cxt)
 {
 	ChunkInfo	chunk;
@@ -445,19 +503,84 @@ RunChunkHere(RunInfo *run, LeaderState *st, ChunkInfo *peeked,
 	RunStatus	run_status;
 
 	SpiConnect();
-	if (!ClaimChunk(run, peeked->chunk_no, &chunk, &run_status) ||
+	if (!ClaimChunk(m->run, peeked->chunk_no, &chunk, &run_status) ||
 		run_status == RUN_CANCELLED || run_status == RUN_DONE)
 	{
 		SpiFinish();
 		SPI_commit();
 		if (run_status == RUN_CANCELLED)
-			st->cancelled = true;
+		{
+			m->cancelled = true;
+			m->finished = true;
+		}
 		return;
 	}
-	ExecuteChunk(run, &chunk, false, run_status, via, user, &report);
+	ExecuteChunk(m->run, &chunk, false, run_status, via, user, &report);
 	SpiFinish();
-	CommitChunk(run, &chunk, &report);
-	NoteOutcome(run, st, &chunk, &report, cxt);
+	CommitChunk(m->run, &chunk, &report);
+	NoteOutcome(m, st, &chunk, &report, cxt);
+}
+
+/*
+ * NextStartable
+ *		The run whose next chunk may start now, and that chunk: the runs are
+ *		looked at in dependency order, each at its next chunk in plan order
+ *		(a run's chunks never overtake each other); a chunk waiting for
+ *		upstream chunks (PipelineChunkReady) or for another writer of its
+ *		target (TargetHasWaiters) lets the later runs go first.  A run
+ *		found finished (nothing left, or done or cancelled meanwhile) is
+ *		marked so.  With a single run (run, backfill), a chunk that waits
+ *		for upstream chunks ends the starts, with the NOTICE saying why.
+ *		NULL when nothing may start now.  Caller is connected to SPI.
+ */
+static Member *
+NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts)
+{
+	int			k;
+
+	for (k = 0; k < st->nmembers; k++)
+	{
+		Member	   *m = &st->members[k];
+		RunStatus	run_status;
+		bool		found;
+
+		CHECK_FOR_INTERRUPTS();
+		if (m->finished)
+			continue;
+		found = PeekChunkAfter(m->run, m->cursor, chunk, attempts,
+							   &run_status);
+		if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
+		{
+			m->finished = true;
+			m->cancelled = (run_status == RUN_CANCELLED);
+			m->exhausted = (run_status == RUN_DONE);
+			continue;
+		}
+		if (!found)
+		{
+			m->finished = true;
+			m->exhausted = true;
+			continue;
+		}
+		/* a chunk of a group waits for its upstream chunks */
+		if (st->nmembers == 1)
+		{
+			if (!PipelineChunkReady(m->run->run_id, m->run->relname,
+									chunk->start, chunk->end))
+			{
+				st->stop = true;
+				return NULL;
+			}
+		}
+		else if (!PipelineChunkSettled(m->run->run_id, chunk->start,
+									   chunk->end))
+			continue;
+		/* another writer of the target has its turn first */
+		if (TargetInFlight(m->run->target) && TargetHasWaiters(m->run))
+			continue;
+		return m;
+	}
+	return NULL;
 }
 
 /*
@@ -467,10 +590,9 @@ RunChunkHere(RunInfo *run, LeaderState *st, ChunkInfo *peeked,
  *		outcome, until nothing is in flight and nothing more may start.
  */
 static void
-LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
+LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 		   MemoryContext cxt, MemoryContext evcxt)
 {
-	int32		cursor = 0;
 	int			started = 0;
 	int			i;
 	bool		warned = false;
@@ -489,73 +611,40 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 		ran_here = false;
 
 		/* start chunks while there is a place */
-		while (!st->stop && !st->cancelled && st->in_flight < st->cap &&
+		while (!st->stop && st->in_flight < st->cap &&
 			   (max_chunks < 0 || started < max_chunks))
 		{
 			ChunkInfo	chunk;
 			int32		attempts = 0;
-			RunStatus	run_status;
 			BackgroundWorkerHandle *handle;
 			MemoryContext old;
-			bool		found;
+			Member	   *m;
 
 			CHECK_FOR_INTERRUPTS();
 			SpiConnect();
 			/* a failure committed by a worker that has not exited yet */
-			if (st->in_flight > 0 && FlightFailed(run))
+			if (st->in_flight > 0 && FlightFailed())
 			{
 				SpiFinish();
 				SPI_commit();
 				st->stop = true;
 				break;
 			}
-			found = PeekChunkAfter(run, cursor, &chunk, &attempts,
-								   &run_status);
-			if (run_status == RUN_CANCELLED || run_status == RUN_DONE)
-			{
-				SpiFinish();
-				SPI_commit();
-				st->cancelled = (run_status == RUN_CANCELLED);
-				st->exhausted = (run_status == RUN_DONE);
-				st->stop = true;
-				break;
-			}
-			if (!found)
-			{
-				SpiFinish();
-				SPI_commit();
-				st->exhausted = true;
-				st->stop = true;
-				break;
-			}
-			/* a chunk of a group waits for its upstream chunks */
-			if (!PipelineChunkReady(run->run_id, run->relname, chunk.start,
-									chunk.end))
-			{
-				SpiFinish();
-				SPI_commit();
-				st->stop = true;
-				break;
-			}
-			/* another writer of the target has its turn first */
-			if (st->in_flight > 0 && TargetHasWaiters(run))
-			{
-				SpiFinish();
-				SPI_commit();
-				break;
-			}
+			m = NextStartable(st, &chunk, &attempts);
 			SpiFinish();
 			SPI_commit();
+			if (m == NULL)
+				break;
 
 			old = MemoryContextSwitchTo(cxt);
-			handle = StartChunkWorker(run, &chunk);
+			handle = StartChunkWorker(m->run, &chunk);
 			MemoryContextSwitchTo(old);
 			if (handle == NULL)
 			{
 				if (!warned)
 					ereport(NOTICE,
 							(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
-									(long long) run->run_id,
+									(long long) m->run->run_id,
 									st->in_flight, parallel),
 							 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
 				warned = true;
@@ -566,8 +655,8 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 					break;
 				}
 				/* no worker at all: the chunk runs in this session */
-				RunChunkHere(run, st, &chunk, via, user, cxt);
-				cursor = chunk.chunk_no;
+				RunChunkHere(m, st, &chunk, via, user, cxt);
+				m->cursor = chunk.chunk_no;
 				started++;
 				ran_here = true;
 				break;
@@ -579,10 +668,11 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 			}
 			Assert(i < nflights);
 			flights[i].handle = handle;
+			flights[i].member = m;
 			flights[i].chunk = chunk;
 			flights[i].attempts = attempts;
 			st->in_flight++;
-			cursor = chunk.chunk_no;
+			m->cursor = chunk.chunk_no;
 			started++;
 		}
 
@@ -591,7 +681,7 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 			continue;
 		if (st->in_flight == 0)
 			break;
-		FinishFlight(run, st, WaitForFlight(nflights), cxt);
+		FinishFlight(st, WaitForFlight(nflights), cxt);
 		/* every other worker that has stopped too, before any new start */
 		for (i = 0; i < nflights; i++)
 		{
@@ -599,36 +689,85 @@ LeaderLoop(RunInfo *run, int max_chunks, int parallel, LeaderState *st,
 
 			if (flights[i].handle != NULL &&
 				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
-				FinishFlight(run, st, i, cxt);
+				FinishFlight(st, i, cxt);
 		}
 	}
 }
 
 /*
- * ParallelRunLoop
- *		See backfill.h.  Start the run's chunks in plan order (reverse for a
- *		backwards run), each in a background worker, at most "parallel" in
- *		flight and at most max_chunks (< 0: no limit) in all; a chunk of a
- *		group starts only when its upstream chunks are settled
- *		(PipelineChunkReady).  After a failure or a deferral nothing new
- *		starts: the chunks in flight finish on their own, the rest stay
- *		pending, and a failure ends the call with the first failed chunk's
- *		error, the run failed.  When no worker slot is free the loop goes
- *		on with the workers it has (NOTICE), and with none, executes the
- *		chunk itself.  Caller holds the run's session lock and a
- *		non-atomic SPI connection; cxt survives the commits.
+ * SettleMember
+ *		The end of a call for one of its runs: the NOTICE of a run cancelled
+ *		meanwhile; for a run with nothing left to start, its status settled
+ *		(two workers finishing the last chunks at the same time each saw the
+ *		other's chunk pending: the leader sets it done) and its NOTICE.
+ */
+static void
+SettleMember(Member *m)
+{
+	RunStatus	final_status = RUN_PLANNED;
+	bool		finished;
+
+	if (m->cancelled)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld is %s", (long long) m->run->run_id,
+						RunStatusName(RUN_CANCELLED))));
+		return;
+	}
+	if (!m->exhausted)
+		return;
+	SpiConnect();
+	finished = !RemainingChunks(m->run);
+	if (finished)
+	{
+		final_status = ReadRunStatus(m->run->run_id);
+		if (final_status != RUN_DONE && final_status != RUN_CANCELLED)
+			final_status = SetRunStatus(m->run, RUN_DONE);
+	}
+	SpiFinish();
+	SPI_commit();
+	if (finished)
+		ereport(NOTICE,
+				(errmsg("run %lld is %s", (long long) m->run->run_id,
+						RunStatusName(final_status))));
+}
+
+/*
+ * ParallelGroupLoop
+ *		See backfill.h.  Start the chunks of the runs (one, or the
+ *		unfinished runs of a group in dependency order), each in a
+ *		background worker, at most "parallel" in flight and at most
+ *		max_chunks (< 0: no limit) in all: each run's chunks in plan order
+ *		(reverse for a backwards run), the earliest run with a chunk that
+ *		may start first; a chunk of a group starts only when the upstream
+ *		chunks it covers are done (PipelineChunkReady), so independent
+ *		runs overlap.  After a failure or a deferral nothing new starts:
+ *		the chunks in flight finish on their own, the rest stay pending,
+ *		and a failure ends the call with the first failed chunk's error,
+ *		its run failed.  When no worker slot is free the loop goes on with
+ *		the workers it has (NOTICE), and with none, executes the chunk
+ *		itself.  A group call whose runs still wait when nothing is in
+ *		flight ends with the NOTICE of the first one that waits.  Caller
+ *		holds every run's session lock and a non-atomic SPI connection; cxt
+ *		survives the commits.
  */
 void
-ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
+ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
+				  MemoryContext cxt)
 {
 	MemoryContext evcxt;
 	LeaderState st;
+	int			k;
 
 	MemoryContextSwitchTo(cxt);
 	evcxt = AllocSetContextCreate(cxt, "backfill parallel leader",
 								  ALLOCSET_DEFAULT_SIZES);
 	memset(&st, 0, sizeof(st));
 	st.cap = parallel;
+	st.nmembers = nruns;
+	st.members = palloc0(sizeof(Member) * nruns);
+	for (k = 0; k < nruns; k++)
+		st.members[k].run = runs[k];
 	/* the workers join this backend's lock group (see the file header) */
 	BecomeLockGroupLeader();
 	flights = palloc0(sizeof(Flight) * parallel);
@@ -648,7 +787,7 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 	}
 	PG_TRY();
 	{
-		LeaderLoop(run, max_chunks, parallel, &st, cxt, evcxt);
+		LeaderLoop(&st, max_chunks, parallel, cxt, evcxt);
 	}
 	PG_CATCH();
 	{
@@ -662,51 +801,70 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
 	nflights = 0;
 
 	MemoryContextSwitchTo(evcxt);
+	for (k = 0; k < nruns; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!st.failed || &st.members[k] != st.failed_member)
+			SettleMember(&st.members[k]);
+	}
 	if (st.failed)
 	{
 		ChunkReport failure;
 
 		/* a worker that finished after the failure may have reset it */
 		SpiConnect();
-		(void) SetRunStatus(run, RUN_FAILED);
+		(void) SetRunStatus(st.failed_member->run, RUN_FAILED);
 		SpiFinish();
 		SPI_commit();
 		memset(&failure, 0, sizeof(failure));
 		failure.outcome = OUTCOME_FAILED;
 		failure.error = st.failed_error;
 		failure.cause = st.failed_cause;
-		RaiseChunkFailure(run, &st.failed_chunk, &failure);
+		RaiseChunkFailure(st.failed_member->run, &st.failed_chunk, &failure);
 	}
-	if (st.cancelled)
-		ereport(NOTICE,
-				(errmsg("run %lld is %s", (long long) run->run_id,
-						RunStatusName(RUN_CANCELLED))));
-	else if (st.exhausted)
-	{
-		RunStatus	final_status = RUN_PLANNED;
-		bool		finished;
 
-		/*
-		 * Two workers finishing the last chunks at the same time each saw
-		 * the other's chunk pending: the leader settles the run's status.
-		 */
-		SpiConnect();
-		finished = !RemainingChunks(run);
-		if (finished)
+	/*
+	 * A group call that ends with runs still to do says what the first of
+	 * them waits for (PipelineChunkReady's NOTICE; silent when it was only
+	 * max_chunks): nothing in flight can change it any more.
+	 */
+	if (nruns > 1 && !st.stop)
+	{
+		for (k = 0; k < nruns; k++)
 		{
-			final_status = ReadRunStatus(run->run_id);
-			if (final_status != RUN_DONE && final_status != RUN_CANCELLED)
-				final_status = SetRunStatus(run, RUN_DONE);
+			Member	   *m = &st.members[k];
+			ChunkInfo	chunk;
+			int32		attempts;
+			RunStatus	run_status;
+			bool		waits = false;
+
+			CHECK_FOR_INTERRUPTS();
+			if (m->finished)
+				continue;
+			SpiConnect();
+			if (PeekChunkAfter(m->run, m->cursor, &chunk, &attempts,
+							   &run_status) &&
+				run_status != RUN_CANCELLED && run_status != RUN_DONE)
+				waits = !PipelineChunkReady(m->run->run_id, m->run->relname,
+											chunk.start, chunk.end);
+			SpiFinish();
+			SPI_commit();
+			if (waits)
+				break;
 		}
-		SpiFinish();
-		SPI_commit();
-		if (finished)
-			ereport(NOTICE,
-					(errmsg("run %lld is %s", (long long) run->run_id,
-							RunStatusName(final_status))));
 	}
 	MemoryContextSwitchTo(cxt);
 	MemoryContextDelete(evcxt);
+}
+
+/*
+ * ParallelRunLoop
+ *		See backfill.h: ParallelGroupLoop for one run.
+ */
+void
+ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
+{
+	ParallelGroupLoop(&run, 1, max_chunks, parallel, cxt);
 }
 
 /*

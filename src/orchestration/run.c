@@ -309,24 +309,19 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 }
 
 /*
- * ExecuteRun
- *		Check the caller, take the run's session lock (or report who holds
- *		it) and execute the run: one chunk at a time in this session, or,
- *		with parallel > 1, in background workers (parallel.c).  Caller has
- *		a non-atomic SPI connection.
+ * BeginRun
+ *		Check the caller and the run, and take the run's session lock (or
+ *		report who holds it): the run, loaded in the current memory context,
+ *		ready to execute; NULL (after a NOTICE saying why) when this call
+ *		has nothing to do with it.  Caller has a non-atomic SPI connection,
+ *		and releases the lock (tag) when it is done.
  */
-void
-ExecuteRun(int64 run_id, int max_chunks, int parallel)
+static RunInfo *
+BeginRun(int64 run_id, LOCKTAG *tag)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	MemoryContext cxt;
 	RunInfo    *run;
-	LOCKTAG		tag;
 	LockAcquireResult res;
 
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill run",
-								ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(cxt);
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "run", true);
 
@@ -337,9 +332,7 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 						run->relname, RunStatusName(run->status))));
 		/* a job left behind (scheduled while it finished) stops here */
 		(void) ScheduleRemoveJob(run_id);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextDelete(cxt);
-		return;
+		return NULL;
 	}
 
 	/*
@@ -369,9 +362,7 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",
 						(long long) run_id, run->relname),
 				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextDelete(cxt);
-		return;
+		return NULL;
 	}
 
 	if (run->scheduled && ScheduleCalledFromCron() &&
@@ -381,13 +372,11 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 		ereport(NOTICE,
 				(errmsg("run %lld %s is outside its quiet hours %s; nothing to do in this tick",
 						(long long) run_id, run->relname, run->quiet_hours)));
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextDelete(cxt);
-		return;
+		return NULL;
 	}
 
-	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RUN, (uint32) run_id);
-	res = LockAcquire(&tag, ExclusiveLock, true, true);
+	BackfillLockTag(tag, BACKFILL_LOCK_CLASS_RUN, (uint32) run_id);
+	res = LockAcquire(tag, ExclusiveLock, true, true);
 	if (res == LOCKACQUIRE_NOT_AVAIL)
 	{
 		int			pid = RunHolderPid(run_id);
@@ -401,6 +390,32 @@ ExecuteRun(int64 run_id, int max_chunks, int parallel)
 			ereport(NOTICE,
 					(errmsg("run %lld %s is being executed by another backend; nothing to do",
 							(long long) run_id, run->relname)));
+		return NULL;
+	}
+	return run;
+}
+
+/*
+ * ExecuteRun
+ *		Check the caller, take the run's session lock (or report who holds
+ *		it) and execute the run: one chunk at a time in this session, or,
+ *		with parallel > 1, in background workers (parallel.c).  Caller has
+ *		a non-atomic SPI connection.
+ */
+void
+ExecuteRun(int64 run_id, int max_chunks, int parallel)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext cxt;
+	RunInfo    *run;
+	LOCKTAG		tag;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill run",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	run = BeginRun(run_id, &tag);
+	if (run == NULL)
+	{
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(cxt);
 		return;
@@ -525,12 +540,104 @@ RunState(int64 run_id, int64 *attempts)
 }
 
 /*
+ * GroupParallelUsable
+ *		Whether a run_group call with parallel => N > 1 executes the group's
+ *		runs together in background workers: not while a run's probe has
+ *		not run (the group's first chunk runs alone, in the session, and
+ *		the call stops after it, as without parallel), nor for a role that
+ *		cannot log in (ParallelUsable's NOTICE).  Caller has a non-atomic
+ *		SPI connection.
+ */
+static bool
+GroupParallelUsable(List *runs)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext cxt;
+	ListCell   *lc;
+	bool		usable = true;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill group check",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	foreach(lc, runs)
+	{
+		RunInfo    *run;
+
+		CHECK_FOR_INTERRUPTS();
+		run = LoadRun(*(int64 *) lfirst(lc));
+		if (run->status == RUN_DONE || run->status == RUN_CANCELLED)
+			continue;
+		if (!ParallelUsable(run))
+		{
+			usable = false;
+			break;
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	return usable;
+}
+
+/*
+ * RunGroupParallel
+ *		run_group with parallel => N: every unfinished run of the group is
+ *		checked and locked as ExecuteRun does (a run another backend
+ *		executes is left to it, NOTICE), then ParallelGroupLoop keeps up to
+ *		N chunks in flight across them.  Caller has a non-atomic SPI
+ *		connection.
+ */
+static void
+RunGroupParallel(List *runs, int max_chunks, int parallel)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext cxt;
+	RunInfo   **members;
+	LOCKTAG    *tags;
+	volatile int nmembers = 0;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill group run",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	members = palloc0(sizeof(RunInfo *) * list_length(runs));
+	tags = palloc0(sizeof(LOCKTAG) * list_length(runs));
+	PG_TRY();
+	{
+		ListCell   *lc;
+
+		foreach(lc, runs)
+		{
+			RunInfo    *run;
+
+			CHECK_FOR_INTERRUPTS();
+			run = BeginRun(*(int64 *) lfirst(lc), &tags[nmembers]);
+			if (run != NULL)
+				members[nmembers++] = run;
+		}
+		if (nmembers > 0)
+			ParallelGroupLoop(members, nmembers, max_chunks, parallel, cxt);
+	}
+	PG_FINALLY();
+	{
+		int			i;
+
+		for (i = 0; i < nmembers; i++)
+			LockRelease(&tags[i], ExclusiveLock, true);
+	}
+	PG_END_TRY();
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
+
+/*
  * RunGroup
  *		See backfill.h: CALL backfill.run_group.  Execute the group's runs
  *		one after the other in dependency order (run id order), each as
  *		ExecuteRun does, until one is not done (probed, deferred, waiting,
  *		out of max_chunks) or fails (then the error ends the call and stops
- *		the group).  Caller has a non-atomic SPI connection.
+ *		the group).  With parallel => N > 1 (once the probe has run), the
+ *		runs execute together instead: up to N chunks in flight across the
+ *		group (RunGroupParallel).  Caller has a non-atomic SPI connection.
  */
 void
 RunGroup(int64 group_id, int max_chunks, int parallel)
@@ -540,29 +647,45 @@ RunGroup(int64 group_id, int max_chunks, int parallel)
 	bool		all_done = true;
 
 	runs = GroupRuns(group_id, true);
-	foreach(lc, runs)
+	if (parallel > 1 && runs != NIL && GroupParallelUsable(runs))
 	{
-		int64		run_id = *(int64 *) lfirst(lc);
-		int64		before;
-		int64		after;
-		RunStatus	status;
+		RunGroupParallel(runs, max_chunks, parallel);
+		foreach(lc, runs)
+		{
+			int64		attempts;
+			RunStatus	status;
 
-		status = RunState(run_id, &before);
-		if (status == RUN_DONE || status == RUN_CANCELLED)
-			continue;
-		ExecuteRun(run_id, max_chunks, parallel);
-		status = RunState(run_id, &after);
-		if (max_chunks > 0)
-			max_chunks = Max(max_chunks - (int) (after - before), 0);
-		if (status != RUN_DONE)
-		{
-			all_done = false;
-			break;
+			status = RunState(*(int64 *) lfirst(lc), &attempts);
+			if (status != RUN_DONE && status != RUN_CANCELLED)
+				all_done = false;
 		}
-		if (max_chunks == 0)
+	}
+	else
+	{
+		foreach(lc, runs)
 		{
-			all_done = (lnext(runs, lc) == NULL);
-			break;
+			int64		run_id = *(int64 *) lfirst(lc);
+			int64		before;
+			int64		after;
+			RunStatus	status;
+
+			status = RunState(run_id, &before);
+			if (status == RUN_DONE || status == RUN_CANCELLED)
+				continue;
+			ExecuteRun(run_id, max_chunks, parallel);
+			status = RunState(run_id, &after);
+			if (max_chunks > 0)
+				max_chunks = Max(max_chunks - (int) (after - before), 0);
+			if (status != RUN_DONE)
+			{
+				all_done = false;
+				break;
+			}
+			if (max_chunks == 0)
+			{
+				all_done = (lnext(runs, lc) == NULL);
+				break;
+			}
 		}
 	}
 	if (all_done)
