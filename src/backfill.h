@@ -549,6 +549,13 @@ extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
 /* Whether strategy "auto" must not pick swap for target (a Citus table). */
 extern bool CitusForbidsSwap(Oid target);
 
+/*
+ * Whether parallel chunks must not run in background workers of one lock
+ * group here (citus is installed: Citus shares the leader's distributed
+ * transaction with the group's members).
+ */
+extern bool CitusForbidsLockGroups(void);
+
 /* ---- pg_cron (cron.c) ---- */
 
 /* A pg_cron job as recorded in cron.job. */
@@ -1310,8 +1317,8 @@ extern void LockTargetForJob(Oid relid);
 /*
  * Whether a run call with parallel => N > 1 may use background workers:
  * not while the run's probe has not run (it runs alone, in the session),
- * nor for a current role that cannot log in (NOTICE).  Caller is connected
- * to SPI.
+ * nor on a Citus coordinator, nor for a current role that cannot log in
+ * (NOTICE).  Caller is connected to SPI.
  */
 extern bool ParallelUsable(RunInfo *run);
 

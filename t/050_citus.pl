@@ -5,6 +5,7 @@
 # coordinator), the date rollup that needs predicates in the column's own
 # type, strategies (truncate on distributed partitions, swap refused),
 # ledger gate, reconcile, check, lineage, pg_cron, lock_target and writers,
+# parallel => 2 (one chunk at a time in the session on Citus),
 # the refusal on a worker, and a worker stopped with -m immediate in the
 # middle of a chunk and at plan time.
 #
@@ -170,6 +171,39 @@ is( $coord->safe_psql(
   WHERE (day, n) IN (SELECT date_trunc('day', paid_at)::timestamp, count(*)
                        FROM payments GROUP BY 1)}),
 	'14 6720', 'local table on the coordinator (timestamp column)');
+
+# Parallel chunks (issue 19): Citus gives the members of a lock group the
+# leader's distributed transaction, so two chunks of one call would remove
+# each other's intermediate results (measured: "could not find the
+# intermediate result file").  On a Citus coordinator parallel => 2 runs
+# the chunks in the session, one at a time, with a NOTICE, and the run
+# ends done with the right rows: the co-located rollup (whose source has a
+# subquery: intermediate results) and the rollup that is not co-located,
+# each damaged first.
+$coord->safe_psql($db, q{
+UPDATE hourly SET n = n + 100 WHERE hour < '2026-01-05';
+DELETE FROM daily WHERE day >= '2026-01-10'});
+for my $t ('hourly', 'daily')
+{
+	my $prun = $coord->safe_psql($db,
+		"SELECT backfill.plan('$t', '2026-01-01', '2026-01-15', probe => false)");
+	($ret, $out, $err) = $coord->psql($db, "CALL backfill.run($prun, parallel => 2)");
+	is($ret, 0, "parallel => 2 on $t succeeds");
+	like($err, qr/run $prun executes its chunks one at a time in this session.*Citus is installed in this database/s,
+		'... one chunk at a time in the session, with a NOTICE saying why');
+	is( $coord->safe_psql($db, qq{
+SELECT r.status || ' ' || count(*) || ' ' || count(*) FILTER (WHERE c.executed_via = 'session')
+  FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
+ WHERE run_id = $prun GROUP BY r.status}),
+		'done 14 14', "... done, its 14 chunks executed in the session");
+}
+is(diff_count('hourly', 'hourly_expected'), '0',
+	'parallel => 2, co-located rollup: rows as the source says');
+is(diff_count('daily', 'daily_expected'), '0',
+	'parallel => 2, rollup not co-located: rows as the source says');
+is($coord->safe_psql($db,
+	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'backfill worker'"),
+	'0', 'no backfill worker was started on the coordinator');
 
 # distributed partitioned: auto picks truncate; swap is refused
 $coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-01', '2026-01-15')");

@@ -38,6 +38,23 @@ CitusInstalled(void)
 }
 
 /*
+ * CitusForbidsLockGroups
+ *		See backfill.h.  Citus gives every member of a lock group the
+ *		distributed transaction of the group's leader (its backend data),
+ *		so two parallel chunks of one call would be one distributed
+ *		transaction to Citus: their intermediate results (subqueries, CTEs,
+ *		INSERT ... SELECT through the coordinator) share one directory and
+ *		one set of names, and the first chunk to end removes the other's
+ *		("could not find the intermediate result file").  Any run may read
+ *		a distributed table, so the whole database is concerned.
+ */
+bool
+CitusForbidsLockGroups(void)
+{
+	return CitusInstalled();
+}
+
+/*
  * CitusLocalGroup
  *		This node's Citus group id: 0 on the coordinator (and on a node
  *		with no Citus metadata), the worker's group otherwise.  -1 when

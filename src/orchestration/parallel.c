@@ -159,14 +159,24 @@ RoleCanLogin(Oid role)
  * ParallelUsable
  *		See backfill.h.  A probe that has not run yet runs alone, in this
  *		session, as without parallel (and the call stops after it, as
- *		always); a caller whose current role cannot log in runs its chunks
- *		in this session too, with a NOTICE.
+ *		always); on a Citus coordinator (CitusForbidsLockGroups), and for a
+ *		caller whose current role cannot log in, the chunks run in this
+ *		session too, with a NOTICE.
  */
 bool
 ParallelUsable(RunInfo *run)
 {
 	if (run->probe && !RunHasDoneChunk(run->run_id))
 		return false;
+	if (CitusForbidsLockGroups())
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld executes its chunks one at a time in this session",
+						(long long) run->run_id),
+				 errdetail("Citus is installed in this database, and Citus gives the background workers of one call the distributed transaction of their session, so their chunks would remove each other's intermediate results."),
+				 errhint("Leave parallel at 1 on a Citus coordinator: Citus already executes each chunk on the shards in parallel.")));
+		return false;
+	}
 	if (!RoleCanLogin(GetUserId()))
 	{
 		ereport(NOTICE,
