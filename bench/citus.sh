@@ -3,7 +3,10 @@
 # two workers on this machine; a 30-day refill of a hash-distributed target
 # co-located with its source, by backfill.run vs a hand-written procedure
 # (DELETE + INSERT ... SELECT per day, COMMIT) on the same cluster, median
-# of BENCH_REPS; and the per-chunk overhead (empty 1-minute chunks).
+# of BENCH_REPS; the per-chunk overhead (empty 1-minute chunks); and
+# parallel chunks (issue 19): the 30 daily chunks of the distributed target
+# and of a co-located rollup at parallel => 1 and 2 (on a Citus coordinator
+# parallel => 2 runs the chunks in the session, one at a time: doc/parallel.md).
 #
 #   bash bench/citus.sh                                   (as root)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/citus.sh  (a developer sandbox)
@@ -89,6 +92,11 @@ CREATE INDEX ON tgt (ts);
 INSERT INTO tgt SELECT * FROM src;
 VACUUM ANALYZE src, tgt;
 SELECT backfill.register('tgt', 'ts', \$\$SELECT id, account, ts, amount FROM src WHERE ts >= \$1 AND ts < \$2\$\$);
+-- a co-located rollup: per account and day
+CREATE TABLE rollup (account int NOT NULL, day timestamptz NOT NULL, n bigint, total numeric);
+SELECT create_distributed_table('rollup', 'account', colocate_with => 'src');
+SELECT backfill.register('rollup', 'day', \$\$SELECT account, date_trunc('day', ts) AS day, count(*) AS n, sum(amount) AS total
+  FROM src WHERE ts >= \$1 AND ts < \$2 GROUP BY 1, 2\$\$);
 
 -- the by-hand loop: what a careful person writes without backfill
 CREATE PROCEDURE by_hand(lo timestamptz, days int) LANGUAGE plpgsql AS \$p\$
@@ -123,6 +131,16 @@ for r in $(seq 1 "$REPS"); do
     run=$(psql_at 0 -At -c "SELECT backfill.plan('tgt', '2026-01-01', $end, probe => false)")
     bf+=("$(timed -c "SET client_min_messages = warning" -c "CALL backfill.run($run)")")
 done
+# parallel => 1 and 2, each target, one refill of the whole range per rep
+declare -A par
+for r in $(seq 1 "$REPS"); do
+    for t in tgt rollup; do
+        for p in 1 2; do
+            run=$(psql_at 0 -At -c "SELECT backfill.plan('$t', '2026-01-01', $end, probe => false)")
+            par[$t$p]+="$(timed -c "SET client_min_messages = warning" -c "CALL backfill.run($run, parallel => $p)") "
+        done
+    done
+done
 bf_med=$(printf '%s\n' "${bf[@]}" | median)
 hand_med=$(printf '%s\n' "${hand[@]}" | median)
 
@@ -156,3 +174,12 @@ printf '%-44s %10.3f\n' "ratio backfill / by hand (goal <= 1.05)" "$(echo "$bf_m
 printf '%-44s %10.2f ms\n' "per chunk, $EMPTY empty chunks: backfill" "$(echo "$empty * 1000 / $EMPTY" | bc -l)"
 printf '%-44s %10.2f ms\n' "per chunk, $EMPTY empty chunks: by hand" "$(echo "$empty_hand * 1000 / $EMPTY" | bc -l)"
 printf '%-44s %10s\n' "target rows = source rows afterwards" "$check"
+for t in tgt rollup; do
+    p1=$(printf '%s\n' ${par[${t}1]} | median)
+    p2=$(printf '%s\n' ${par[${t}2]} | median)
+    printf '%-44s %10.2f   (%s)\n' "$t, $DAYS chunks, parallel => 1" "$p1" "${par[${t}1]% }"
+    printf '%-44s %10.2f   (%s)\n' "$t, $DAYS chunks, parallel => 2" "$p2" "${par[${t}2]% }"
+    printf '%-44s %10.3f\n' "$t: parallel 2 vs 1 speed-up" "$(echo "$p1 / $p2" | bc -l)"
+done
+psql_at 0 -At -c "SELECT 'chunks of parallel => 2 runs executed by: ' || string_agg(DISTINCT executed_via, ',') FROM backfill.chunks c JOIN backfill.runs r USING (run_id) WHERE c.executed_via IS NOT NULL"
+psql_at 0 -At -c "SELECT 'rollup rows = expected: ' || ((SELECT count(*) FROM rollup) = (SELECT count(*) FROM (SELECT DISTINCT account, date_trunc('day', ts) FROM src) d))"
