@@ -662,6 +662,12 @@ RunGroup(int64 group_id, int max_chunks, int parallel)
 	}
 	else
 	{
+		/*
+		 * One run after the other, in this session: a probe still to run
+		 * ends the call after it, and a NOTICE above said why workers are
+		 * not used otherwise (once, not once per run).
+		 */
+		parallel = 1;
 		foreach(lc, runs)
 		{
 			int64		run_id = *(int64 *) lfirst(lc);
