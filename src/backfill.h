@@ -295,6 +295,7 @@ extern int	SpiExecDest(const char *sql, int nargs, Oid *argtypes,
 						Datum *values, const char *nulls, DestReceiver *dest,
 						int expected);
 extern DestReceiver *SpiRowStore(Tuplestorestate **store);
+extern DestReceiver *SpiRowStoreSized(Tuplestorestate **store, int kbytes);
 extern void SpiRegisterRows(const char *name, TupleDesc desc,
 							Tuplestorestate *store);
 extern void SpiUnregisterRows(const char *name);
@@ -818,6 +819,18 @@ extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 								 const char *name,
 								 Tuplestorestate **store_out,
 								 char **target_list);
+
+/*
+ * The kept rows of the target's archive as a query to run as the extension
+ * owner (one SELECT of _backfill_chunk and the shared columns, run_id as
+ * parameter $run_param and the chunk, NULL for all, as $chunk_param), with
+ * in *target_list the same columns read from the target as "t", cast to
+ * the archive's types, and in *common_list their quoted names; NULL when
+ * a column's type is not built in (its casts could be user code): the
+ * caller then uses ArchiveRegisterKept.
+ */
+extern char *ArchiveKeptInPlace(Oid target, int run_param, int chunk_param,
+								char **target_list, char **common_list);
 
 /*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of

@@ -17,8 +17,13 @@
  * SELECT from the archive fills it and the author's INSERT into the
  * target reads it.  So the author never holds a privilege on the archive,
  * and the owner never writes the user's table (whose triggers and
- * defaults are the user's code).  The store spills to disk beyond
- * work_mem.
+ * defaults are the user's code).  The store of a keeping chunk holds up to
+ * the larger of work_mem and maintenance_work_mem in memory before it
+ * spills to disk (it lives for one chunk); diff reads the archive in place
+ * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
+ * _backfill_chunk) is a BRIN index: the archive is appended chunk after
+ * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
+ * btree insertion per row.
  *
  * Columns.  The archive has the target's columns, each of the base type
  * of its domain (a domain's CHECK is the user's code: it must not run
@@ -32,6 +37,7 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
@@ -257,7 +263,7 @@ ArchiveEnsure(Oid target, const RelColumns *cols)
 							   " _backfill_chunk pg_catalog.int4 NOT NULL)");
 		CatalogExecUnsaved(ddl.data, SPI_OK_UTILITY);
 		CatalogExecUnsaved(psprintf("CREATE INDEX ON backfill_archive.%s"
-									" (_backfill_run, _backfill_chunk)",
+									" USING brin (_backfill_run, _backfill_chunk)",
 									quote_identifier(name)),
 						   SPI_OK_UTILITY);
 		CommandCounterIncrement();
@@ -329,7 +335,7 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 
 	/* as the current user: the rows leave the target */
 	RangeParams(target, time_column, lo, hi, argtypes, values);
-	dest = SpiRowStore(&store);
+	dest = SpiRowStoreSized(&store, Max(work_mem, maintenance_work_mem));
 	SpiExecDest(psprintf("%s RETURNING %s",
 						 ComposeRangeDelete(target, time_column),
 						 ColumnList(cols, all, cols->n, "")),
@@ -581,6 +587,74 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	for (i = 0; i < n; i++)
 		which[i] = i;
 	return ColumnList(common, which, n, "");
+}
+
+/*
+ * BuiltinType
+ *		Whether type "typid" is one of the system's (created at initdb):
+ *		its input, output, comparison and casts are then no user's code.
+ */
+static bool
+BuiltinType(Oid typid)
+{
+	return typid < FirstNormalObjectId;
+}
+
+/*
+ * ArchiveKeptInPlace
+ *		See backfill.h.  NULL when a shared column is of a type created
+ *		after initdb (an enum, a composite, a range or an array of one):
+ *		such a type can have a cast to json, written by its owner, that
+ *		to_jsonb would call with the extension owner's rights; the caller
+ *		then reads the kept rows as itself (ArchiveRegisterKept).  The
+ *		extension owner is a superuser (backfill.control): it reads the
+ *		target whole, which is why the caller's read rule
+ *		(CheckKeptRowsReadable: every column, no row-level security) is
+ *		checked first.
+ */
+char *
+ArchiveKeptInPlace(Oid target, int run_param, int chunk_param,
+				   char **target_list, char **common_list)
+{
+	RelColumns *cols = ReadColumns(target);
+	RelColumns *have;
+	Oid			archive = ArchiveOf(target);
+	StringInfoData sel;
+	StringInfoData tl;
+	StringInfoData cl;
+	int			n = 0;
+	int			i;
+
+	if (!OidIsValid(archive))
+		return NULL;
+	have = ReadColumns(archive);
+	initStringInfo(&sel);
+	initStringInfo(&tl);
+	initStringInfo(&cl);
+	for (i = 0; i < cols->n; i++)
+	{
+		int			k = ColumnIndex(have, cols->names[i]);
+		const char *col = quote_identifier(cols->names[i]);
+
+		if (k < 0)
+			continue;
+		if (!BuiltinType(have->types[k]))
+			return NULL;
+		appendStringInfo(&sel, ", a.%s", col);
+		appendStringInfo(&tl, "%st.%s::%s AS %s", n > 0 ? ", " : "", col,
+						 format_type_extended(have->types[k], -1,
+											  FORMAT_TYPE_FORCE_QUALIFY),
+						 col);
+		appendStringInfo(&cl, "%s%s", n > 0 ? ", " : "", col);
+		n++;
+	}
+	*target_list = tl.data;
+	*common_list = cl.data;
+	return psprintf("SELECT a._backfill_chunk%s FROM %s a"
+					" WHERE a._backfill_run OPERATOR(pg_catalog.=) $%d"
+					" AND ($%d IS NULL OR a._backfill_chunk OPERATOR(pg_catalog.=) $%d)",
+					sel.data, QualifiedRelName(archive), run_param,
+					chunk_param, chunk_param);
 }
 
 /*
