@@ -39,6 +39,7 @@
 #include "access/table.h"
 #include "access/transam.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -370,6 +371,158 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 }
 
 /*
+ * RecordLeaf
+ *		The catalog's record that chunk keep of target kept partition
+ *		"leaf"'s files in table "kept".
+ */
+static void
+RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
+{
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(leaf), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(kept), false);
+	CatalogExecArgs("INSERT INTO backfill.archived_leaves"
+					" (run_id, chunk_no, target, leaf, kept)"
+					" VALUES ($1, $2, $3, $4, $5)",
+					&args, SPI_OK_INSERT);
+}
+
+/*
+ * ArchiveKeepLeaves
+ *		See backfill.h.  The target gets its (row) archive too, empty, so
+ *		that it is listed in backfill.archives and archive_usage.  Caller
+ *		is connected to SPI and holds the chunk's locks.
+ */
+void
+ArchiveKeepLeaves(Oid target, List *leaves, const ArchiveKeep *keep,
+				  int64 rows)
+{
+	ListCell   *lc;
+
+	(void) ArchiveEnsure(target, ReadColumns(target));
+	RecordKept(target, keep, rows);
+	foreach(lc, leaves)
+	{
+		Oid			leaf = lfirst_oid(lc);
+		Oid			kept;
+
+		RelColumns *cols = ReadColumns(leaf);
+		StringInfoData ddl;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		initStringInfo(&ddl);
+		for (i = 0; i < cols->n; i++)
+			appendStringInfo(&ddl, "%s%s", i > 0 ? ", " : "",
+							 ColumnDdl(cols, i));
+		kept = KeptLeafCreate(leaf, keep->run_id, keep->chunk_no, ddl.data);
+		KeptLeafExchange(leaf, kept);
+		RecordLeaf(target, keep, leaf, kept);
+	}
+}
+
+/*
+ * KeptLeaves
+ *		The leaves chunk chunk_no of run_id kept (chunk_no 0: of every
+ *		chunk), with their kept tables and chunk numbers, in three lists.
+ */
+static void
+KeptLeaves(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
+		   List **chunks)
+{
+	CatalogArgs args;
+	int			i;
+
+	*leaves = *kepts = *chunks = NIL;
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
+	CatalogExecArgs("SELECT leaf::pg_catalog.oid, kept::pg_catalog.oid, chunk_no"
+					" FROM backfill.archived_leaves"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND ($2 IS NULL OR chunk_no OPERATOR(pg_catalog.=) $2)"
+					" ORDER BY chunk_no, leaf::pg_catalog.oid",
+					&args, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+
+		*leaves = lappend_oid(*leaves, SpiGetOid(i, 1, &isnull));
+		*kepts = lappend_oid(*kepts, SpiGetOid(i, 2, &isnull));
+		*chunks = lappend_int(*chunks, SpiGetInt32(i, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * ArchiveHasKeptLeaves
+ *		See backfill.h.
+ */
+bool
+ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+
+	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+	return leaves != NIL;
+}
+
+/*
+ * KeptLeavesUnion
+ *		" UNION ALL SELECT ..." reading every kept leaf of run_id (of chunk
+ *		chunk_no, 0: all) as rows of the archive's columns "from" (n of
+ *		them, of "have"), each cast to its archive type, with the chunk
+ *		number first or last; "" when the run kept no leaf.
+ */
+static char *
+KeptLeavesUnion(int64 run_id, int32 chunk_no, const RelColumns *have,
+				const int *from, int n, bool chunk_first)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	StringInfoData buf;
+	int			i;
+	int			j;
+
+	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+	initStringInfo(&buf);
+	for (i = 0; i < list_length(kepts); i++)
+	{
+		StringInfoData cols;
+
+		initStringInfo(&cols);
+		for (j = 0; j < n; j++)
+		{
+			const char *col = quote_identifier(have->names[from[j]]);
+
+			appendStringInfo(&cols, "%sk.%s::%s AS %s", j > 0 ? ", " : "",
+							 col, format_type_extended(have->types[from[j]], -1,
+													   FORMAT_TYPE_FORCE_QUALIFY),
+							 col);
+		}
+		if (chunk_first)
+			appendStringInfo(&buf, " UNION ALL SELECT %d%s%s FROM %s k",
+							 list_nth_int(chunks, i), n > 0 ? ", " : "",
+							 cols.data,
+							 QualifiedRelName(list_nth_oid(kepts, i)));
+		else
+			appendStringInfo(&buf, " UNION ALL SELECT %s%s%d FROM %s k",
+							 cols.data, n > 0 ? ", " : "",
+							 list_nth_int(chunks, i),
+							 QualifiedRelName(list_nth_oid(kepts, i)));
+	}
+	return buf.data;
+}
+
+/*
  * CheckKept
  *		The archive of chunk "chunk_no" of run_id must still hold its rows:
  *		55000 when the chunk kept nothing or its rows were purged.  Returns
@@ -502,6 +655,54 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 }
 
 /*
+ * ArchiveRestoreLeaves
+ *		See backfill.h.  Each leaf the reverted chunk kept exchanges its
+ *		files with its kept table again: the leaf holds its old rows (its
+ *		old files), the kept table what the revert replaces, recorded as
+ *		kept by the revert's chunk "keep" (rows_now rows).  A leaf that is
+ *		gone, or no longer a partition of the target, is refused (55000).
+ *		Returns how many rows the reverted chunk kept.
+ */
+int64
+ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
+					 const ArchiveKeep *keep, int64 rows_now)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	int64		kept;
+	int			i;
+
+	SpiConnect();
+	kept = CheckKept(reverted, chunk_no);
+	KeptLeaves(reverted, chunk_no, &leaves, &kepts, &chunks);
+	RecordKept(target, keep, rows_now);
+	for (i = 0; i < list_length(leaves); i++)
+	{
+		Oid			leaf = list_nth_oid(leaves, i);
+		Oid			k = list_nth_oid(kepts, i);
+
+		CHECK_FOR_INTERRUPTS();
+		if (get_rel_name(leaf) == NULL ||
+			!list_member_oid(get_partition_ancestors(leaf), target))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("partition %u that chunk %d of run %lld kept is no longer a partition of %s",
+							leaf, chunk_no, (long long) reverted,
+							QualifiedRelName(target)),
+					 errdetail("Its rows are kept in %s; a revert puts them back into the same partition.",
+							   QualifiedRelName(k)),
+					 errhint("Attach the partition again, then revert.")));
+		if (get_rel_name(k) == NULL)
+			elog(ERROR, "backfill: kept leaf table %u is gone", k);
+		KeptLeafExchange(leaf, k);
+		RecordLeaf(target, keep, leaf, k);
+	}
+	SpiFinish();
+	return kept;
+}
+
+/*
  * ArchiveRegisterKept
  *		See backfill.h.  Caller is connected to SPI; the rows stay
  *		registered until it disconnects or unregisters them, and the
@@ -549,9 +750,11 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
 	CatalogExecArgsInto(psprintf("SELECT %s, _backfill_chunk FROM %s"
 								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
-								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)",
+								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)%s",
 								 ColumnList(have, from, n, ""),
-								 QualifiedRelName(archive)),
+								 QualifiedRelName(archive),
+								 KeptLeavesUnion(run_id, chunk_no, have, from,
+												 n, false)),
 						&args, dest, SPI_OK_SELECT);
 	dest->rDestroy(dest);
 	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
@@ -613,11 +816,12 @@ BuiltinType(Oid typid)
  *		checked first.
  */
 char *
-ArchiveKeptInPlace(Oid target, int run_param, int chunk_param,
-				   char **target_list, char **common_list)
+ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no, int run_param,
+				   int chunk_param, char **target_list, char **common_list)
 {
 	RelColumns *cols = ReadColumns(target);
 	RelColumns *have;
+	int		   *from;
 	Oid			archive = ArchiveOf(target);
 	StringInfoData sel;
 	StringInfoData tl;
@@ -628,6 +832,7 @@ ArchiveKeptInPlace(Oid target, int run_param, int chunk_param,
 	if (!OidIsValid(archive))
 		return NULL;
 	have = ReadColumns(archive);
+	from = palloc(sizeof(int) * Max(cols->n, 1));
 	initStringInfo(&sel);
 	initStringInfo(&tl);
 	initStringInfo(&cl);
@@ -646,15 +851,66 @@ ArchiveKeptInPlace(Oid target, int run_param, int chunk_param,
 											  FORMAT_TYPE_FORCE_QUALIFY),
 						 col);
 		appendStringInfo(&cl, "%s%s", n > 0 ? ", " : "", col);
-		n++;
+		from[n++] = k;
 	}
 	*target_list = tl.data;
 	*common_list = cl.data;
 	return psprintf("SELECT a._backfill_chunk%s FROM %s a"
 					" WHERE a._backfill_run OPERATOR(pg_catalog.=) $%d"
-					" AND ($%d IS NULL OR a._backfill_chunk OPERATOR(pg_catalog.=) $%d)",
+					" AND ($%d IS NULL OR a._backfill_chunk OPERATOR(pg_catalog.=) $%d)%s",
 					sel.data, QualifiedRelName(archive), run_param,
-					chunk_param, chunk_param);
+					chunk_param, chunk_param,
+					KeptLeavesUnion(run_id, chunk_no, have, from, n, true));
+}
+
+/*
+ * PurgeLeaves
+ *		Forget the kept leaves of the purged chunks of run_id, and drop
+ *		each kept table no chunk records any more (a revert records the
+ *		table of the chunk it reverts under its own run too: the table
+ *		then stays until that record is purged as well).
+ */
+static void
+PurgeLeaves(int64 run_id)
+{
+	CatalogArgs args;
+	List	   *gone = NIL;
+	ListCell   *lc;
+	int			i;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogExecArgs("DELETE FROM backfill.archived_leaves l"
+					" USING backfill.archived_chunks k"
+					" WHERE l.run_id OPERATOR(pg_catalog.=) $1"
+					" AND k.run_id OPERATOR(pg_catalog.=) l.run_id"
+					" AND k.chunk_no OPERATOR(pg_catalog.=) l.chunk_no"
+					" AND k.purged_at IS NOT NULL"
+					" RETURNING l.kept::pg_catalog.oid",
+					&args, SPI_OK_DELETE_RETURNING);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+
+		gone = list_append_unique_oid(gone, SpiGetOid(i, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	foreach(lc, gone)
+	{
+		Oid			kept = lfirst_oid(lc);
+		Oid			argtypes[1] = {REGCLASSOID};
+		Datum		values[1];
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = ObjectIdGetDatum(kept);
+		if (CatalogExists("SELECT FROM backfill.archived_leaves"
+						  " WHERE kept OPERATOR(pg_catalog.=) $1",
+						  1, argtypes, values) ||
+			get_rel_name(kept) == NULL)
+			continue;
+		CatalogExecUnsaved(psprintf("DROP TABLE %s", QualifiedRelName(kept)),
+						   SPI_OK_UTILITY);
+	}
 }
 
 /*
@@ -759,6 +1015,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 										 QualifiedRelName(archive)),
 								&args, SPI_OK_DELETE);
 		}
+		PurgeLeaves(run_ids[r]);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}

@@ -489,7 +489,8 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	SPI_freetuptable(SPI_tuptable);
 
 	key = DiffKeyColumns(run);
-	kept = ArchiveKeptInPlace(run->target, 4, 5, &target_cols, &cols);
+	kept = ArchiveKeptInPlace(run->target, run_id, chunk_no, 4, 5,
+							  &target_cols, &cols);
 	if (kept == NULL)
 	{
 		cols = ArchiveRegisterKept(run->target, run_id, chunk_no,
