@@ -5,8 +5,7 @@
 #   1. heap target, 30 daily chunks: backfill.run with keep_replaced vs
 #      without (goal <= 1.3);
 #   2. day-partitioned target, strategy swap: with keep_replaced (which
-#      replaces with delete, doc/undo.md) vs without, i.e. swap (goal <= 1.05);
-#      the kept leaf (no copy) is not built, so this goal is not met;
+#      keeps the replaced leaves' files, doc/undo.md) vs without (goal <= 1.05);
 #   3. the revert of the kept 30-day heap run vs that run (goal <= 1.2);
 #   4. backfill.diff of the kept 30-day run vs a hand-written FULL JOIN on the
 #      key of the same archived rows and the target (goal <= 2).
