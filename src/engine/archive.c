@@ -497,15 +497,20 @@ KeptLeavesUnion(int64 run_id, int32 chunk_no, const RelColumns *have,
 	for (i = 0; i < list_length(kepts); i++)
 	{
 		StringInfoData cols;
+		RelColumns *kcols = ReadColumns(list_nth_oid(kepts, i));
 
+		CHECK_FOR_INTERRUPTS();
 		initStringInfo(&cols);
 		for (j = 0; j < n; j++)
 		{
 			const char *col = quote_identifier(have->names[from[j]]);
 
-			appendStringInfo(&cols, "%sk.%s::%s AS %s", j > 0 ? ", " : "",
-							 col, format_type_extended(have->types[from[j]], -1,
-													   FORMAT_TYPE_FORCE_QUALIFY),
+			/* a column added to the target after the leaf was kept: NULL */
+			appendStringInfo(&cols, "%s%s%s::%s AS %s", j > 0 ? ", " : "",
+							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? "k." : "",
+							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? col : "NULL",
+							 format_type_extended(have->types[from[j]], -1,
+												  FORMAT_TYPE_FORCE_QUALIFY),
 							 col);
 		}
 		if (chunk_first)
