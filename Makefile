@@ -21,6 +21,7 @@ OBJS = \
 	src/base/names.o \
 	src/base/failures.o \
 	src/engine/ledger.o \
+	src/engine/keptleaf.o \
 	src/engine/archive.o \
 	src/engine/replace.o \
 	src/engine/partition.o \

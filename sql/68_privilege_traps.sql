@@ -431,6 +431,32 @@ SELECT backfill.purge_archive(NULL) AS expired;
 SELECT count(*) >= 0 AS read FROM backfill.archives;
 SELECT count(*) >= 0 AS read FROM backfill.archived_chunks;
 SELECT count(*) >= 0 AS read FROM backfill.archive_usage;
+-- kept leaves (issue 20): a partitioned target of the attacker's domain,
+-- replaced by swap, keeps its leaves' files; diff, revert and purge read
+-- and drop them
+CREATE TABLE regress_trap.kept_p (day pg_catalog.timestamptz NOT NULL, total regress_trap.int4 NOT NULL)
+    PARTITION BY RANGE (day);
+CREATE TABLE regress_trap.kept_p1 PARTITION OF regress_trap.kept_p
+    FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+CREATE TABLE regress_trap.kept_p2 PARTITION OF regress_trap.kept_p
+    FOR VALUES FROM ('2026-03-02') TO ('2026-03-03');
+SELECT backfill.register('regress_trap.kept_p', 'day',
+    $$SELECT date_trunc('day', ts) AS day, sum(v)::int AS total
+        FROM regress_trap.src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$,
+    keep_replaced => true) AS version;
+SELECT backfill.set_strategy('regress_trap.kept_p', 'swap') AS previous;
+SELECT backfill.plan('regress_trap.kept_p', '2026-03-01', '2026-03-03', probe => false) AS kp1 \gset
+CALL backfill.run(:kp1);
+SELECT backfill.plan('regress_trap.kept_p', '2026-03-01', '2026-03-03', probe => false) AS kp2 \gset
+CALL backfill.run(:kp2);
+SELECT count(*) AS kept_leaves FROM backfill.archived_leaves WHERE run_id = :kp2;
+SELECT chunk_no, strategy FROM backfill.chunks WHERE run_id = :kp2 ORDER BY chunk_no;
+SELECT count(*) AS diff_rows FROM backfill.diff(:kp2);
+SELECT backfill.revert(:kp2) AS kp3 \gset
+CALL backfill.run(:kp3);
+CALL backfill.run(:kp3);
+SELECT backfill.purge_archive('0 seconds', 'regress_trap.kept_p') AS purged;
+SELECT count(*) >= 0 AS read FROM backfill.archived_leaves;
 
 -- every view and catalog table
 SELECT count(*) >= 0 AS read FROM backfill.targets;
@@ -537,6 +563,7 @@ INSERT INTO read_rels VALUES
     ('backfill.dependencies'), ('backfill.history'), ('backfill.progress'),
     ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
     ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage'),
+    ('backfill.archived_leaves'),
     ('backfill.watches'), ('backfill.changed_regions'),
     ('backfill.progress_brief'), ('backfill.history_brief');
 SELECT c.oid::regclass AS not_read

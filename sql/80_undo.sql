@@ -168,8 +168,11 @@ SELECT backfill.register('undo.events', 'day', 'SELECT day, acct, amount FROM un
 SELECT max(version) AS versions FROM backfill.definitions WHERE target = 'undo.events'::regclass;
 
 -------------------------------------------------------------------------
--- Day-partitioned targets under each strategy: keeping replaces with the
--- delete strategy, and revert gives the same rows and the same partitions.
+-- Day-partitioned targets under each strategy: delete keeps the deleted
+-- rows; truncate and swap keep each replaced leaf's own files (no row is
+-- copied: the kept table has the leaf's old relfilenode), and revert
+-- exchanges them back: the same rows, the same partitions with the same
+-- OIDs, owners, grants and indexes, and the leaves' old files.
 -------------------------------------------------------------------------
 CREATE TABLE undo.part (id int NOT NULL, paid_at timestamptz NOT NULL, amount numeric)
     PARTITION BY RANGE (paid_at);
@@ -180,11 +183,37 @@ INSERT INTO undo.part SELECT id, paid_at, 0 FROM undo.payments WHERE paid_at < '
 SELECT backfill.register('undo.part', 'paid_at',
     'SELECT id, paid_at, amount FROM undo.payments WHERE paid_at >= $1 AND paid_at < $2',
     keep_replaced => true) AS version;
+CREATE INDEX ON undo.part (id);
+CREATE INDEX part_0102_amount ON undo.part_0102 (amount);
+GRANT SELECT ON undo.part_0101 TO PUBLIC;
 CREATE FUNCTION undo.layout() RETURNS text LANGUAGE sql AS $$
-  SELECT string_agg(c.relname || ':' || c.oid::text || ':' || pg_get_expr(c.relpartbound, c.oid), ' ' ORDER BY c.relname)
+  SELECT string_agg(c.relname || ':' || c.oid::text || ':' || pg_get_expr(c.relpartbound, c.oid)
+                    || ':' || c.relowner::regrole || ':' || coalesce(c.relacl::text, '')
+                    || ':' || (SELECT string_agg(x.indexrelid::regclass::text, ',' ORDER BY 1)
+                                 FROM pg_index x WHERE x.indrelid = c.oid),
+                    ' ' ORDER BY c.relname)
     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
    WHERE i.inhparent = 'undo.part'::regclass
 $$;
+-- the leaves' files, and the files the run's kept leaves hold
+CREATE FUNCTION undo.files() RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg(c.relname || ':' || pg_relation_filenode(c.oid), ' ' ORDER BY c.relname)
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = 'undo.part'::regclass
+$$;
+CREATE FUNCTION undo.kept_files(run bigint) RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg(c.relname || ':' || pg_relation_filenode(l.kept), ' ' ORDER BY c.relname)
+    FROM backfill.archived_leaves l JOIN pg_class c ON c.oid = l.leaf
+   WHERE l.run_id = run
+$$;
+CREATE FUNCTION undo.archived_rows(run bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM %s WHERE _backfill_run = $1',
+                   (SELECT archive FROM backfill.archives WHERE target = 'undo.part'::regclass))
+       INTO n USING run;
+    RETURN n;
+END $$;
 SELECT undo.layout() AS layout \gset
 SELECT s AS strategy, backfill.set_strategy('undo.part', s) IS NOT NULL AS set
   FROM (VALUES ('delete')) v(s);
@@ -197,26 +226,65 @@ CALL backfill.run(:rp);
 CALL backfill.run(:rp);
 SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
 SELECT backfill.set_strategy('undo.part', 'truncate') AS previous;
+SELECT undo.files() AS files \gset
 SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-04', probe => false) AS p \gset
 CALL backfill.run(:p);
 SELECT * FROM undo.chunks(:p);
+SELECT undo.kept_files(:p) = :'files' AS kept_the_old_files,
+       undo.files() <> :'files' AS leaves_have_new_files,
+       undo.archived_rows(:p) AS rows_copied, undo.layout() = :'layout' AS same_layout;
+SELECT c.relname LIKE 'l\_%' AS kept_leaf_named, c.relowner = (SELECT extowner FROM pg_extension WHERE extname = 'backfill') AS owned_by_extension,
+       c.relacl IS NULL AS no_grants, NOT c.relhasindex AS no_index, NOT c.relhastriggers AS no_trigger
+  FROM backfill.archived_leaves l JOIN pg_class c ON c.oid = l.kept
+ WHERE l.run_id = :p ORDER BY l.leaf::text LIMIT 1;
+SELECT count(*) AS kept_leaves FROM backfill.archived_leaves WHERE run_id = :p;
 SELECT backfill.revert(:p) AS rp \gset
 CALL backfill.run(:rp);
 CALL backfill.run(:rp);
-SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
+SELECT * FROM undo.chunks(:rp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout,
+       undo.files() = :'files' AS old_files_back;
 SELECT backfill.set_strategy('undo.part', 'swap') AS previous;
+SELECT undo.files() AS files \gset
 SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-04', probe => false) AS p \gset
 CALL backfill.run(:p);
 SELECT * FROM undo.chunks(:p);
+SELECT undo.kept_files(:p) = :'files' AS kept_the_old_files,
+       undo.archived_rows(:p) AS rows_copied, undo.layout() = :'layout' AS same_layout;
+SELECT undo.md5('undo.part') AS after_run \gset
+-- diff reads the kept leaves (no key: a multiset; every row's amount moved)
+SELECT change, count(*) FROM backfill.diff(:p) GROUP BY 1 ORDER BY 1;
+SELECT change, count(*) FROM backfill.diff(:p, 2) GROUP BY 1 ORDER BY 1;
 SELECT backfill.revert(:p) AS rp \gset
 CALL backfill.run(:rp);
 CALL backfill.run(:rp);
-SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout;
+SELECT * FROM undo.chunks(:rp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.layout() = :'layout' AS same_layout,
+       undo.files() = :'files' AS old_files_back;
+-- the revert kept what it replaced in the same kept tables: its revert
+-- brings the run's rows back, and reverting that gives the start again
+SELECT backfill.revert(:rp) AS rrp \gset
+CALL backfill.run(:rrp);
+CALL backfill.run(:rrp);
+SELECT undo.md5('undo.part') = :'after_run' AS run_rows_back, undo.layout() = :'layout' AS same_layout;
+SELECT backfill.revert(:rrp) AS rrrp \gset
+CALL backfill.run(:rrrp);
+CALL backfill.run(:rrrp);
+SELECT undo.md5('undo.part') = :'before' AS same_rows, undo.files() = :'files' AS old_files_back;
 -- without keeping, swap still swaps
 SELECT backfill.plan('undo.part', '2024-01-01', '2024-01-02', probe => false,
                      keep_replaced => false) AS p \gset
 CALL backfill.run(:p);
 SELECT * FROM undo.chunks(:p);
+-- a partition whose columns changed since cannot take its kept files back
+SELECT backfill.plan('undo.part', '2024-01-03', '2024-01-04', probe => false) AS pc \gset
+CALL backfill.run(:pc);
+ALTER TABLE undo.part ADD COLUMN note text;
+SELECT backfill.revert(:pc) AS rpc \gset
+CALL backfill.run(:rpc);
+SELECT status, error_sqlstate, error_message FROM backfill.chunks WHERE run_id = :rpc;
+SELECT backfill.cancel(:rpc) IS NOT NULL AS cancelled;
+ALTER TABLE undo.part DROP COLUMN note;
 
 -------------------------------------------------------------------------
 -- The retention story: the source lost its raw data before a horizon; a
@@ -267,6 +335,14 @@ SELECT pg_sleep(0.01);
 SELECT backfill.purge_archive(NULL) AS expired;
 SELECT backfill.revert(:e3);
 SELECT chunks_kept FROM backfill.archive_usage WHERE target = 'undo.events'::regclass;
+-- purging a partitioned target drops the kept tables no chunk records any more
+SELECT count(DISTINCT kept) AS kept_tables FROM backfill.archived_leaves
+ WHERE target = 'undo.part'::regclass;
+SELECT backfill.purge_archive('0 seconds', 'undo.part') > 0 AS purged;
+SELECT count(*) AS kept_leaves_left FROM backfill.archived_leaves
+ WHERE target = 'undo.part'::regclass;
+SELECT count(*) AS kept_tables_left FROM pg_class
+ WHERE relnamespace = 'backfill_archive'::regnamespace AND relname LIKE 'l\_%';
 
 -- Clean up.
 SET client_min_messages = warning;

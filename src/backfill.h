@@ -295,6 +295,7 @@ extern int	SpiExecDest(const char *sql, int nargs, Oid *argtypes,
 						Datum *values, const char *nulls, DestReceiver *dest,
 						int expected);
 extern DestReceiver *SpiRowStore(Tuplestorestate **store);
+extern DestReceiver *SpiRowStoreSized(Tuplestorestate **store, int kbytes);
 extern void SpiRegisterRows(const char *name, TupleDesc desc,
 							Tuplestorestate *store);
 extern void SpiUnregisterRows(const char *name);
@@ -827,6 +828,58 @@ extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 								 char **target_list);
 
 /*
+ * The kept rows of the target's archive as a query to run as the extension
+ * owner (one SELECT of _backfill_chunk and the shared columns, run_id as
+ * parameter $run_param and the chunk, NULL for all, as $chunk_param), with
+ * in *target_list the same columns read from the target as "t", cast to
+ * the archive's types, and in *common_list their quoted names; NULL when
+ * a column's type is not built in (its casts could be user code): the
+ * caller then uses ArchiveRegisterKept.
+ */
+extern char *ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no,
+								int run_param, int chunk_param,
+								char **target_list, char **common_list);
+
+/*
+ * Keep the files of the leaf partitions "leaves" (OIDs) of target, whose
+ * rows chunk "keep" replaces, in kept tables of backfill_archive
+ * (keptleaf.c), leaving the leaves empty; rows: how many rows they held.
+ * Caller is connected to SPI and holds the chunk's locks.
+ */
+extern void ArchiveKeepLeaves(Oid target, List *leaves,
+							  const ArchiveKeep *keep, int64 rows);
+
+/* Whether chunk chunk_no of run_id (0: any chunk) kept leaves. */
+extern bool ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no);
+
+/*
+ * Put back the leaves chunk chunk_no of run "reverted" kept, by exchanging
+ * files again; what they held (rows_now rows) is kept under "keep".
+ * Returns the rows put back.
+ */
+extern int64 ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
+								  const ArchiveKeep *keep, int64 rows_now);
+
+/* ---- kept leaves (keptleaf.c) ---- */
+
+/* Whether a leaf's files can be kept: a plain heap, no dropped column. */
+extern bool KeptLeafEligible(Oid leaf);
+
+/*
+ * Create the (empty) table of backfill_archive, owned by the extension
+ * owner, of the column definitions "columns", that will hold the files
+ * leaf "leaf" had before chunk chunk_no of run_id; returns its OID.
+ */
+extern Oid	KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no,
+						   const char *columns);
+
+/*
+ * Exchange the files of leaf and kept (55000 when their columns differ)
+ * and rebuild the leaf's indexes; the caller holds the chunk's lock.
+ */
+extern void KeptLeafExchange(Oid leaf, Oid kept);
+
+/*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of
  * chunks past their keep_until), of one target or all (InvalidOid); with
  * only_permitted, only of runs the caller may act on.  Returns the number
@@ -896,14 +949,34 @@ extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
 
 /*
  * Replace [lo, hi) by truncate or swap ("chosen", from ChooseStrategy),
- * filling result (partition.c).  Connects to SPI itself; call it outside
- * SPI or with CurrentMemoryContext the context the results must live in.
+ * filling result (partition.c); with keep (not NULL), the replaced leaves'
+ * files are kept first (ArchiveKeepLeaves).  Connects to SPI itself; call
+ * it outside SPI or with CurrentMemoryContext the context the results must
+ * live in.
  */
 extern void PartitionReplaceRange(Oid target, const char *time_column,
 								  TimestampTz lo, TimestampTz hi,
 								  const SourceQuery *source,
 								  ReplaceStrategy chosen,
-								  const char *measure, ReplaceResult *result);
+								  const char *measure,
+								  const ArchiveKeep *keep,
+								  ReplaceResult *result);
+
+/*
+ * The strategy of a keeping chunk (strategy.c): truncate or swap when the
+ * chunk replaces whole leaves it can keep (PartitionCanKeepLeaves) and
+ * "strategy" allows it, else delete; never an error.
+ */
+extern ReplaceStrategy KeepStrategy(Oid target, const char *time_column,
+									ReplaceStrategy strategy,
+									TimestampTz lo, TimestampTz hi);
+
+/*
+ * Whether a keeping chunk [lo, hi) replaced by truncate or swap can keep
+ * its leaves' files (every affected leaf KeptLeafEligible, no Citus).
+ */
+extern bool PartitionCanKeepLeaves(Oid target, const char *time_column,
+								   TimestampTz lo, TimestampTz hi);
 
 /*
  * The chunk lock of a partitioned target (partition.c): RowExclusiveLock
@@ -921,8 +994,9 @@ extern void LockAffectedPartitions(Oid target, const char *time_column,
  * $1 = lo, $2 = hi, in the current transaction (strategy.c): checks, then
  * ChooseStrategy, then ReplaceByDelete or PartitionReplaceRange.  When
  * measure is not NULL the measure is evaluated over the deleted and the
- * inserted rows.  With keep (not NULL), the delete strategy, the deleted
- * rows moved into the archive.
+ * inserted rows.  With keep (not NULL), the replaced leaves' files are kept
+ * when the chunk replaces whole leaves by truncate or swap, else the
+ * delete strategy moves the deleted rows into the archive.
  */
 extern void ReplaceRange(Oid target, const char *time_column,
 						 TimestampTz lo, TimestampTz hi,

@@ -97,4 +97,17 @@
 #endif
 #define BackfillProcByNumber(n) (&ProcGlobal->allProcs[(n)])
 
+/*
+ * ReindexRelation(relid, flags, params)
+ *		Rebuild every index of a table.  17 added the REINDEX statement as
+ *		a first argument (NULL when called from C).
+ */
+#if PG_VERSION_NUM >= 170000
+#define ReindexRelation(relid, flags, params) \
+	reindex_relation(NULL, (relid), (flags), (params))
+#else
+#define ReindexRelation(relid, flags, params) \
+	reindex_relation((relid), (flags), (params))
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

@@ -149,8 +149,11 @@ LoadRun(int64 run_id)
 	run->reverts = SpiGetInt64(0, 27, &isnull);
 	if (isnull)
 		run->reverts = 0;
-	/* keeping and reverting replace rows with the delete strategy */
-	if (run->keep_replaced || run->reverts != 0)
+	/*
+	 * reverting puts rows or kept leaves back whatever the strategy; a
+	 * keeping chunk's strategy is KeepStrategy's
+	 */
+	if (run->reverts != 0)
 		run->strategy = STRATEGY_DELETE;
 	run->group_id = SpiGetInt64(0, 28, &isnull);
 	if (isnull)

@@ -142,9 +142,19 @@ SpiExecDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
 DestReceiver *
 SpiRowStore(Tuplestorestate **store)
 {
+	return SpiRowStoreSized(store, work_mem);
+}
+
+/*
+ * SpiRowStoreSized
+ *		SpiRowStore holding up to "kbytes" in memory before it spills.
+ */
+DestReceiver *
+SpiRowStoreSized(Tuplestorestate **store, int kbytes)
+{
 	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
 
-	*store = tuplestore_begin_heap(false, false, work_mem);
+	*store = tuplestore_begin_heap(false, false, kbytes);
 	SetTuplestoreDestReceiverParams(dest, *store, CurrentMemoryContext, true,
 									NULL, NULL);
 	return dest;

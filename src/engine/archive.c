@@ -17,8 +17,13 @@
  * SELECT from the archive fills it and the author's INSERT into the
  * target reads it.  So the author never holds a privilege on the archive,
  * and the owner never writes the user's table (whose triggers and
- * defaults are the user's code).  The store spills to disk beyond
- * work_mem.
+ * defaults are the user's code).  The store of a keeping chunk holds up to
+ * the larger of work_mem and maintenance_work_mem in memory before it
+ * spills to disk (it lives for one chunk); diff reads the archive in place
+ * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
+ * _backfill_chunk) is a BRIN index: the archive is appended chunk after
+ * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
+ * btree insertion per row.
  *
  * Columns.  The archive has the target's columns, each of the base type
  * of its domain (a domain's CHECK is the user's code: it must not run
@@ -32,7 +37,9 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -257,7 +264,7 @@ ArchiveEnsure(Oid target, const RelColumns *cols)
 							   " _backfill_chunk pg_catalog.int4 NOT NULL)");
 		CatalogExecUnsaved(ddl.data, SPI_OK_UTILITY);
 		CatalogExecUnsaved(psprintf("CREATE INDEX ON backfill_archive.%s"
-									" (_backfill_run, _backfill_chunk)",
+									" USING brin (_backfill_run, _backfill_chunk)",
 									quote_identifier(name)),
 						   SPI_OK_UTILITY);
 		CommandCounterIncrement();
@@ -329,7 +336,7 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 
 	/* as the current user: the rows leave the target */
 	RangeParams(target, time_column, lo, hi, argtypes, values);
-	dest = SpiRowStore(&store);
+	dest = SpiRowStoreSized(&store, Max(work_mem, maintenance_work_mem));
 	SpiExecDest(psprintf("%s RETURNING %s",
 						 ComposeRangeDelete(target, time_column),
 						 ColumnList(cols, all, cols->n, "")),
@@ -361,6 +368,163 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 	RecordKept(target, keep, rows);
 	SpiFinish();
 	return rows;
+}
+
+/*
+ * RecordLeaf
+ *		The catalog's record that chunk keep of target kept partition
+ *		"leaf"'s files in table "kept".
+ */
+static void
+RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
+{
+	CatalogArgs args;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(leaf), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(kept), false);
+	CatalogExecArgs("INSERT INTO backfill.archived_leaves"
+					" (run_id, chunk_no, target, leaf, kept)"
+					" VALUES ($1, $2, $3, $4, $5)",
+					&args, SPI_OK_INSERT);
+}
+
+/*
+ * ArchiveKeepLeaves
+ *		See backfill.h.  The target gets its (row) archive too, empty, so
+ *		that it is listed in backfill.archives and archive_usage.  Caller
+ *		is connected to SPI and holds the chunk's locks.
+ */
+void
+ArchiveKeepLeaves(Oid target, List *leaves, const ArchiveKeep *keep,
+				  int64 rows)
+{
+	ListCell   *lc;
+
+	(void) ArchiveEnsure(target, ReadColumns(target));
+	RecordKept(target, keep, rows);
+	foreach(lc, leaves)
+	{
+		Oid			leaf = lfirst_oid(lc);
+		Oid			kept;
+
+		RelColumns *cols = ReadColumns(leaf);
+		StringInfoData ddl;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		initStringInfo(&ddl);
+		for (i = 0; i < cols->n; i++)
+			appendStringInfo(&ddl, "%s%s", i > 0 ? ", " : "",
+							 ColumnDdl(cols, i));
+		kept = KeptLeafCreate(leaf, keep->run_id, keep->chunk_no, ddl.data);
+		KeptLeafExchange(leaf, kept);
+		RecordLeaf(target, keep, leaf, kept);
+	}
+}
+
+/*
+ * KeptLeaves
+ *		The leaves chunk chunk_no of run_id kept (chunk_no 0: of every
+ *		chunk), with their kept tables and chunk numbers, in three lists.
+ */
+static void
+KeptLeaves(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
+		   List **chunks)
+{
+	CatalogArgs args;
+	int			i;
+
+	*leaves = *kepts = *chunks = NIL;
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
+	CatalogExecArgs("SELECT leaf::pg_catalog.oid, kept::pg_catalog.oid, chunk_no"
+					" FROM backfill.archived_leaves"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND ($2 IS NULL OR chunk_no OPERATOR(pg_catalog.=) $2)"
+					" ORDER BY chunk_no, leaf::pg_catalog.oid",
+					&args, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+
+		*leaves = lappend_oid(*leaves, SpiGetOid(i, 1, &isnull));
+		*kepts = lappend_oid(*kepts, SpiGetOid(i, 2, &isnull));
+		*chunks = lappend_int(*chunks, SpiGetInt32(i, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * ArchiveHasKeptLeaves
+ *		See backfill.h.
+ */
+bool
+ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+
+	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+	return leaves != NIL;
+}
+
+/*
+ * KeptLeavesUnion
+ *		" UNION ALL SELECT ..." reading every kept leaf of run_id (of chunk
+ *		chunk_no, 0: all) as rows of the archive's columns "from" (n of
+ *		them, of "have"), each cast to its archive type, with the chunk
+ *		number first or last; "" when the run kept no leaf.
+ */
+static char *
+KeptLeavesUnion(int64 run_id, int32 chunk_no, const RelColumns *have,
+				const int *from, int n, bool chunk_first)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	StringInfoData buf;
+	int			i;
+	int			j;
+
+	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+	initStringInfo(&buf);
+	for (i = 0; i < list_length(kepts); i++)
+	{
+		StringInfoData cols;
+		RelColumns *kcols = ReadColumns(list_nth_oid(kepts, i));
+
+		CHECK_FOR_INTERRUPTS();
+		initStringInfo(&cols);
+		for (j = 0; j < n; j++)
+		{
+			const char *col = quote_identifier(have->names[from[j]]);
+
+			/* a column added to the target after the leaf was kept: NULL */
+			appendStringInfo(&cols, "%s%s%s::%s AS %s", j > 0 ? ", " : "",
+							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? "k." : "",
+							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? col : "NULL",
+							 format_type_extended(have->types[from[j]], -1,
+												  FORMAT_TYPE_FORCE_QUALIFY),
+							 col);
+		}
+		if (chunk_first)
+			appendStringInfo(&buf, " UNION ALL SELECT %d%s%s FROM %s k",
+							 list_nth_int(chunks, i), n > 0 ? ", " : "",
+							 cols.data,
+							 QualifiedRelName(list_nth_oid(kepts, i)));
+		else
+			appendStringInfo(&buf, " UNION ALL SELECT %s%s%d FROM %s k",
+							 cols.data, n > 0 ? ", " : "",
+							 list_nth_int(chunks, i),
+							 QualifiedRelName(list_nth_oid(kepts, i)));
+	}
+	return buf.data;
 }
 
 /*
@@ -496,6 +660,54 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 }
 
 /*
+ * ArchiveRestoreLeaves
+ *		See backfill.h.  Each leaf the reverted chunk kept exchanges its
+ *		files with its kept table again: the leaf holds its old rows (its
+ *		old files), the kept table what the revert replaces, recorded as
+ *		kept by the revert's chunk "keep" (rows_now rows).  A leaf that is
+ *		gone, or no longer a partition of the target, is refused (55000).
+ *		Returns how many rows the reverted chunk kept.
+ */
+int64
+ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
+					 const ArchiveKeep *keep, int64 rows_now)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	int64		kept;
+	int			i;
+
+	SpiConnect();
+	kept = CheckKept(reverted, chunk_no);
+	KeptLeaves(reverted, chunk_no, &leaves, &kepts, &chunks);
+	RecordKept(target, keep, rows_now);
+	for (i = 0; i < list_length(leaves); i++)
+	{
+		Oid			leaf = list_nth_oid(leaves, i);
+		Oid			k = list_nth_oid(kepts, i);
+
+		CHECK_FOR_INTERRUPTS();
+		if (get_rel_name(leaf) == NULL ||
+			!list_member_oid(get_partition_ancestors(leaf), target))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("partition %u that chunk %d of run %lld kept is no longer a partition of %s",
+							leaf, chunk_no, (long long) reverted,
+							QualifiedRelName(target)),
+					 errdetail("Its rows are kept in %s; a revert puts them back into the same partition.",
+							   QualifiedRelName(k)),
+					 errhint("Attach the partition again, then revert.")));
+		if (get_rel_name(k) == NULL)
+			elog(ERROR, "backfill: kept leaf table %u is gone", k);
+		KeptLeafExchange(leaf, k);
+		RecordLeaf(target, keep, leaf, k);
+	}
+	SpiFinish();
+	return kept;
+}
+
+/*
  * ArchiveRegisterKept
  *		See backfill.h.  Caller is connected to SPI; the rows stay
  *		registered until it disconnects or unregisters them, and the
@@ -543,9 +755,11 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
 	CatalogExecArgsInto(psprintf("SELECT %s, _backfill_chunk FROM %s"
 								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
-								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)",
+								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)%s",
 								 ColumnList(have, from, n, ""),
-								 QualifiedRelName(archive)),
+								 QualifiedRelName(archive),
+								 KeptLeavesUnion(run_id, chunk_no, have, from,
+												 n, false)),
 						&args, dest, SPI_OK_SELECT);
 	dest->rDestroy(dest);
 	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
@@ -581,6 +795,127 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	for (i = 0; i < n; i++)
 		which[i] = i;
 	return ColumnList(common, which, n, "");
+}
+
+/*
+ * BuiltinType
+ *		Whether type "typid" is one of the system's (created at initdb):
+ *		its input, output, comparison and casts are then no user's code.
+ */
+static bool
+BuiltinType(Oid typid)
+{
+	return typid < FirstNormalObjectId;
+}
+
+/*
+ * ArchiveKeptInPlace
+ *		See backfill.h.  NULL when a shared column is of a type created
+ *		after initdb (an enum, a composite, a range or an array of one):
+ *		such a type can have a cast to json, written by its owner, that
+ *		to_jsonb would call with the extension owner's rights; the caller
+ *		then reads the kept rows as itself (ArchiveRegisterKept).  The
+ *		extension owner is a superuser (backfill.control): it reads the
+ *		target whole, which is why the caller's read rule
+ *		(CheckKeptRowsReadable: every column, no row-level security) is
+ *		checked first.
+ */
+char *
+ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no, int run_param,
+				   int chunk_param, char **target_list, char **common_list)
+{
+	RelColumns *cols = ReadColumns(target);
+	RelColumns *have;
+	int		   *from;
+	Oid			archive = ArchiveOf(target);
+	StringInfoData sel;
+	StringInfoData tl;
+	StringInfoData cl;
+	int			n = 0;
+	int			i;
+
+	if (!OidIsValid(archive))
+		return NULL;
+	have = ReadColumns(archive);
+	from = palloc(sizeof(int) * Max(cols->n, 1));
+	initStringInfo(&sel);
+	initStringInfo(&tl);
+	initStringInfo(&cl);
+	for (i = 0; i < cols->n; i++)
+	{
+		int			k = ColumnIndex(have, cols->names[i]);
+		const char *col = quote_identifier(cols->names[i]);
+
+		if (k < 0)
+			continue;
+		if (!BuiltinType(have->types[k]))
+			return NULL;
+		appendStringInfo(&sel, ", a.%s", col);
+		appendStringInfo(&tl, "%st.%s::%s AS %s", n > 0 ? ", " : "", col,
+						 format_type_extended(have->types[k], -1,
+											  FORMAT_TYPE_FORCE_QUALIFY),
+						 col);
+		appendStringInfo(&cl, "%s%s", n > 0 ? ", " : "", col);
+		from[n++] = k;
+	}
+	*target_list = tl.data;
+	*common_list = cl.data;
+	return psprintf("SELECT a._backfill_chunk%s FROM %s a"
+					" WHERE a._backfill_run OPERATOR(pg_catalog.=) $%d"
+					" AND ($%d IS NULL OR a._backfill_chunk OPERATOR(pg_catalog.=) $%d)%s",
+					sel.data, QualifiedRelName(archive), run_param,
+					chunk_param, chunk_param,
+					KeptLeavesUnion(run_id, chunk_no, have, from, n, true));
+}
+
+/*
+ * PurgeLeaves
+ *		Forget the kept leaves of the purged chunks of run_id, and drop
+ *		each kept table no chunk records any more (a revert records the
+ *		table of the chunk it reverts under its own run too: the table
+ *		then stays until that record is purged as well).
+ */
+static void
+PurgeLeaves(int64 run_id)
+{
+	CatalogArgs args;
+	List	   *gone = NIL;
+	ListCell   *lc;
+	int			i;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogExecArgs("DELETE FROM backfill.archived_leaves l"
+					" USING backfill.archived_chunks k"
+					" WHERE l.run_id OPERATOR(pg_catalog.=) $1"
+					" AND k.run_id OPERATOR(pg_catalog.=) l.run_id"
+					" AND k.chunk_no OPERATOR(pg_catalog.=) l.chunk_no"
+					" AND k.purged_at IS NOT NULL"
+					" RETURNING l.kept::pg_catalog.oid",
+					&args, SPI_OK_DELETE_RETURNING);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+
+		gone = list_append_unique_oid(gone, SpiGetOid(i, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	foreach(lc, gone)
+	{
+		Oid			kept = lfirst_oid(lc);
+		Oid			argtypes[1] = {REGCLASSOID};
+		Datum		values[1];
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = ObjectIdGetDatum(kept);
+		if (CatalogExists("SELECT FROM backfill.archived_leaves"
+						  " WHERE kept OPERATOR(pg_catalog.=) $1",
+						  1, argtypes, values) ||
+			get_rel_name(kept) == NULL)
+			continue;
+		CatalogExecUnsaved(psprintf("DROP TABLE %s", QualifiedRelName(kept)),
+						   SPI_OK_UTILITY);
+	}
 }
 
 /*
@@ -685,6 +1020,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 										 QualifiedRelName(archive)),
 								&args, SPI_OK_DELETE);
 		}
+		PurgeLeaves(run_ids[r]);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}

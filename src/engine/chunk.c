@@ -293,7 +293,12 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 				 errdetail("The run was planned for table %s.", run->target_name)));
 	CheckTargetPrivileges(run->target);
 	ChunkLockTarget(run->target, run->time_column, chunk->start,
-					chunk->end, chunk->no_source ? STRATEGY_DELETE : run->strategy);
+					chunk->end,
+					chunk->no_source ? STRATEGY_DELETE :
+					run->keep_replaced && run->reverts == 0 ?
+					KeepStrategy(run->target, run->time_column, run->strategy,
+								 chunk->start, chunk->end) :
+					run->strategy);
 	ChunkLockWatermark(run->target, chunk->end);
 	work->phase = PHASE_WORK;
 	SetChunkOption("lock_timeout", user_lock_timeout);

@@ -712,7 +712,8 @@ void
 PartitionReplaceRange(Oid target, const char *time_column,
 					  TimestampTz lo, TimestampTz hi,
 					  const SourceQuery *source, ReplaceStrategy chosen,
-					  const char *measure, ReplaceResult *result)
+					  const char *measure, const ArchiveKeep *keep,
+					  ReplaceResult *result)
 {
 	PartPlan	plan;
 	MemoryContext outcxt = CurrentMemoryContext;
@@ -730,6 +731,16 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	PlanChunk(target, time_column, lo, hi, RowExclusiveLock, &plan);
 	MeasureRange(target, time_column, lo, hi, measure, outcxt, result);
 
+	/* keeping: the leaves' files move into the archive, the leaves empty */
+	if (keep != NULL)
+	{
+		List	   *oids = NIL;
+
+		foreach(lc, plan.leaves)
+			oids = lappend_oid(oids, ((LeafPart *) lfirst(lc))->relid);
+		ArchiveKeepLeaves(target, oids, keep, result->rows_deleted);
+	}
+
 	if (chosen == STRATEGY_TRUNCATE)
 	{
 		StringInfoData sql;
@@ -740,7 +751,8 @@ PartitionReplaceRange(Oid target, const char *time_column,
 		foreach(lc, plan.leaves)
 			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
 							 QualifiedRelName(((LeafPart *) lfirst(lc))->relid));
-		SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		if (keep == NULL)
+			SpiExec(sql.data, 0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 
 		if (list_length(plan.leaves) == 1 &&
 			pg_class_aclcheck(((LeafPart *) linitial(plan.leaves))->relid,
@@ -769,6 +781,30 @@ PartitionReplaceRange(Oid target, const char *time_column,
 	}
 
 	SpiFinish();
+}
+
+/*
+ * PartitionCanKeepLeaves
+ *		See backfill.h.
+ */
+bool
+PartitionCanKeepLeaves(Oid target, const char *time_column,
+					   TimestampTz lo, TimestampTz hi)
+{
+	PartPlan	plan;
+	ListCell   *lc;
+
+	if (CitusForbidsSwap(target))
+		return false;
+	PlanChunk(target, time_column, lo, hi, AccessShareLock, &plan);
+	if (plan.leaves == NIL)
+		return false;
+	foreach(lc, plan.leaves)
+	{
+		if (!KeptLeafEligible(((LeafPart *) lfirst(lc))->relid))
+			return false;
+	}
+	return true;
 }
 
 /*

@@ -239,6 +239,19 @@ RevertRange(Oid target, const char *time_column,
 	result->after_null = true;
 
 	SpiConnect();
+	if (ArchiveHasKeptLeaves(reverted, chunk_no))
+	{
+		/* kept leaves: their files are exchanged back, no row is copied */
+		MeasureRange(target, time_column, lo, hi, measure, outer, result);
+		result->rows_inserted = ArchiveRestoreLeaves(target, reverted,
+													 chunk_no, keep,
+													 result->rows_deleted);
+		MeasureAfter(target, time_column, lo, hi, measure, measure != NULL,
+					 outer, result);
+		result->strategy = STRATEGY_SWAP;
+		SpiFinish();
+		return;
+	}
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,

@@ -12,12 +12,39 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "backfill.h"
 
+
+/*
+ * KeepStrategy
+ *		See backfill.h.  A keeping chunk keeps the replaced leaves' files
+ *		when it replaces whole leaves by truncate or swap ("auto" decides;
+ *		an explicit truncate or swap is honoured where auto would allow
+ *		it), else it deletes, moving the rows into the archive: keeping
+ *		never makes a chunk fail that would run without it.
+ */
+ReplaceStrategy
+KeepStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
+			 TimestampTz lo, TimestampTz hi)
+{
+	ReplaceStrategy chosen;
+
+	if (strategy == STRATEGY_DELETE ||
+		get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE)
+		return STRATEGY_DELETE;
+	chosen = ChooseStrategy(target, time_column, STRATEGY_AUTO, lo, hi);
+	if (chosen == STRATEGY_SWAP && strategy == STRATEGY_TRUNCATE)
+		chosen = STRATEGY_TRUNCATE;
+	if (chosen != STRATEGY_DELETE &&
+		!PartitionCanKeepLeaves(target, time_column, lo, hi))
+		chosen = STRATEGY_DELETE;
+	return chosen;
+}
 
 /*
  * ReplaceRange
@@ -47,9 +74,8 @@ ReplaceRange(Oid target, const char *time_column,
 	result->before_null = true;
 	result->after_null = true;
 
-	/* a keeping chunk deletes: its rows move into the archive */
 	if (keep != NULL)
-		chosen = STRATEGY_DELETE;
+		chosen = KeepStrategy(target, time_column, strategy, lo, hi);
 	else
 		chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
 	if (chosen == STRATEGY_DELETE)
@@ -57,6 +83,6 @@ ReplaceRange(Oid target, const char *time_column,
 						result);
 	else
 		PartitionReplaceRange(target, time_column, lo, hi, sq, chosen,
-							  measure, result);
+							  measure, keep, result);
 }
 

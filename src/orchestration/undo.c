@@ -385,6 +385,28 @@ DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
 }
 
 /*
+ * DiffAsCaller
+ *		Run the diff statement "sql" (3 parameters) as the caller, search
+ *		path pinned, its rows streaming into dest.
+ */
+static void
+DiffAsCaller(const char *sql, Oid *argtypes, Datum *values,
+			 DestReceiver *dest)
+{
+	int			pin = SpiPinSearchPath();
+
+	PG_TRY();
+	{
+		SpiExecDest(sql, 3, argtypes, values, NULL, dest, SPI_OK_SELECT);
+	}
+	PG_FINALLY();
+	{
+		SpiUnpinSearchPath(pin);
+	}
+	PG_END_TRY();
+}
+
+/*
  * DiffRun
  *		See backfill.h.  The rows chunk by chunk: the old side is what the
  *		run's chunks kept (read by the extension owner into rows named
@@ -414,8 +436,9 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	StringInfoData sql;
 	const char *tc;
 	int			nest;
-	Tuplestorestate *old_rows;
+	Tuplestorestate *old_rows = NULL;
 	char	   *target_cols;
+	char	   *kept;
 
 	CheckKeptRowsReadable(run->target);
 	(void) TimeColumnType(run->target, run->time_column);
@@ -466,8 +489,15 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	SPI_freetuptable(SPI_tuptable);
 
 	key = DiffKeyColumns(run);
-	cols = ArchiveRegisterKept(run->target, run_id, chunk_no, "backfill_old",
-							   &old_rows, &target_cols);
+	kept = ArchiveKeptInPlace(run->target, run_id, chunk_no, 4, 5,
+							  &target_cols, &cols);
+	if (kept == NULL)
+	{
+		cols = ArchiveRegisterKept(run->target, run_id, chunk_no,
+								   "backfill_old", &old_rows, &target_cols);
+		kept = psprintf("SELECT o._backfill_chunk, %s FROM backfill_old o",
+						cols);
+	}
 	tc = quote_identifier(run->time_column);
 
 	argtypes[0] = INT4ARRAYOID;
@@ -483,13 +513,13 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	 */
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "WITH o AS (SELECT o._backfill_chunk, %s FROM backfill_old o),"
+					 "WITH o AS (%s),"
 					 " nw AS (SELECT k._backfill_n AS _backfill_chunk, %s"
 					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
 					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
 					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
 					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
-					 cols, target_cols, QualifiedRelName(run->target), tc, tc);
+					 kept, target_cols, QualifiedRelName(run->target), tc, tc);
 	if (key != NIL)
 	{
 		/*
@@ -570,29 +600,39 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 							   " ORDER BY 1, 3, 4, 5");
 
 	/*
-	 * As the caller, search_path pinned: the rows stream into dest.  No
-	 * JIT: the planner cannot see the size of the kept rows and would
+	 * No JIT: the planner cannot see the size of the kept rows and would
 	 * compile for seconds a query that runs in less.
 	 */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (old_rows == NULL)
 	{
-		int			pin = SpiPinSearchPath();
+		/*
+		 * One statement as the extension owner (CatalogExecArgsInto:
+		 * search_path pinned, security-restricted), reading the archive in
+		 * place and the target, which the caller may read whole
+		 * (CheckKeptRowsReadable).  Every column is of a built-in type
+		 * (ArchiveKeptInPlace), so the key's equality, the hash join,
+		 * to_jsonb and the record comparison are the system's code only.
+		 */
+		CatalogArgs args;
+		int			i2;
 
-		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-
-		PG_TRY();
-		{
-			SpiExecDest(sql.data, 3, argtypes, values, NULL, dest,
-						SPI_OK_SELECT);
-		}
-		PG_FINALLY();
-		{
-			SpiUnpinSearchPath(pin);
-		}
-		PG_END_TRY();
+		CatalogArgsInit(&args);
+		for (i2 = 0; i2 < 3; i2++)
+			CatalogArg(&args, argtypes[i2], values[i2], false);
+		CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
+		(void) CatalogExecArgsInto(sql.data, &args, dest, SPI_OK_SELECT);
 	}
-	SpiUnregisterRows("backfill_old");
-	tuplestore_end(old_rows);
+	else
+	{
+		DiffAsCaller(sql.data, argtypes, values, dest);
+		SpiUnregisterRows("backfill_old");
+		tuplestore_end(old_rows);
+	}
+	AtEOXact_GUC(true, nest);
 }
 
 /*

@@ -62,16 +62,38 @@ CREATE INDEX archived_chunks_target_idx ON backfill.archived_chunks (target, kep
 COMMENT ON TABLE backfill.archived_chunks IS
     'Per chunk that kept what it replaced: how many rows its archive holds, until when (keep_for), and when they were purged.';
 
+-- A chunk of a partitioned target replaced by truncate or swap keeps the
+-- replaced leaf's own files (no copy): they move into a table of
+-- backfill_archive, "kept", whose files a revert exchanges back with the
+-- leaf's (doc/undo.md "Kept leaves").  A revert records the same kept table
+-- under its own run: it then holds what the revert replaced.
+CREATE TABLE backfill.archived_leaves (
+    run_id      pg_catalog.int8 NOT NULL,
+    chunk_no    pg_catalog.int4 NOT NULL,
+    target      pg_catalog.regclass NOT NULL,
+    leaf        pg_catalog.regclass NOT NULL,
+    kept        pg_catalog.regclass NOT NULL,
+    PRIMARY KEY (run_id, chunk_no, leaf),
+    FOREIGN KEY (run_id, chunk_no) REFERENCES backfill.archived_chunks
+);
+CREATE INDEX archived_leaves_kept_idx ON backfill.archived_leaves (kept);
+COMMENT ON TABLE backfill.archived_leaves IS
+    'Per kept chunk of a partitioned target replaced by truncate or swap: each leaf partition and the archive table holding its replaced files.';
+
 SELECT pg_catalog.pg_extension_config_dump('backfill.archives', '');
 SELECT pg_catalog.pg_extension_config_dump('backfill.archived_chunks', '');
+SELECT pg_catalog.pg_extension_config_dump('backfill.archived_leaves', '');
 
-REVOKE ALL ON backfill.archives, backfill.archived_chunks FROM PUBLIC;
-GRANT SELECT ON backfill.archives, backfill.archived_chunks TO PUBLIC;
+REVOKE ALL ON backfill.archives, backfill.archived_chunks, backfill.archived_leaves FROM PUBLIC;
+GRANT SELECT ON backfill.archives, backfill.archived_chunks, backfill.archived_leaves TO PUBLIC;
 ALTER TABLE backfill.archives ENABLE ROW LEVEL SECURITY;
 ALTER TABLE backfill.archived_chunks ENABLE ROW LEVEL SECURITY;
+ALTER TABLE backfill.archived_leaves ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readable_target ON backfill.archives FOR SELECT
     USING (pg_catalog.has_table_privilege(target::pg_catalog.oid, 'SELECT'));
 CREATE POLICY readable_target ON backfill.archived_chunks FOR SELECT
+    USING (pg_catalog.has_table_privilege(target::pg_catalog.oid, 'SELECT'));
+CREATE POLICY readable_target ON backfill.archived_leaves FOR SELECT
     USING (pg_catalog.has_table_privilege(target::pg_catalog.oid, 'SELECT'));
 
 -- Disk used by the archive of each target the caller may read.
@@ -84,8 +106,14 @@ SELECT a.target,
        (SELECT pg_catalog.sum(k.rows_kept) FROM backfill.archived_chunks k
          WHERE k.target OPERATOR(pg_catalog.=) a.target
            AND k.purged_at IS NULL) AS rows_kept,
-       pg_catalog.pg_total_relation_size(a.archive) AS bytes,
-       pg_catalog.pg_size_pretty(pg_catalog.pg_total_relation_size(a.archive)) AS size
+       pg_catalog.pg_total_relation_size(a.archive)
+         OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(l.kept))
+           FROM (SELECT DISTINCT kept FROM backfill.archived_leaves
+                  WHERE target OPERATOR(pg_catalog.=) a.target) l), 0)::pg_catalog.int8 AS bytes,
+       pg_catalog.pg_size_pretty(pg_catalog.pg_total_relation_size(a.archive)
+         OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(l.kept))
+           FROM (SELECT DISTINCT kept FROM backfill.archived_leaves
+                  WHERE target OPERATOR(pg_catalog.=) a.target) l), 0)::pg_catalog.int8) AS size
   FROM backfill.archives a;
 COMMENT ON VIEW backfill.archive_usage IS
     'Per target: the chunks and rows its archive keeps and the disk it uses.';

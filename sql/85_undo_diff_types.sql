@@ -1,0 +1,84 @@
+-- diff reads the kept rows in place, in one statement run by the extension
+-- (doc/undo.md "How diff reads the archive"), only when every column is of
+-- a built-in type; a column of a type created since initdb (here an enum
+-- whose owner wrote a cast to json) makes diff read the kept rows as the
+-- caller instead, so that the cast runs as the caller, never with the
+-- extension owner's rights.  Both ways give the same rows as a hand-written
+-- FULL JOIN of the kept rows and the table on the key.
+SET TimeZone = 'UTC';
+SET DateStyle = ISO;
+\set VERBOSITY terse
+SELECT setval('backfill.runs_run_id_seq', 8501, false) IS NOT NULL AS seq_set;
+CREATE ROLE regress_undo_types;
+CREATE SCHEMA undotypes AUTHORIZATION regress_undo_types;
+
+SET SESSION AUTHORIZATION regress_undo_types;
+CREATE TABLE undotypes.src (day date, id int, qty numeric, tags text[]);
+INSERT INTO undotypes.src
+SELECT '2024-03-01'::date + i % 3, i, i % 5, ARRAY['t' || (i % 2)]
+  FROM generate_series(1, 30) i;
+-- built-in types only: the in-place statement
+CREATE TABLE undotypes.plain (day date, id int, qty numeric, tags text[],
+                              PRIMARY KEY (id));
+SELECT backfill.register('undotypes.plain', 'day',
+    'SELECT day, id, qty, tags FROM undotypes.src WHERE day >= $1 AND day < $2',
+    keep_replaced => true) AS version;
+SELECT backfill.plan('undotypes.plain', '2024-03-01', '2024-03-04', probe => false) AS p1 \gset
+SET client_min_messages = warning;
+CALL backfill.run(:p1);
+UPDATE undotypes.src SET qty = qty + 1 WHERE id % 4 = 0;
+DELETE FROM undotypes.src WHERE id % 7 = 0;
+INSERT INTO undotypes.src VALUES ('2024-03-02', 100, 1, '{new}');
+SELECT backfill.plan('undotypes.plain', '2024-03-01', '2024-03-04', probe => false) AS p2 \gset
+CALL backfill.run(:p2);
+RESET client_min_messages;
+SELECT change, count(*) FROM backfill.diff(:p2) GROUP BY 1 ORDER BY 1;
+SELECT * FROM backfill.diff(:p2) WHERE key IN ('{"id": 4}', '{"id": 7}', '{"id": 100}')
+ ORDER BY 1, 2;
+RESET SESSION AUTHORIZATION;
+-- the same figures by hand, from the archive (as a superuser)
+SELECT archive AS arch FROM backfill.archives
+ WHERE target = 'undotypes.plain'::regclass \gset
+SELECT CASE WHEN o.id IS NULL THEN 'added' WHEN n.id IS NULL THEN 'removed'
+            ELSE 'changed' END AS change, count(*)
+  FROM (SELECT * FROM :arch WHERE _backfill_run = :p2) o
+  FULL JOIN undotypes.plain n ON n.id = o.id
+ WHERE o.id IS NULL OR n.id IS NULL OR (o.qty, o.tags) IS DISTINCT FROM (n.qty, n.tags)
+ GROUP BY 1 ORDER BY 1;
+
+-- an enum of the user's, with the user's cast to json: diff must not run
+-- the cast with the extension owner's rights
+SET SESSION AUTHORIZATION regress_undo_types;
+CREATE TYPE undotypes.mood AS ENUM ('low', 'high');
+CREATE FUNCTION undotypes.mood_json(undotypes.mood) RETURNS json
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE NOTICE 'mood cast to json as %', current_user;
+    RETURN to_json($1::text);
+END $$;
+CREATE CAST (undotypes.mood AS json) WITH FUNCTION undotypes.mood_json(undotypes.mood);
+CREATE TABLE undotypes.moods (day date, id int PRIMARY KEY, mood undotypes.mood);
+CREATE TABLE undotypes.mood_src (day date, id int, mood undotypes.mood);
+INSERT INTO undotypes.mood_src VALUES ('2024-03-01', 1, 'low'), ('2024-03-01', 2, 'low');
+SELECT backfill.register('undotypes.moods', 'day',
+    'SELECT day, id, mood FROM undotypes.mood_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true) AS version;
+SELECT backfill.plan('undotypes.moods', '2024-03-01', '2024-03-02', probe => false) AS m1 \gset
+SET client_min_messages = warning;
+CALL backfill.run(:m1);
+UPDATE undotypes.mood_src SET mood = 'high' WHERE id = 2;
+SELECT backfill.plan('undotypes.moods', '2024-03-01', '2024-03-02', probe => false) AS m2 \gset
+CALL backfill.run(:m2);
+RESET client_min_messages;
+-- the notices name the caller: the cast ran with its rights
+SELECT chunk_no, key, change, old, new FROM backfill.diff(:m2);
+RESET SESSION AUTHORIZATION;
+
+-- Clean up.
+SET client_min_messages = warning;
+SELECT backfill.unregister('undotypes.plain');
+SELECT backfill.unregister('undotypes.moods');
+DROP SCHEMA undotypes CASCADE;
+DROP OWNED BY regress_undo_types;
+DROP ROLE regress_undo_types;
+RESET client_min_messages;
