@@ -408,6 +408,7 @@ UnregisterTarget(Oid target, bool cascade)
 	 * logged changes, which mean nothing without its registration
 	 */
 	(void) WatchForgetTarget(target, InvalidOid);
+	RefreshForgetTarget(target);
 	CatalogExec("DELETE FROM backfill.changed_regions WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
 
