@@ -391,7 +391,7 @@ SELECT count(*) >= 0 AS read FROM backfill.watches;
 -- a refresh job: scheduled, a late change, a tick that rebuilds its chunk
 -- (client_min_messages is warning here), unscheduled
 SELECT backfill.schedule_refresh('regress_trap.daily', '0 0 30 2 *',
-                                 lookback => '1 year', cascade => false) > 0 AS scheduled;
+                                 lookback => '10 years', cascade => false) > 0 AS scheduled;
 INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
 SELECT refresh_id AS rf FROM backfill.refreshes
  WHERE target = 'regress_trap.daily'::regclass \gset
