@@ -101,6 +101,7 @@ typedef struct StaleFacts
 	TimestampTz *built_hi;
 	Datum	   *built_ledger;	/* numeric */
 	int			next_built;
+	SPIPlanPtr	ledger_plan;	/* the ledger, prepared once per plan */
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
@@ -172,8 +173,9 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
  *		overlapping it ("stale: source changed at ..."), else, with a
  *		ledger, a ledger figure that moved since the chunk's latest build
  *		of exactly these bounds ("ledger moved from X to Y"; the ledger
- *		runs as the definition's author, inside the gate f->gate).  Chunks
- *		are asked in order.
+ *		runs as the definition's author, inside the gate f->gate, parsed
+ *		and planned once per plan and executed for each built chunk whose
+ *		figure was recorded).  Chunks are asked in order.
  */
 static char *
 StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
@@ -212,7 +214,28 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 							GetConfigOption("TimeZone", false, false));
 			f->in_gate = true;
 		}
-		now = LedgerValue(f->def->ledger, cs, ce, &isnull);
+		if (f->ledger_plan == NULL)
+		{
+			Oid			largs[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+
+			f->ledger_plan = SPI_prepare(f->def->ledger, 2, largs);
+			if (f->ledger_plan == NULL)
+				elog(ERROR, "backfill: could not prepare the ledger query: %s",
+					 SPI_result_code_string(SPI_result));
+		}
+		{
+			Datum		lvalues[2];
+			int			rc;
+
+			lvalues[0] = TimestampTzGetDatum(cs);
+			lvalues[1] = TimestampTzGetDatum(ce);
+			rc = SPI_execute_plan(f->ledger_plan, lvalues, NULL, true, 2);
+			if (rc != SPI_OK_SELECT)
+				elog(ERROR, "backfill: ledger query returned %s",
+					 SPI_result_code_string(rc));
+			now = LedgerFromResult(&isnull);
+			SPI_freetuptable(SPI_tuptable);
+		}
 		if (isnull ||
 			DatumGetInt32(DirectFunctionCall2(numeric_cmp, now, then)) != 0)
 			return psprintf("ledger moved from %s to %s",
@@ -294,6 +317,8 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if ((only & ONLY_STALE) && facts.ledger_plan != NULL)
+		SPI_freeplan(facts.ledger_plan);
 	if ((only & ONLY_STALE) && facts.in_gate)
 		AuthorGateLeave(&facts.gate);
 }
