@@ -328,6 +328,15 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 extern int	CatalogExecUnsaved(const char *sql, int expected);
 
 /*
+ * The OID of backfill.watches (InvalidOid without it), and the relcache
+ * invalidation of it that tells every backend's cache of watches and
+ * watermarks (watch.c) to read them again, sent at commit: called by
+ * whatever changes the watches, a target's watermark or its chunk.
+ */
+extern Oid	WatchesRelid(void);
+extern void InvalidateWatchCache(void);
+
+/*
  * The parameters of one catalog statement, added in $n order, each one's
  * type, value and null-ness together: CatalogArgsInit, then CatalogArg or
  * CatalogArgText per parameter, then CatalogExecArgs, which refuses a
