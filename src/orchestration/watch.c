@@ -931,7 +931,8 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	AttrNumber	attnum = InvalidAttrNumber;
 	Oid			basetype;
-	int			nest;
+	int			nest = 0;
+	bool		same_zone;
 	int			n = 0;
 	int			room = 16;
 	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
@@ -956,17 +957,27 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
 				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
 
-	/* the watch's TimeZone for the timestamp and date columns and the grid */
-	nest = NewGUCNestLevel();
-	(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * The watch's TimeZone for the timestamp and date columns and the grid;
+	 * set only when the session's is another one (set and popped, it costs
+	 * more than a single-row statement's scan).
+	 */
+	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
+					   w->timezone) == 0;
+	if (!same_zone)
+	{
+		nest = NewGUCNestLevel();
+		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	}
 	if (trigdata->tg_oldtable != NULL)
 		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
 	if (trigdata->tg_newtable != NULL)
 		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
-	AtEOXact_GUC(true, nest);
+	if (!same_zone)
+		AtEOXact_GUC(true, nest);
 	if (n > 0)
 		LogNewCells(w->target, source, starts, ends, n);
 }
