@@ -33,6 +33,7 @@ OBJS = \
 	src/orchestration/parallel.o \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
+	src/orchestration/refresh.o \
 	src/orchestration/schedule.o \
 	src/orchestration/dependencies.o \
 	src/orchestration/group.o \

@@ -2,8 +2,9 @@
 -- writers, the stale plan, and a refresh of a few late days against
 -- rebuilding the year.  Run against any database with the extension (it
 -- creates and drops schema bench_cr):
---     psql -X -d DB -f bench/changed_regions.sql
--- Every figure is the median of 3 repetitions, in ms, taken in turn in the
+--     psql -X -d DB -v reps=3 -f bench/changed_regions.sql
+-- Every figure is the median of "reps" repetitions (default 3, at most 3
+-- for the refresh and the rebuild of the year), in ms, taken in turn in the
 -- same minutes; the ratios are what the goals are stated in:
 --   - a 10,000-row INSERT into a watched source <= 1.05 x unwatched, at the
 --     live edge and into already-built days;
@@ -14,6 +15,12 @@
 --   - after late rows in 3 of 365 days, the stale plan + run of those 3
 --     chunks >= 50 x faster than rebuilding the year.
 \set QUIET on
+\if :{?reps}
+\else
+\set reps 3
+\endif
+SELECT set_config('bench.reps', :'reps', false) AS reps_value \gset
+SELECT :reps >= 2 AS rep2, :reps >= 3 AS rep3 \gset
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
 DROP SCHEMA IF EXISTS bench_cr CASCADE;
@@ -69,7 +76,7 @@ END $$;
 -- watermark) and into built days (2025), alternating plain and watched.
 DO $$
 BEGIN
-    FOR rep IN 1..3 LOOP
+    FOR rep IN 1..current_setting('bench.reps')::int LOOP
         CALL bench_cr.timed('batch 10k, live edge, plain', rep,
             $q$INSERT INTO bench_cr.src_plain SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
         CALL bench_cr.timed('batch 10k, live edge, watched', rep,
@@ -83,18 +90,19 @@ END $$;
 SELECT count(*) AS log_rows_after_3_batches_into_built_days,
        count(DISTINCT chunk_start) AS chunks_touched
   FROM backfill.changed_regions;
-CALL bench_cr.singles('1,000 single rows, live edge, plain', 1, 'bench_cr.src_plain', '2026-03-01', 1000);
-CALL bench_cr.singles('1,000 single rows, live edge, watched', 1, 'bench_cr.src_watched', '2026-03-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, plain', 1, 'bench_cr.src_plain', '2025-05-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, watched', 1, 'bench_cr.src_watched', '2025-05-01', 1000);
-CALL bench_cr.singles('1,000 single rows, live edge, plain', 2, 'bench_cr.src_plain', '2026-04-01', 1000);
-CALL bench_cr.singles('1,000 single rows, live edge, watched', 2, 'bench_cr.src_watched', '2026-04-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, plain', 2, 'bench_cr.src_plain', '2025-06-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, watched', 2, 'bench_cr.src_watched', '2025-06-01', 1000);
-CALL bench_cr.singles('1,000 single rows, live edge, plain', 3, 'bench_cr.src_plain', '2026-05-01', 1000);
-CALL bench_cr.singles('1,000 single rows, live edge, watched', 3, 'bench_cr.src_watched', '2026-05-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, plain', 3, 'bench_cr.src_plain', '2025-07-01', 1000);
-CALL bench_cr.singles('1,000 single rows, built days, watched', 3, 'bench_cr.src_watched', '2025-07-01', 1000);
+DO $$
+BEGIN
+    FOR rep IN 1..current_setting('bench.reps')::int LOOP
+        CALL bench_cr.singles('1,000 single rows, live edge, plain', rep, 'bench_cr.src_plain',
+                              '2026-03-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
+        CALL bench_cr.singles('1,000 single rows, live edge, watched', rep, 'bench_cr.src_watched',
+                              '2026-03-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
+        CALL bench_cr.singles('1,000 single rows, built days, plain', rep, 'bench_cr.src_plain',
+                              '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
+        CALL bench_cr.singles('1,000 single rows, built days, watched', rep, 'bench_cr.src_watched',
+                              '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
+    END LOOP;
+END $$;
 
 -- The stale plan over 365 daily chunks with 10,000 logged changes (the
 -- log as 10,000 transactions touching every day leave it), cancelled after.
@@ -106,7 +114,7 @@ DO $$
 DECLARE
     r bigint;
 BEGIN
-    FOR rep IN 1..3 LOOP
+    FOR rep IN 1..current_setting('bench.reps')::int LOOP
         CALL bench_cr.timed('stale plan, 365 chunks, 10,000 changes', rep,
             $q$SELECT backfill.cancel(backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale'))$q$);
     END LOOP;
@@ -123,25 +131,33 @@ INSERT INTO bench_cr.src_watched VALUES ('2025-02-10 10:00', 5), ('2025-07-04 10
 SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
 CALL backfill.run(:r);
 INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 1, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\if :rep2
 SELECT clock_timestamp() AS t0 \gset
 INSERT INTO bench_cr.src_watched VALUES ('2025-02-11 10:00', 5), ('2025-07-05 10:00', 5), ('2025-12-01 10:00', 5);
 SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
 CALL backfill.run(:r);
 INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 2, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\endif
+\if :rep3
 SELECT clock_timestamp() AS t0 \gset
 INSERT INTO bench_cr.src_watched VALUES ('2025-02-12 10:00', 5), ('2025-07-06 10:00', 5), ('2025-12-02 10:00', 5);
 SELECT backfill.plan('bench_cr.daily', '2025-01-01', '2026-01-01', only_chunks => 'stale', probe => false) AS r \gset
 CALL backfill.run(:r);
 INSERT INTO bench_cr.timings SELECT 'refresh: 3 stale days of 365', 3, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\endif
 SELECT clock_timestamp() AS t0 \gset
 CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
 INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 1, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\if :rep2
 SELECT clock_timestamp() AS t0 \gset
 CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
 INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 2, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\endif
+\if :rep3
 SELECT clock_timestamp() AS t0 \gset
 CALL backfill.backfill('bench_cr.daily', '2025-01-01', '2026-01-01');
 INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 3, extract(epoch FROM clock_timestamp() - :'t0') * 1000;
+\endif
 \set QUIET off
 
 -- The medians, and the ratios.

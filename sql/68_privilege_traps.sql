@@ -388,6 +388,18 @@ CALL backfill.run(:r4);
 SELECT count(*) AS still_logged FROM backfill.changed_regions
  WHERE target = 'regress_trap.daily'::regclass;
 SELECT count(*) >= 0 AS read FROM backfill.watches;
+-- a refresh job: scheduled, a late change, a tick that rebuilds its chunk
+-- (client_min_messages is warning here), unscheduled
+SELECT backfill.schedule_refresh('regress_trap.daily', '0 0 30 2 *',
+                                 lookback => '10 years', cascade => false) > 0 AS scheduled;
+INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
+SELECT refresh_id AS rf FROM backfill.refreshes
+ WHERE target = 'regress_trap.daily'::regclass \gset
+CALL backfill._refresh_tick(:rf);
+SELECT last_message LIKE 'run % done: 1 of 1 chunks done' AS refreshed
+  FROM backfill.refreshes WHERE refresh_id = :rf;
+DELETE FROM regress_trap.src WHERE ts = '2026-03-02 05:00+00' AND v = 1;
+SELECT backfill.unschedule_refresh('regress_trap.daily') AS unscheduled;
 SELECT backfill.unwatch('regress_trap.daily') AS unwatched;
 
 -- replace_range, lock_target, cleanup_jobs (superusers only)
@@ -551,7 +563,10 @@ INSERT INTO driven VALUES
     -- changed regions; the trigger fired by the writes to regress_trap.src
     ('backfill.watch(regclass,regclass,name)'),
     ('backfill.unwatch(regclass,regclass)'),
-    ('backfill._watch_trigger()');
+    ('backfill._watch_trigger()'),
+    ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
+    ('backfill.unschedule_refresh(regclass)'),
+    ('backfill._refresh_tick(bigint)');
 SELECT p.oid::regprocedure AS not_driven
   FROM pg_proc p WHERE p.pronamespace = 'backfill'::regnamespace
 EXCEPT SELECT fn FROM driven
@@ -564,7 +579,7 @@ INSERT INTO read_rels VALUES
     ('backfill.alerts'), ('backfill.group_progress'), ('backfill.scheduled_jobs'),
     ('backfill.archives'), ('backfill.archived_chunks'), ('backfill.archive_usage'),
     ('backfill.archived_leaves'),
-    ('backfill.watches'), ('backfill.changed_regions'),
+    ('backfill.watches'), ('backfill.changed_regions'), ('backfill.refreshes'),
     ('backfill.progress_brief'), ('backfill.history_brief');
 SELECT c.oid::regclass AS not_read
   FROM pg_class c

@@ -329,6 +329,15 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 extern int	CatalogExecUnsaved(const char *sql, int expected);
 
 /*
+ * The OID of backfill.watches (InvalidOid without it), and the relcache
+ * invalidation of it that tells every backend's cache of watches and
+ * watermarks (watch.c) to read them again, sent at commit: called by
+ * whatever changes the watches, a target's watermark or its chunk.
+ */
+extern Oid	WatchesRelid(void);
+extern void InvalidateWatchCache(void);
+
+/*
  * The parameters of one catalog statement, added in $n order, each one's
  * type, value and null-ness together: CatalogArgsInit, then CatalogArg or
  * CatalogArgText per parameter, then CatalogExecArgs, which refuses a
@@ -1427,6 +1436,12 @@ extern int	TerminateRunWorkers(int64 run_id);
 extern void ExecuteRun(int64 run_id, int max_chunks, int parallel);
 
 /*
+ * Whether the pg_cron tick now executing runs is a refresh job's tick
+ * (refresh.c): its runs have no job of their own.
+ */
+extern void RunInRefreshTick(bool on);
+
+/*
  * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
  * has a non-atomic SPI connection.
  */
@@ -1504,6 +1519,31 @@ extern int	ReconcileRun(int64 run_id, RecChunk **out);
 extern int64 ScheduleCheck(Oid relid, const char *cron, Interval *lookback);
 extern bool UnscheduleCheck(int64 check_id);
 extern int32 RunCheck(int64 check_id);
+
+/*
+ * The whole chunks of "step" within the last lookback before now, ending
+ * at the start of the current chunk's unit (check and refresh ticks);
+ * kind and id name the caller in the error.
+ */
+extern void LookbackRange(Interval *step, Interval *lookback, TimestampTz now,
+						  const char *kind, int64 id, TimestampTz *start,
+						  TimestampTz *end);
+
+/* ---- refresh jobs of changed regions (refresh.c) ---- */
+
+/*
+ * schedule_refresh -> job id; unschedule_refresh -> whether a refresh was
+ * removed (callers are connected to SPI); the tick of a refresh job
+ * (CALL backfill._refresh_tick, non-atomic SPI connection).
+ */
+extern int64 ScheduleRefresh(Oid target, const char *cron,
+							 const char *quiet_hours, Interval *lookback,
+							 bool cascade, bool missing);
+extern bool UnscheduleRefresh(Oid target);
+
+/* unregister: remove the target's refresh and its job, if any */
+extern void RefreshForgetTarget(Oid target);
+extern void RefreshTick(int64 refresh_id);
 
 
 /* ================================================================

@@ -119,7 +119,7 @@ SELECT 'chunks', string_agg(c::text, '|' ORDER BY c.run_id, c.chunk_no) FROM (SE
 UNION ALL
 SELECT 'checks', string_agg(c::text, '|') FROM (SELECT check_id, target::text, cron, lookback, created_by FROM backfill.checks) c
 UNION ALL
-SELECT 'lineage daily', string_agg(l::text, '|' ORDER BY l.range_start) FROM backfill.lineage('daily', '-infinity', '2026-01-15') l
+SELECT 'lineage daily', string_agg(l::text, '|' ORDER BY l.range_start) FROM (SELECT range_start, range_end, state, definition_version, label, run_id, finished_at, executed_by FROM backfill.lineage('daily', '-infinity', '2026-01-15')) l
 UNION ALL
 SELECT 'history', string_agg(h.run_id || ':' || h.chunk_no || ':' || h.status, '|' ORDER BY h.run_id, h.chunk_no) FROM backfill.history h WHERE h.run_id <> } . $scheduled . q{
 UNION ALL
@@ -289,6 +289,13 @@ SELECT string_agg(chunk_start::text || ' ' || (reason LIKE 'stale: source change
 CALL backfill.run(:r);
 SELECT count(*) FROM backfill.changed_regions}, @etl),
 	"2026-01-03 00:00:00+00 true\n0", 'a stale plan takes that day and its run consumes the change');
+is($new->safe_psql('postgres', q{
+SELECT string_agg(range_start::text || ' ' || (reason LIKE 'stale: source changed at %')::text, ',')
+  FROM backfill.lineage('daily', '2026-01-01', '2026-01-08') WHERE reason IS NOT NULL}, @etl),
+	'2026-01-03 00:00:00+00 true', 'lineage says why that day was rebuilt (its new reason column)');
+is($new->safe_psql('postgres', q{
+SELECT count(*) FROM backfill.refreshes}, @etl),
+	'0', 'the updated catalog has the refresh jobs table, readable, empty');
 
 # Unscheduled, the role is left without the guard of its jobs.
 $new->safe_psql('postgres', qq{

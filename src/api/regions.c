@@ -2,8 +2,10 @@
  *
  * regions.c
  *	  SQL entry points of changed regions (doc/changed-regions.md): watch,
- *	  unwatch, and the statement trigger _watch_trigger that watch puts on
- *	  a source.  The work is done by orchestration/watch.c.
+ *	  unwatch, the statement trigger _watch_trigger that watch puts on a
+ *	  source, and the refresh jobs: schedule_refresh, unschedule_refresh
+ *	  and their tick _refresh_tick.  The work is done by
+ *	  orchestration/watch.c and orchestration/refresh.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,12 +14,16 @@
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 
 PG_FUNCTION_INFO_V1(backfill_watch);
 PG_FUNCTION_INFO_V1(backfill_unwatch);
 PG_FUNCTION_INFO_V1(backfill_watch_trigger);
+PG_FUNCTION_INFO_V1(backfill_schedule_refresh);
+PG_FUNCTION_INFO_V1(backfill_unschedule_refresh);
+PG_FUNCTION_INFO_V1(backfill_refresh_tick);
 
 /*
  * backfill_watch
@@ -89,4 +95,79 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 	WatchTriggerFire(trigdata);
 	SpiFinish();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * backfill_schedule_refresh
+ *		schedule_refresh(target, cron, quiet_hours, lookback, cascade,
+ *		missing) -> the pg_cron job id (ScheduleRefresh).
+ */
+Datum
+backfill_schedule_refresh(PG_FUNCTION_ARGS)
+{
+	char	   *cron;
+	char	   *quiet_hours = NULL;
+	int64		job_id;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "cron", "Pass a cron expression such as '0 3 * * *'.");
+	RequireArg(fcinfo, 3, "lookback", "Pass the time late changes can arrive in, for example interval '7 days'.");
+	RequireArg(fcinfo, 4, "cascade", NULL);
+	RequireArg(fcinfo, 5, "missing", NULL);
+	cron = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	RequireMaxLength(cron, "cron", BACKFILL_MAX_WORD);
+	if (!PG_ARGISNULL(2))
+	{
+		quiet_hours = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		RequireMaxLength(quiet_hours, "quiet_hours", BACKFILL_MAX_WORD);
+	}
+
+	SpiConnect();
+	job_id = ScheduleRefresh(PG_GETARG_OID(0), cron, quiet_hours,
+							 PG_GETARG_INTERVAL_P(3), PG_GETARG_BOOL(4),
+							 PG_GETARG_BOOL(5));
+	SpiFinish();
+	PG_RETURN_INT64(job_id);
+}
+
+/*
+ * backfill_unschedule_refresh
+ *		unschedule_refresh(target) -> whether a refresh was removed
+ *		(UnscheduleRefresh).
+ */
+Datum
+backfill_unschedule_refresh(PG_FUNCTION_ARGS)
+{
+	bool		removed;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "target", NULL);
+
+	SpiConnect();
+	removed = UnscheduleRefresh(PG_GETARG_OID(0));
+	SpiFinish();
+	PG_RETURN_BOOL(removed);
+}
+
+/*
+ * backfill_refresh_tick
+ *		CALL backfill._refresh_tick(refresh_id): the command of a refresh
+ *		job (RefreshTick); called by hand, it refreshes now.  A procedure:
+ *		one transaction per chunk.
+ */
+Datum
+backfill_refresh_tick(PG_FUNCTION_ARGS)
+{
+	RequireTopLevelCall(fcinfo, "backfill._refresh_tick");
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "refresh_id", NULL);
+
+	SpiConnectNonatomic();
+	RefreshTick(PG_GETARG_INT64(0));
+	SpiFinish();
+	PG_RETURN_VOID();
 }

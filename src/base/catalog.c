@@ -29,6 +29,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -36,6 +37,8 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -372,4 +375,33 @@ char *
 CurrentUserName(void)
 {
 	return GetUserNameFromId(GetUserId(), false);
+}
+
+/*
+ * WatchesRelid
+ *		See backfill.h: the OID of backfill.watches, InvalidOid when there
+ *		is none (the extension is not installed, or is being dropped).
+ */
+Oid
+WatchesRelid(void)
+{
+	Oid			nsp = get_namespace_oid("backfill", true);
+
+	return OidIsValid(nsp) ? get_relname_relid("watches", nsp) : InvalidOid;
+}
+
+/*
+ * InvalidateWatchCache
+ *		See backfill.h: a relcache invalidation of backfill.watches, sent
+ *		when the current transaction commits, which every backend's cache
+ *		of watches and watermarks (orchestration/watch.c) takes as "read
+ *		again".
+ */
+void
+InvalidateWatchCache(void)
+{
+	Oid			relid = WatchesRelid();
+
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
 }

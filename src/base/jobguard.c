@@ -110,7 +110,10 @@ HoldsGuard(Oid roleid)
 /*
  * The backfill jobs of a role (by name) in cron.job: the run jobs recorded
  * in runs.job_id and named backfill_run_<run_id>, the check jobs recorded in
- * checks.job_id and named backfill_check_<check_id>.  $1 is the role name.
+ * checks.job_id and named backfill_check_<check_id>, the refresh jobs
+ * recorded in refreshes.job_id and named backfill_refresh_<refresh_id>
+ * (fourth column: true for a run, false for a check, NULL for a refresh).
+ * $1 is the role name.
  */
 #define ROLE_JOBS_SQL \
 	"SELECT j.jobid, j.jobname::pg_catalog.text, r.run_id, true" \
@@ -125,6 +128,13 @@ HoldsGuard(Oid roleid)
 	"  ON c.job_id OPERATOR(pg_catalog.=) j.jobid" \
 	" WHERE j.jobname OPERATOR(pg_catalog.=)" \
 	"  ('backfill_check_' OPERATOR(pg_catalog.||) c.check_id::pg_catalog.text)" \
+	" AND j.username OPERATOR(pg_catalog.=) $1" \
+	" UNION ALL" \
+	" SELECT j.jobid, j.jobname::pg_catalog.text, f.refresh_id, NULL" \
+	" FROM cron.job j JOIN backfill.refreshes f" \
+	"  ON f.job_id OPERATOR(pg_catalog.=) j.jobid" \
+	" WHERE j.jobname OPERATOR(pg_catalog.=)" \
+	"  ('backfill_refresh_' OPERATOR(pg_catalog.||) f.refresh_id::pg_catalog.text)" \
 	" AND j.username OPERATOR(pg_catalog.=) $1" \
 	" ORDER BY 1"
 
@@ -209,7 +219,7 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 	int64	   *job_ids;
 	char	  **job_names;
 	int64	   *ids;
-	bool	   *is_run;
+	char	   *kind;			/* 'r'un, 'c'heck, re'f'resh */
 	MemoryContext itercxt;
 	MemoryContext oldcxt;
 
@@ -226,15 +236,17 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 	job_ids = palloc(sizeof(int64) * n);
 	job_names = palloc(sizeof(char *) * n);
 	ids = palloc(sizeof(int64) * n);
-	is_run = palloc(sizeof(bool) * n);
+	kind = palloc(sizeof(char) * n);
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
+		bool		is_run;
 
 		job_ids[i] = SpiGetInt64(i, 1, &isnull);
 		job_names[i] = SpiGetText(i, 2);
 		ids[i] = SpiGetInt64(i, 3, &isnull);
-		is_run[i] = SpiGetBool(i, 4, &isnull);
+		is_run = SpiGetBool(i, 4, &isnull);
+		kind[i] = isnull ? 'f' : is_run ? 'r' : 'c';
 	}
 	SPI_freetuptable(SPI_tuptable);
 
@@ -258,13 +270,17 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 					SPI_OK_SELECT);
 		vals[0] = Int64GetDatum(ids[i]);
 		vals[1] = CStringGetTextDatum(why);
-		if (is_run[i])
+		if (kind[i] == 'r')
 			CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
 						" WHERE run_id OPERATOR(pg_catalog.=) $1",
 						2, types, vals, NULL, SPI_OK_UPDATE);
-		else
+		else if (kind[i] == 'c')
 			CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
 						" WHERE check_id OPERATOR(pg_catalog.=) $1",
+						2, types, vals, NULL, SPI_OK_UPDATE);
+		else
+			CatalogExec("UPDATE backfill.refreshes SET job_id = NULL, last_message = $2"
+						" WHERE refresh_id OPERATOR(pg_catalog.=) $1",
 						2, types, vals, NULL, SPI_OK_UPDATE);
 		ereport(LOG,
 				(errmsg("backfill: %s", why)));

@@ -454,6 +454,9 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" WHERE target OPERATOR(pg_catalog.=) $1"
 					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $2)",
 					2, argtypes, values, NULL, SPI_OK_UPDATE);
+		/* writers' cached watermarks (watch.c) are read again */
+		if (SPI_processed > 0)
+			InvalidateWatchCache();
 	}
 }
 

@@ -101,6 +101,7 @@ typedef struct StaleFacts
 	TimestampTz *built_hi;
 	Datum	   *built_ledger;	/* numeric */
 	int			next_built;
+	SPIPlanPtr	ledger_plan;	/* the ledger, prepared once per plan */
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
@@ -172,8 +173,9 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
  *		overlapping it ("stale: source changed at ..."), else, with a
  *		ledger, a ledger figure that moved since the chunk's latest build
  *		of exactly these bounds ("ledger moved from X to Y"; the ledger
- *		runs as the definition's author, inside the gate f->gate).  Chunks
- *		are asked in order.
+ *		runs as the definition's author, inside the gate f->gate, parsed
+ *		and planned once per plan and executed for each built chunk whose
+ *		figure was recorded).  Chunks are asked in order.
  */
 static char *
 StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
@@ -212,7 +214,28 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 							GetConfigOption("TimeZone", false, false));
 			f->in_gate = true;
 		}
-		now = LedgerValue(f->def->ledger, cs, ce, &isnull);
+		if (f->ledger_plan == NULL)
+		{
+			Oid			largs[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+
+			f->ledger_plan = SPI_prepare(f->def->ledger, 2, largs);
+			if (f->ledger_plan == NULL)
+				elog(ERROR, "backfill: could not prepare the ledger query: %s",
+					 SPI_result_code_string(SPI_result));
+		}
+		{
+			Datum		lvalues[2];
+			int			rc;
+
+			lvalues[0] = TimestampTzGetDatum(cs);
+			lvalues[1] = TimestampTzGetDatum(ce);
+			rc = SPI_execute_plan(f->ledger_plan, lvalues, NULL, true, 2);
+			if (rc != SPI_OK_SELECT)
+				elog(ERROR, "backfill: ledger query returned %s",
+					 SPI_result_code_string(rc));
+			now = LedgerFromResult(&isnull);
+			SPI_freetuptable(SPI_tuptable);
+		}
 		if (isnull ||
 			DatumGetInt32(DirectFunctionCall2(numeric_cmp, now, then)) != 0)
 			return psprintf("ledger moved from %s to %s",
@@ -220,6 +243,109 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 							NumericText(now, isnull));
 	}
 	return NULL;
+}
+
+/* At most this many clusters of stale candidates are classified apart. */
+#define STALE_CLUSTERS_MAX 32
+
+/*
+ * RegionOverlaps
+ *		Whether a logged region of f overlaps [cs, ce) (f->regions sorted by
+ *		start, f->max_end their running maximum end).
+ */
+static bool
+RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
+{
+	int			lo = 0;
+	int			hi = f->nregions;
+	int			i;
+
+	/* the first region whose running maximum end passes cs */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (f->max_end[mid] <= cs)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < f->nregions && f->regions[i].lo < ce; i++)
+		if (f->regions[i].hi > cs)
+			return true;
+	return false;
+}
+
+/*
+ * SelectStaleOnly
+ *		SelectChunks for only_chunks => 'stale' alone on a target without a
+ *		ledger: only the chunks a logged region overlaps can be stale, so
+ *		the history is classified over the clusters of consecutive such
+ *		chunks (at most STALE_CLUSTERS_MAX, one ClassifyPieces each), not
+ *		over the whole range: a refresh of 3 late days of a year does not
+ *		read the year's history.  False (nothing done) when there are more
+ *		clusters; the caller then classifies the whole range.
+ */
+static bool
+SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
+				PlanChunks *out, char **reasons)
+{
+	int		   *first = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
+	int		   *last = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
+	int			nclusters = 0;
+	int			k;
+	int			c;
+
+	for (k = 0; k < n; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!RegionOverlaps(facts, bounds[k], bounds[k + 1]))
+			continue;
+		if (nclusters > 0 && last[nclusters - 1] == k - 1)
+		{
+			last[nclusters - 1] = k;
+			continue;
+		}
+		if (nclusters == STALE_CLUSTERS_MAX)
+			return false;
+		first[nclusters] = last[nclusters] = k;
+		nclusters++;
+	}
+
+	for (c = 0; c < nclusters; c++)
+	{
+		Piece	   *pieces;
+		int			np;
+		int			j = 0;
+
+		np = ClassifyPieces(target, bounds[first[c]], bounds[last[c] + 1],
+							&pieces);
+		for (k = first[c]; k <= last[c]; k++)
+		{
+			TimestampTz cs = bounds[k];
+			TimestampTz ce = bounds[k + 1];
+			bool		built = false;
+			int			i;
+			char	   *reason;
+
+			CHECK_FOR_INTERRUPTS();
+			while (j < np && pieces[j].hi <= cs)
+				j++;
+			for (i = j; i < np && pieces[i].lo < ce; i++)
+				if (pieces[i].settled == CHUNK_DONE)
+					built = true;
+			if (!built)
+				continue;
+			reason = StaleReason(facts, cs, ce);
+			if (reason == NULL)
+				continue;
+			out->starts[out->n] = cs;
+			out->ends[out->n] = ce;
+			reasons[out->n] = reason;
+			out->n++;
+		}
+	}
+	return true;
 }
 
 /*
@@ -241,13 +367,18 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 	int			k;
 	StaleFacts	facts;
 
-	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
 	if (only & ONLY_STALE)
 		LoadStaleFacts(target, def, bounds[0], bounds[n], &facts);
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
 	*reasons = palloc0(sizeof(char *) * n);
+	/* stale alone, no ledger: only the chunks with a logged change count */
+	if (only == ONLY_STALE && def->ledger == NULL &&
+		SelectStaleOnly(target, &facts, bounds, n, out, *reasons))
+		return;
+	out->n = 0;
+	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
 	PG_TRY();
 	{
 		for (k = 0; k < n; k++)
@@ -294,6 +425,8 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if ((only & ONLY_STALE) && facts.ledger_plan != NULL)
+		SPI_freeplan(facts.ledger_plan);
 	if ((only & ONLY_STALE) && facts.in_gate)
 		AuthorGateLeave(&facts.gate);
 }

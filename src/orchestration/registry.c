@@ -308,6 +308,8 @@ RegisterTarget(const Registration *reg)
 						"  registered_by = excluded.registered_by",
 						&args, SPI_OK_INSERT);
 	}
+	/* a watched target's chunk may have changed (watch.c's cache) */
+	InvalidateWatchCache();
 	return version;
 }
 
@@ -408,6 +410,8 @@ UnregisterTarget(Oid target, bool cascade)
 	 * logged changes, which mean nothing without its registration
 	 */
 	(void) WatchForgetTarget(target, InvalidOid);
+	RefreshForgetTarget(target);
+	InvalidateWatchCache();
 	CatalogExec("DELETE FROM backfill.changed_regions WHERE target OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
 

@@ -308,6 +308,21 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	ReportTally(run, &tally);
 }
 
+/* Set while a refresh job's tick executes the runs it planned. */
+static bool in_refresh_tick = false;
+
+/*
+ * RunInRefreshTick
+ *		See backfill.h: the refresh tick (refresh.c) executes runs it has
+ *		just planned, which have no pg_cron job of their own; ExecuteRun
+ *		must not take them for the runs of a job left behind.
+ */
+void
+RunInRefreshTick(bool on)
+{
+	in_refresh_tick = on;
+}
+
 /*
  * BeginRun
  *		Check the caller and the run, and take the run's session lock (or
@@ -356,7 +371,7 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 	 * install whose run ids start again, or by a job made by hand.  It
 	 * must not execute whatever run now carries that id.
 	 */
-	if (!run->scheduled && ScheduleCalledFromCron())
+	if (!run->scheduled && ScheduleCalledFromCron() && !in_refresh_tick)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",

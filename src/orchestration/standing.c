@@ -188,13 +188,50 @@ AlignmentUnit(Interval *step)
 }
 
 /*
+ * LookbackRange
+ *		See backfill.h: the whole chunks of "step" within the last lookback
+ *		before now.  The range ends at date_trunc(<unit of the chunk>, now)
+ *		in the session TimeZone and starts the largest whole number of
+ *		chunks (at least one) back that stays within the lookback.  "kind"
+ *		and "id" name the caller in the error ("check 3", "refresh 2").
+ */
+void
+LookbackRange(Interval *step, Interval *lookback, TimestampTz now,
+			  const char *kind, int64 id, TimestampTz *start, TimestampTz *end)
+{
+	TimestampTz limit;
+	int			nchunks = 0;
+
+	*end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
+												   CStringGetTextDatum(AlignmentUnit(step)),
+												   TimestampTzGetDatum(now)));
+	limit = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													TimestampTzGetDatum(*end),
+													IntervalPGetDatum(lookback)));
+	while (nchunks < backfill_max_chunks &&
+		   ShiftBound(*end, step, -(nchunks + 1)) >= limit)
+	{
+		CHECK_FOR_INTERRUPTS();
+		nchunks++;
+	}
+	if (nchunks == backfill_max_chunks &&
+		ShiftBound(*end, step, -(nchunks + 1)) >= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lookback of %s %lld would be split into more than %d chunks",
+						kind, (long long) id, backfill_max_chunks),
+				 errhint("Schedule the %s with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
+						 kind, BACKFILL_MAX_CHUNKS_CEILING)));
+	if (nchunks == 0)
+		nchunks = 1;
+	*start = ShiftBound(*end, step, -nchunks);
+}
+
+/*
  * RunCheck
  *		See backfill.h: run_check -> the number of failing chunks.
  *
- * Checks the whole chunks of the last lookback: the range ends at
- * date_trunc(<unit of the chunk>, now()) in the session TimeZone and
- * starts the largest whole number of chunks (at least one) back that stays
- * within the lookback.  Appends one backfill.check_results row per chunk.
+ * Checks the whole chunks of the last lookback (LookbackRange).  Appends one backfill.check_results row per chunk.
  * Caller is connected to SPI.
  */
 int32
@@ -208,12 +245,10 @@ RunCheck(int64 check_id)
 	Definition *t;
 	TimestampTz now;
 	TimestampTz end;
-	TimestampTz limit;
 	TimestampTz start;
 	RecChunk   *chunks;
 	int			n;
 	int			k;
-	int			nchunks = 0;
 	int			failing = 0;
 	Oid			owner;
 	CheckInfo  *check;
@@ -251,29 +286,7 @@ RunCheck(int64 check_id)
 	t = LoadDefinition(relid, 0);
 
 	now = GetCurrentTransactionStartTimestamp();
-	end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc,
-												  CStringGetTextDatum(AlignmentUnit(t->chunk)),
-												  TimestampTzGetDatum(now)));
-	limit = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-													TimestampTzGetDatum(end),
-													IntervalPGetDatum(lookback)));
-	while (nchunks < backfill_max_chunks &&
-		   ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
-	{
-		CHECK_FOR_INTERRUPTS();
-		nchunks++;
-	}
-	if (nchunks == backfill_max_chunks &&
-		ShiftBound(end, t->chunk, -(nchunks + 1)) >= limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("lookback of check %lld would be split into more than %d chunks",
-						(long long) check_id, backfill_max_chunks),
-				 errhint("Schedule the check with a shorter lookback, or ask a superuser to raise backfill.max_chunks (at most %d).",
-						 BACKFILL_MAX_CHUNKS_CEILING)));
-	if (nchunks == 0)
-		nchunks = 1;
-	start = ShiftBound(end, t->chunk, -nchunks);
+	LookbackRange(t->chunk, lookback, now, "check", check_id, &start, &end);
 
 	n = CheckRange(relid, start, false, end, false, &chunks);
 

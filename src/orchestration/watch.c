@@ -27,6 +27,17 @@
  * committed before the chunk read the source (its rows are in the chunk)
  * or read the watermark the chunk moved (and is logged).
  *
+ * The watches of a relation and their watermarks are cached across
+ * transactions in backend memory (watch_cache), so that a transaction of
+ * single-row INSERTs pays no catalog query.  Whatever changes them (watch,
+ * unwatch, a chunk moving a watermark, a new definition, unregister) sends
+ * a relcache invalidation of backfill.watches at commit
+ * (InvalidateWatchCache); the callback empties the cache, as it does for
+ * an invalidation of a cached source or target.  The cached watermark is
+ * used only after the watch locks are held and the invalidations received
+ * since (AcceptInvalidationMessages): a chunk that moved the watermark
+ * committed, and so queued its invalidation, before it released the lock.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -44,6 +55,7 @@
 #include "utils/date.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -97,6 +109,95 @@ typedef struct RelWatches
 static HTAB *logged = NULL;		/* LoggedEntry, in TopTransactionContext */
 static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
 static bool callbacks_registered = false;
+
+/*
+ * The cache across transactions: RelWatches by relation (entries and
+ * targets in watch_cache_cxt), the targets to lock of each, and the OID of
+ * backfill.watches whose invalidation empties it.
+ */
+typedef struct CachedWatches
+{
+	Oid			relid;			/* hash key */
+	int			ntargets;
+	Oid		   *targets;		/* sorted: the lock order */
+	int			n;
+	WatchEntry *entries;
+} CachedWatches;
+
+static HTAB *watch_cache = NULL;
+static MemoryContext watch_cache_cxt = NULL;
+static Oid	watch_cache_rel = InvalidOid;
+static uint64 watch_cache_gen = 0;	/* counts the emptyings */
+
+/*
+ * WatchCacheCallback
+ *		Relcache invalidation callback: empty the cache when backfill.watches
+ *		(the signal of InvalidateWatchCache), a cached source or target, or
+ *		everything (InvalidOid) is invalidated.
+ */
+static void
+WatchCacheCallback(Datum arg, Oid relid)
+{
+	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
+
+	if (watch_cache == NULL)
+		return;
+	if (!hit)
+	{
+		HASH_SEQ_STATUS seq;
+		CachedWatches *c;
+
+		hash_seq_init(&seq, watch_cache);
+		while ((c = (CachedWatches *) hash_seq_search(&seq)) != NULL)
+		{
+			int			i;
+
+			hit = c->relid == relid;
+			for (i = 0; i < c->ntargets && !hit; i++)
+				hit = c->targets[i] == relid;
+			if (hit)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+		}
+	}
+	if (!hit)
+		return;
+	watch_cache = NULL;
+	watch_cache_rel = InvalidOid;
+	watch_cache_gen++;
+	MemoryContextReset(watch_cache_cxt);
+}
+
+/*
+ * WatchCache
+ *		The cache, made on first use (with its callback).
+ */
+static HTAB *
+WatchCache(void)
+{
+	HASHCTL		ctl;
+
+	if (watch_cache_cxt == NULL)
+	{
+		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+												"backfill watch cache",
+												ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
+	}
+	if (watch_cache == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(CachedWatches);
+		ctl.hcxt = watch_cache_cxt;
+		watch_cache = hash_create("backfill watch cache", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		watch_cache_rel = WatchesRelid();
+	}
+	return watch_cache;
+}
 
 /*
  * WatchXactCallback
@@ -385,6 +486,8 @@ WatchSource(Oid target, Oid source, const char *time_column)
 					" timezone = EXCLUDED.timezone"
 					" RETURNING w.xmax OPERATOR(pg_catalog.=) '0'::pg_catalog.xid",
 					&args, SPI_OK_INSERT_RETURNING);
+	/* every backend reads this source's watches again */
+	InvalidateWatchCache();
 	added = SpiGetBool(0, 1, &isnull);
 	InstallTriggers(source);
 	return added;
@@ -428,6 +531,7 @@ WatchForgetTarget(Oid target, Oid source)
 				" AND ($2 IS NULL OR source OPERATOR(pg_catalog.=) $2)"
 				" RETURNING source::pg_catalog.oid",
 				2, argtypes, values, nulls, SPI_OK_DELETE_RETURNING);
+	InvalidateWatchCache();
 	removed = (int32) SPI_processed;
 	for (k = 0; k < SPI_processed; k++)
 	{
@@ -468,50 +572,84 @@ TakeWatchLock(Oid target)
 }
 
 /*
- * LoadRelWatches
- *		The targets watching relation relid (a watched source, or a
- *		partition of one), for this transaction: each target's watch lock
- *		is taken, then its watermark read (as the extension owner).  Caller
- *		is connected to SPI.
+ * CopyWatches
+ *		The transaction's RelWatches of relid, copied from a cache entry into
+ *		TopTransactionContext (the cache may be emptied mid-transaction).
+ *		Under a transaction snapshot the watermark may be older than one a
+ *		chunk has committed since: every row is logged.
  */
 static RelWatches *
-LoadRelWatches(Oid relid)
+CopyWatches(Oid relid, const CachedWatches *c)
 {
 	RelWatches *rw;
-	bool		found;
-	List	   *ancestors;
-	Datum	   *ids;
-	int			nids;
-	ListCell   *lc;
+	MemoryContext old;
+	int			k;
+
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
+	rw->n = c->n;
+	rw->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < c->n; k++)
+	{
+		WatchEntry *e = &rw->entries[k];
+
+		e->target = c->entries[k].target;
+		e->time_column = pstrdup(c->entries[k].time_column);
+		e->timezone = pstrdup(c->entries[k].timezone);
+		e->chunk = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+		e->has_watermark = c->entries[k].has_watermark;
+		e->watermark = c->entries[k].watermark;
+		if (IsolationUsesXactSnapshot())
+		{
+			e->has_watermark = true;
+			e->watermark = DT_NOEND;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return rw;
+}
+
+/*
+ * ReadWatches
+ *		Read the targets watching relid (the relation or one of its
+ *		partition ancestors; ids) into a new cache entry: first the
+ *		targets, each target's watch lock taken, then the watches with
+ *		their watermarks (as the extension owner).  The entry is in the
+ *		cache unless an invalidation came in while it was read (then in
+ *		the caller's memory, for this statement only).  Caller is
+ *		connected to SPI.
+ */
+static CachedWatches *
+ReadWatches(Oid relid, Datum ids)
+{
 	Oid			argtypes[1] = {REGCLASSARRAYOID};
 	Datum		values[1];
-	MemoryContext old;
+	uint64		gen;
 	uint64		k;
+	int			ntargets;
+	Oid		   *targets;
+	CachedWatches *c;
+	MemoryContext old;
 
-	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
-	if (found)
-		return rw;
-
-	ancestors = get_partition_ancestors(relid);
-	ids = palloc(sizeof(Datum) * (list_length(ancestors) + 1));
-	nids = 0;
-	ids[nids++] = ObjectIdGetDatum(relid);
-	foreach(lc, ancestors)
-		ids[nids++] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = MakeArray(ids, NULL, nids, REGCLASSOID);
-
-	/* first the targets, to lock them before their watermark is read */
+	values[0] = ids;
 	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
 				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
 				" ORDER BY 1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
+	ntargets = (int) SPI_processed;
+	targets = palloc(sizeof(Oid) * Max(ntargets, 1));
 	for (k = 0; k < SPI_processed; k++)
 	{
 		bool		isnull;
 
-		TakeWatchLock(SpiGetOid(k, 1, &isnull));
+		targets[k] = SpiGetOid(k, 1, &isnull);
 	}
 	SPI_freetuptable(SPI_tuptable);
+	for (k = 0; k < (uint64) ntargets; k++)
+		TakeWatchLock(targets[k]);
+	AcceptInvalidationMessages();
+	gen = watch_cache_gen;
 
 	CatalogExec("SELECT w.target::pg_catalog.oid, w.time_column::pg_catalog.text,"
 				" w.timezone, d.chunk,"
@@ -529,13 +667,30 @@ LoadRelWatches(Oid relid)
 				" ORDER BY 1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
-	rw->n = (int) SPI_processed;
-	rw->entries = palloc0(sizeof(WatchEntry) * Max(rw->n, 1));
+	/*
+	 * What was read is right for this transaction (its locks are held); it
+	 * is cached unless an invalidation came in meanwhile.
+	 */
+	(void) WatchCache();
+	if (gen == watch_cache_gen)
+	{
+		old = MemoryContextSwitchTo(watch_cache_cxt);
+		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
+	}
+	else
+	{
+		old = CurrentMemoryContext;
+		c = palloc(sizeof(CachedWatches));
+		c->relid = relid;
+	}
+	c->ntargets = ntargets;
+	c->targets = palloc(sizeof(Oid) * Max(ntargets, 1));
+	memcpy(c->targets, targets, sizeof(Oid) * ntargets);
+	c->n = (int) SPI_processed;
+	c->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
 	for (k = 0; k < SPI_processed; k++)
 	{
-		WatchEntry *e = &rw->entries[k];
+		WatchEntry *e = &c->entries[k];
 		bool		isnull;
 		Datum		d;
 
@@ -547,20 +702,56 @@ LoadRelWatches(Oid relid)
 		e->has_watermark = !isnull;
 		if (!isnull)
 			e->watermark = DatumGetTimestampTz(d);
-
-		/*
-		 * Under a transaction snapshot the watermark just read may be older
-		 * than one a chunk has committed since: log every row.
-		 */
-		if (IsolationUsesXactSnapshot())
-		{
-			e->has_watermark = true;
-			e->watermark = DT_NOEND;
-		}
 	}
 	MemoryContextSwitchTo(old);
 	SPI_freetuptable(SPI_tuptable);
-	return rw;
+	return c;
+}
+
+/*
+ * LoadRelWatches
+ *		The targets watching relation relid (a watched source, or a
+ *		partition of one), for this transaction, with each target's watch
+ *		lock held and its watermark read after it: from the cache when its
+ *		entry survives the invalidations received once the locks are held,
+ *		else read (ReadWatches).  Caller is connected to SPI.
+ */
+static RelWatches *
+LoadRelWatches(Oid relid)
+{
+	RelWatches *rw;
+	CachedWatches *c;
+	bool		found;
+	List	   *ancestors;
+	Datum	   *ids;
+	int			nids;
+	ListCell   *lc;
+	int			i;
+
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
+	if (found)
+		return rw;
+
+	c = (CachedWatches *) hash_search(WatchCache(), &relid, HASH_FIND, &found);
+	if (found)
+	{
+		uint64		gen = watch_cache_gen;
+
+		for (i = 0; i < c->ntargets; i++)
+			TakeWatchLock(c->targets[i]);
+		AcceptInvalidationMessages();
+		if (gen == watch_cache_gen)
+			return CopyWatches(relid, c);
+	}
+
+	ancestors = get_partition_ancestors(relid);
+	ids = palloc(sizeof(Datum) * (list_length(ancestors) + 1));
+	nids = 0;
+	ids[nids++] = ObjectIdGetDatum(relid);
+	foreach(lc, ancestors)
+		ids[nids++] = ObjectIdGetDatum(lfirst_oid(lc));
+	c = ReadWatches(relid, MakeArray(ids, NULL, nids, REGCLASSOID));
+	return CopyWatches(relid, c);
 }
 
 /*
@@ -740,7 +931,8 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	AttrNumber	attnum = InvalidAttrNumber;
 	Oid			basetype;
-	int			nest;
+	int			nest = 0;
+	bool		same_zone;
 	int			n = 0;
 	int			room = 16;
 	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
@@ -765,17 +957,27 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
 				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
 
-	/* the watch's TimeZone for the timestamp and date columns and the grid */
-	nest = NewGUCNestLevel();
-	(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * The watch's TimeZone for the timestamp and date columns and the grid;
+	 * set only when the session's is another one (set and popped, it costs
+	 * more than a single-row statement's scan).
+	 */
+	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
+					   w->timezone) == 0;
+	if (!same_zone)
+	{
+		nest = NewGUCNestLevel();
+		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	}
 	if (trigdata->tg_oldtable != NULL)
 		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
 	if (trigdata->tg_newtable != NULL)
 		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
-	AtEOXact_GUC(true, nest);
+	if (!same_zone)
+		AtEOXact_GUC(true, nest);
 	if (n > 0)
 		LogNewCells(w->target, source, starts, ends, n);
 }

@@ -96,7 +96,8 @@ TO PUBLIC;
 -- backfill.progress, as 20_newcomer.sql left it (eta from the schedule),
 -- and at its end: chunks_in_flight, the
 -- chunks background workers execute right now (in chunk order), and
--- worker_pids, their pids (same order); both empty when none.
+-- worker_pids, their pids (same order); both empty when none; and
+-- reason, why the run's next unfinished chunk is rebuilt (changed regions).
 CREATE OR REPLACE VIEW backfill.progress WITH (security_invoker = true) AS
 SELECT r.run_id,
        r.target,
@@ -138,7 +139,13 @@ SELECT r.run_id,
        r.job_id,
        r.last_error,
        w.chunks_in_flight,
-       w.worker_pids
+       w.worker_pids,
+       -- why its next unfinished chunk is rebuilt (chunks.reason, set by a
+       -- stale plan: 30_changed_regions.sql); NULL for a range's chunk
+       (SELECT c.reason FROM backfill.chunks c
+         WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id
+           AND c.status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])
+         ORDER BY c.chunk_no LIMIT 1) AS reason
   FROM backfill.runs r
  CROSS JOIN LATERAL (
        SELECT pg_catalog.count(*) AS chunks_total,
@@ -205,4 +212,4 @@ SELECT r.run_id,
     OR r.status OPERATOR(pg_catalog.=) 'probed'
     OR r.status OPERATOR(pg_catalog.=) 'failed';
 COMMENT ON VIEW backfill.progress IS
-    'One row per unfinished run: chunk counts, percent, rows, elapsed, eta (from the schedule for a scheduled run), the backend executing it now (pid), and the chunks in flight in background workers with their pids.';
+    'One row per unfinished run: chunk counts, percent, rows, elapsed, eta (from the schedule for a scheduled run), the backend executing it now (pid), the chunks in flight in background workers with their pids, and why the next chunk is rebuilt (reason).';
