@@ -245,6 +245,9 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 	return NULL;
 }
 
+/* At most this many clusters of stale candidates are classified apart. */
+#define STALE_CLUSTERS_MAX 32
+
 /*
  * RegionOverlaps
  *		Whether a logged region of f overlaps [cs, ce) (f->regions sorted by
@@ -277,59 +280,72 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
  * SelectStaleOnly
  *		SelectChunks for only_chunks => 'stale' alone on a target without a
  *		ledger: only the chunks a logged region overlaps can be stale, so
- *		the history is classified once, from the first such chunk to the
- *		last, not over the whole range: a refresh of a few late days does
- *		not read the history before or after them, and pays the planning
- *		of the lineage query once (it is planned per call).
+ *		the history is classified over the clusters of consecutive such
+ *		chunks (at most STALE_CLUSTERS_MAX, one ClassifyPieces each), not
+ *		over the whole range: a refresh of 3 late days of a year does not
+ *		read the year's history.  False (nothing done) when there are more
+ *		clusters; the caller then classifies the whole range.
  */
-static void
+static bool
 SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 				PlanChunks *out, char **reasons)
 {
-	int			kfirst = -1;
-	int			klast = -1;
+	int		   *first = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
+	int		   *last = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
+	int			nclusters = 0;
 	int			k;
-	int			j = 0;
-	int			np;
-	Piece	   *pieces;
+	int			c;
 
 	for (k = 0; k < n; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (!RegionOverlaps(facts, bounds[k], bounds[k + 1]))
 			continue;
-		if (kfirst < 0)
-			kfirst = k;
-		klast = k;
+		if (nclusters > 0 && last[nclusters - 1] == k - 1)
+		{
+			last[nclusters - 1] = k;
+			continue;
+		}
+		if (nclusters == STALE_CLUSTERS_MAX)
+			return false;
+		first[nclusters] = last[nclusters] = k;
+		nclusters++;
 	}
-	if (kfirst < 0)
-		return;
 
-	np = ClassifyPieces(target, bounds[kfirst], bounds[klast + 1], &pieces);
-	for (k = kfirst; k <= klast; k++)
+	for (c = 0; c < nclusters; c++)
 	{
-		TimestampTz cs = bounds[k];
-		TimestampTz ce = bounds[k + 1];
-		bool		built = false;
-		int			i;
-		char	   *reason;
+		Piece	   *pieces;
+		int			np;
+		int			j = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		while (j < np && pieces[j].hi <= cs)
-			j++;
-		for (i = j; i < np && pieces[i].lo < ce; i++)
-			if (pieces[i].settled == CHUNK_DONE)
-				built = true;
-		if (!built)
-			continue;
-		reason = StaleReason(facts, cs, ce);
-		if (reason == NULL)
-			continue;
-		out->starts[out->n] = cs;
-		out->ends[out->n] = ce;
-		reasons[out->n] = reason;
-		out->n++;
+		np = ClassifyPieces(target, bounds[first[c]], bounds[last[c] + 1],
+							&pieces);
+		for (k = first[c]; k <= last[c]; k++)
+		{
+			TimestampTz cs = bounds[k];
+			TimestampTz ce = bounds[k + 1];
+			bool		built = false;
+			int			i;
+			char	   *reason;
+
+			CHECK_FOR_INTERRUPTS();
+			while (j < np && pieces[j].hi <= cs)
+				j++;
+			for (i = j; i < np && pieces[i].lo < ce; i++)
+				if (pieces[i].settled == CHUNK_DONE)
+					built = true;
+			if (!built)
+				continue;
+			reason = StaleReason(facts, cs, ce);
+			if (reason == NULL)
+				continue;
+			out->starts[out->n] = cs;
+			out->ends[out->n] = ce;
+			reasons[out->n] = reason;
+			out->n++;
+		}
 	}
+	return true;
 }
 
 /*
@@ -358,11 +374,9 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 	out->ends = palloc(sizeof(TimestampTz) * n);
 	*reasons = palloc0(sizeof(char *) * n);
 	/* stale alone, no ledger: only the chunks with a logged change count */
-	if (only == ONLY_STALE && def->ledger == NULL)
-	{
-		SelectStaleOnly(target, &facts, bounds, n, out, *reasons);
+	if (only == ONLY_STALE && def->ledger == NULL &&
+		SelectStaleOnly(target, &facts, bounds, n, out, *reasons))
 		return;
-	}
 	out->n = 0;
 	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
 	PG_TRY();
