@@ -13,7 +13,9 @@
  * rows cross between the two through a tuplestore that one statement
  * fills and the next reads as an ephemeral named relation ("backfill_rows",
  * as a trigger's transition table): the author's DELETE ... RETURNING
- * fills it and the owner's INSERT into the archive reads it; the owner's
+ * fills it and the extension writes it into the archive (from C, in
+ * batches, as COPY: ArchiveWriteRows; with an INSERT as the owner when the
+ * archive is not a plain copy of the target's columns); the owner's
  * SELECT from the archive fills it and the author's INSERT into the
  * target reads it.  So the author never holds a privilege on the archive,
  * and the owner never writes the user's table (whose triggers and
@@ -23,7 +25,8 @@
  * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
  * _backfill_chunk) is a BRIN index: the archive is appended chunk after
  * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
- * btree insertion per row.
+ * btree insertion per row (only a BRIN update when a row lands in a
+ * summarized range).
  *
  * Columns.  The archive has the target's columns, each of the base type
  * of its domain (a domain's CHECK is the user's code: it must not run
@@ -35,13 +38,16 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -53,6 +59,11 @@
 
 /* the name the rows crossing between the two rights go by */
 #define ARCHIVE_ROWS "backfill_rows"
+
+/* a keeping chunk writes the archive in batches of at most this many rows */
+#define ARCHIVE_BATCH_ROWS 1000
+/* ... or of about this many bytes (as COPY's buffered multi-insert) */
+#define ARCHIVE_BATCH_BYTES (64 * 1024)
 
 /* The columns of a relation (not dropped), in attribute order. */
 typedef struct RelColumns
@@ -307,10 +318,226 @@ RecordKept(Oid target, const ArchiveKeep *keep, int64 rows)
 }
 
 /*
+ * ArchiveWriteable
+ *		Whether the archive "rel" may be written from C with the rows of
+ *		"cols" (ArchiveWriteRows): an ordinary table whose every column of
+ *		the target's name has the base type the target's column has (a
+ *		column whose type changed since the archive was made needs the
+ *		INSERT's coercion), with no trigger, rule, CHECK, default,
+ *		generated column, or NOT NULL other than the run's and chunk's;
+ *		and, in "map" (one entry per archive attribute), the position in
+ *		cols of each archive column (-1: none; -2: _backfill_run; -3:
+ *		_backfill_chunk).  So nothing but the row's own bytes is written:
+ *		no function that a user defines runs.
+ */
+static bool
+ArchiveWriteable(Relation rel, const RelColumns *cols, int *map)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION ||
+		rel->rd_rel->relhastriggers || rel->rd_rel->relhasrules ||
+		(desc->constr != NULL &&
+		 (desc->constr->num_check > 0 || desc->constr->num_defval > 0 ||
+		  desc->constr->has_generated_stored)))
+		return false;
+	for (j = 0; j < desc->natts; j++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, j);
+		const char *name = NameStr(att->attname);
+		int			k;
+		int32		typmod;
+		Oid			base;
+
+		map[j] = -1;
+		if (att->attisdropped)
+			continue;
+		if (strcmp(name, "_backfill_run") == 0 && att->atttypid == INT8OID)
+		{
+			map[j] = -2;
+			continue;
+		}
+		if (strcmp(name, "_backfill_chunk") == 0 && att->atttypid == INT4OID)
+		{
+			map[j] = -3;
+			continue;
+		}
+		if (att->attnotnull || att->attgenerated != '\0')
+			return false;
+		k = ColumnIndex(cols, name);
+		if (k < 0)
+			continue;
+		typmod = cols->typmods[k];
+		base = getBaseTypeAndTypmod(cols->types[k], &typmod);
+		if (base != att->atttypid ||
+			(att->atttypmod != -1 && att->atttypmod != typmod))
+			return false;
+		map[j] = k;
+	}
+	return true;
+}
+
+/*
+ * ArchiveFlush
+ *		Writes the n rows of "slots" into the archive at once (one WAL
+ *		record per page, through the bulk-insert state), then enters each
+ *		in the archive's indexes, and empties the slots.
+ */
+static void
+ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
+			 int n, BulkInsertState bistate)
+{
+	int			i;
+
+	if (n == 0)
+		return;
+	table_multi_insert(rri->ri_RelationDesc, slots, n,
+					   GetCurrentCommandId(true), 0, bistate);
+	for (i = 0; i < n; i++)
+	{
+		if (rri->ri_NumIndices > 0)
+		{
+			List	   *conflicts;
+
+#if PG_VERSION_NUM >= 160000
+			conflicts = ExecInsertIndexTuples(rri, slots[i], estate, false,
+											  false, NULL, NIL, false);
+#else
+			conflicts = ExecInsertIndexTuples(rri, slots[i], estate, false,
+											  false, NULL, NIL);
+#endif
+			list_free(conflicts);
+		}
+		ExecClearTuple(slots[i]);
+	}
+	ResetPerTupleExprContext(estate);
+}
+
+/*
+ * ArchiveWriteRows
+ *		Writes the rows of "store" (of descriptor rowdesc: the columns of
+ *		cols, in order) with the chunk's run and number into the archive,
+ *		as COPY writes a table: table_multi_insert in batches through a
+ *		BulkInsertState, and each batch's rows entered in the archive's
+ *		indexes (its BRIN index) through the executor's index routine, not
+ *		an executor per row.  The archive is the extension's own table and
+ *		ArchiveWriteable has made sure that no user code runs in it: no
+ *		trigger, default, check, domain (its columns are of base types),
+ *		and no index on an expression or with a predicate.  Returns false,
+ *		having written nothing, when the archive is not so (the caller then
+ *		writes it with an INSERT as the extension owner).  The rows are
+ *		WAL-logged: the chunk's commit makes them durable with the delete.
+ */
+static bool
+ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
+				 Tuplestorestate *store, const ArchiveKeep *keep,
+				 int64 *written)
+{
+	Relation	rel = table_open(archive, RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int		   *map = palloc(sizeof(int) * Max(desc->natts, 1));
+	EState	   *estate;
+	ResultRelInfo *rri;
+	BulkInsertState bistate;
+	TupleTableSlot *in;
+	TupleTableSlot **slots;
+	int			n = 0;
+	Size		bytes = 0;
+	int			i;
+
+	if (!ArchiveWriteable(rel, cols, map))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	for (i = 0; i < rri->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+
+		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
+		{
+			ExecCloseIndices(rri);
+			FreeExecutorState(estate);
+			table_close(rel, NoLock);
+			return false;
+		}
+	}
+
+	bistate = GetBulkInsertState();
+	in = MakeSingleTupleTableSlot(rowdesc, &TTSOpsMinimalTuple);
+	slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
+	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
+		slots[i] = table_slot_create(rel, NULL);
+
+	*written = 0;
+	while (tuplestore_gettupleslot(store, true, false, in))
+	{
+		TupleTableSlot *out = slots[n];
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(in);
+		ExecClearTuple(out);
+		for (j = 0; j < desc->natts; j++)
+		{
+			switch (map[j])
+			{
+				case -1:
+					out->tts_values[j] = (Datum) 0;
+					out->tts_isnull[j] = true;
+					break;
+				case -2:
+					out->tts_values[j] = Int64GetDatum(keep->run_id);
+					out->tts_isnull[j] = false;
+					break;
+				case -3:
+					out->tts_values[j] = Int32GetDatum(keep->chunk_no);
+					out->tts_isnull[j] = false;
+					break;
+				default:
+					out->tts_values[j] = in->tts_values[map[j]];
+					out->tts_isnull[j] = in->tts_isnull[map[j]];
+					break;
+			}
+		}
+		ExecStoreVirtualTuple(out);
+		/* the row is copied into the slot: "in" is read again next */
+		bytes += ExecFetchSlotHeapTuple(out, true, NULL)->t_len;
+		n++;
+		(*written)++;
+		if (n == ARCHIVE_BATCH_ROWS || bytes >= ARCHIVE_BATCH_BYTES)
+		{
+			ArchiveFlush(rri, estate, slots, n, bistate);
+			n = 0;
+			bytes = 0;
+		}
+	}
+	ArchiveFlush(rri, estate, slots, n, bistate);
+
+	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
+		ExecDropSingleTupleTableSlot(slots[i]);
+	ExecDropSingleTupleTableSlot(in);
+	FreeBulkInsertState(bistate);
+	table_finish_bulk_insert(rel, 0);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+	return true;
+}
+
+/*
  * ArchiveDeleteRange
  *		See backfill.h.  The DELETE runs as the current user (the author,
- *		in a chunk) with RETURNING into a tuplestore; the INSERT into the
- *		archive reads it as the extension owner.  Both in the caller's
+ *		in a chunk) with RETURNING into a tuplestore; ArchiveWriteRows
+ *		writes it into the archive (or, when it cannot, an INSERT reading
+ *		it as the extension owner).  Both in the caller's
  *		transaction: the chunk commits or rolls back both.
  */
 int64
@@ -325,6 +552,7 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 	Datum		values[2];
 	Oid			archive;
 	int64		rows;
+	int64		written = 0;
 	int			i;
 	CatalogArgs args;
 
@@ -346,7 +574,15 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 
 	/* as the extension owner: they enter the archive */
 	archive = ArchiveEnsure(target, cols);
-	if (rows > 0)
+	if (rows > 0 &&
+		ArchiveWriteRows(archive, cols, RowsDesc(cols, all, cols->n, false),
+						 store, keep, &written))
+	{
+		if (written != rows)
+			elog(ERROR, "backfill: archived " INT64_FORMAT " of " INT64_FORMAT " rows",
+				 written, rows);
+	}
+	else if (rows > 0)
 	{
 		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(cols, all, cols->n, false),
 						store);
