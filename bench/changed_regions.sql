@@ -83,7 +83,8 @@ END $$;
 -- Writers: batches and single rows, at the live edge (2026, beyond the
 -- watermark) and into built days (2025).  Each pair of batches runs watched
 -- first in odd repetitions and plain first in even ones, so that a drift of
--- the machine's load weighs on both alike.
+-- the machine's load weighs on both alike; each pair is its own transaction,
+-- so every watched batch into built days logs its chunks.
 CREATE PROCEDURE bench_cr.pair(case_name text, rep int, stmt text)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -100,8 +101,10 @@ BEGIN
     FOR rep IN 1..current_setting('bench.batch_reps')::int LOOP
         CALL bench_cr.pair('batch 10k, live edge', rep,
             $q$INSERT INTO %s SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
+        COMMIT;
         CALL bench_cr.pair('batch 10k, built days', rep,
             $q$INSERT INTO %s SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
+        COMMIT;
     END LOOP;
 END $$;
 SELECT :batch_reps AS batches_into_built_days, count(*) AS log_rows,
