@@ -5,7 +5,10 @@
 --     psql -X -d DB -v reps=3 -f bench/changed_regions.sql
 -- Every figure is the median of "reps" repetitions (default 3, at most 3
 -- for the refresh and the rebuild of the year), in ms, taken in turn in the
--- same minutes; the ratios are what the goals are stated in:
+-- same minutes; the 10,000-row statements, whose difference is within the
+-- noise of a few repetitions, are repeated "batch_reps" times (default
+-- 5 x reps), watched and plain alternating which goes first.  The ratios
+-- are what the goals are stated in:
 --   - a 10,000-row INSERT into a watched source <= 1.05 x unwatched, at the
 --     live edge and into already-built days;
 --   - 1,000 single-row INSERT statements (each its own transaction) <= 1.3 x
@@ -19,7 +22,12 @@
 \else
 \set reps 3
 \endif
+\if :{?batch_reps}
+\else
+SELECT 5 * :reps AS batch_reps \gset
+\endif
 SELECT set_config('bench.reps', :'reps', false) AS reps_value \gset
+SELECT set_config('bench.batch_reps', :'batch_reps', false) AS batch_reps_value \gset
 SELECT :reps >= 2 AS rep2, :reps >= 3 AS rep3 \gset
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
@@ -73,21 +81,33 @@ END $$;
 \set QUIET off
 
 -- Writers: batches and single rows, at the live edge (2026, beyond the
--- watermark) and into built days (2025), alternating plain and watched.
+-- watermark) and into built days (2025).  Each pair of batches runs watched
+-- first in odd repetitions and plain first in even ones, so that a drift of
+-- the machine's load weighs on both alike; each pair is its own transaction,
+-- so every watched batch into built days logs its chunks.
+CREATE PROCEDURE bench_cr.pair(case_name text, rep int, stmt text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF rep % 2 = 1 THEN
+        CALL bench_cr.timed(case_name || ', watched', rep, format(stmt, 'bench_cr.src_watched'));
+        CALL bench_cr.timed(case_name || ', plain', rep, format(stmt, 'bench_cr.src_plain'));
+    ELSE
+        CALL bench_cr.timed(case_name || ', plain', rep, format(stmt, 'bench_cr.src_plain'));
+        CALL bench_cr.timed(case_name || ', watched', rep, format(stmt, 'bench_cr.src_watched'));
+    END IF;
+END $$;
 DO $$
 BEGIN
-    FOR rep IN 1..current_setting('bench.reps')::int LOOP
-        CALL bench_cr.timed('batch 10k, live edge, plain', rep,
-            $q$INSERT INTO bench_cr.src_plain SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
-        CALL bench_cr.timed('batch 10k, live edge, watched', rep,
-            $q$INSERT INTO bench_cr.src_watched SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
-        CALL bench_cr.timed('batch 10k, built days, plain', rep,
-            $q$INSERT INTO bench_cr.src_plain SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
-        CALL bench_cr.timed('batch 10k, built days, watched', rep,
-            $q$INSERT INTO bench_cr.src_watched SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
+    FOR rep IN 1..current_setting('bench.batch_reps')::int LOOP
+        CALL bench_cr.pair('batch 10k, live edge', rep,
+            $q$INSERT INTO %s SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
+        COMMIT;
+        CALL bench_cr.pair('batch 10k, built days', rep,
+            $q$INSERT INTO %s SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
+        COMMIT;
     END LOOP;
 END $$;
-SELECT count(*) AS log_rows_after_3_batches_into_built_days,
+SELECT :batch_reps AS batches_into_built_days, count(*) AS log_rows,
        count(DISTINCT chunk_start) AS chunks_touched
   FROM backfill.changed_regions;
 DO $$
@@ -162,7 +182,9 @@ INSERT INTO bench_cr.timings SELECT 'rebuild: the year, 365 chunks', 3, extract(
 
 -- The medians, and the ratios.
 CREATE TEMP TABLE med AS
-SELECT case_name, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS median_ms
+SELECT case_name, count(*) AS reps,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS median_ms,
+       round(min(ms), 1) AS min_ms
   FROM bench_cr.timings GROUP BY 1;
 SELECT * FROM med ORDER BY 1;
 SELECT goal, round(a.median_ms / b.median_ms, 2) AS ratio, limit_ AS "limit"
@@ -174,6 +196,15 @@ SELECT goal, round(a.median_ms / b.median_ms, 2) AS ratio, limit_ AS "limit"
     ('rebuild the year / refresh 3 days', 'rebuild: the year, 365 chunks', 'refresh: 3 stale days of 365', '>= 50'))
     AS g(goal, num, den, limit_)
   JOIN med a ON a.case_name = g.num JOIN med b ON b.case_name = g.den;
+-- The batches paired: the median of each repetition's watched / plain.
+SELECT w.case_name AS paired_case,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.ms / p.ms)::numeric, 2) AS median_ratio,
+       round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio
+  FROM bench_cr.timings w
+  JOIN bench_cr.timings p ON p.rep = w.rep
+   AND p.case_name = replace(w.case_name, ', watched', ', plain')
+ WHERE w.case_name LIKE 'batch 10k, %, watched'
+ GROUP BY 1 ORDER BY 1;
 SELECT median_ms AS "stale plan ms (goal < 1000)" FROM med
  WHERE case_name = 'stale plan, 365 chunks, 10,000 changes';
 

@@ -47,28 +47,36 @@
 /*
  * ExtensionOwner
  *		The role that owns the backfill extension (and its catalog tables).
- *		Private to this file: only CatalogExec switches to it.
+ *		Private to this file: only CatalogExec switches to it.  One lookup
+ *		of pg_extension by name (it runs for every catalog statement, so
+ *		for every transaction that the watch trigger logs).
  */
 static Oid
 ExtensionOwner(void)
 {
-	Oid			extoid;
 	Oid			owner = InvalidOid;
+	bool		found = false;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
 
-	extoid = get_extension_oid("backfill", false);
 	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("backfill"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
+	{
+		found = true;
 		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"backfill\" does not exist")));
 	if (!OidIsValid(owner))
 		elog(ERROR, "backfill: could not find the owner of extension \"backfill\"");
 	return owner;
