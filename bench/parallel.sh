@@ -58,30 +58,8 @@ for n in "$REPS" "$HEAP"; do
     esac
 done
 bindir=$("$PG_CONFIG" --bindir)
-dir=$(mktemp -d /tmp/backfill-benchdb.XXXXXX)
-"$bindir/initdb" -D "$dir/data" -U postgres -A trust >"$dir/initdb.log" 2>&1 \
-    || { cat "$dir/initdb.log"; exit 1; }
-port=
-for try in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
-    if "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
-        "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=16" start >/dev/null; then
-        break
-    fi
-    port=
-done
-[ -n "$port" ] || { echo "could not start a cluster"; cat "$dir/server.log"; exit 1; }
-cleanup() {
-    local status=$?
-    "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
-    [ $status -ne 0 ] && tail -n 60 "$dir/server.log" >&2
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-export PGOPTIONS="-c TimeZone=UTC -c client_min_messages=warning"
-q() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
-now() { date +%s.%N; }
+. bench/lib.sh
+bench_cluster "-c max_worker_processes=16"
 timed() {
     local t0 t1
     t0=$(now)

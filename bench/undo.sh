@@ -54,34 +54,8 @@ fi
 REPS=${BENCH_REPS:-3}
 bindir=$("$PG_CONFIG" --bindir)
 
-dir=$(mktemp -d /tmp/backfill-benchdb.XXXXXX)
-"$bindir/initdb" -D "$dir/data" -U postgres -A trust >"$dir/initdb.log" 2>&1 \
-    || { cat "$dir/initdb.log"; exit 1; }
-port=
-for try in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
-    if "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
-        "-p $port -k $dir -c listen_addresses=''" start >/dev/null; then
-        break
-    fi
-    port=
-done
-[ -n "$port" ] || { echo "could not start a cluster"; cat "$dir/server.log"; exit 1; }
-cleanup() {
-    local status=$?
-    "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
-    if [ $status -ne 0 ]; then
-        echo "bench failed; the end of the server log:" >&2
-        tail -n 60 "$dir/server.log" >&2
-    fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-export PGOPTIONS="-c TimeZone=UTC -c client_min_messages=warning"
-
-q() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
-now() { date +%s.%N; }
+. bench/lib.sh
+bench_cluster
 # timed NAME REP SQL [SQL]: run the statements in one session, each in its
 # own transaction, and record the wall time
 timed() {
