@@ -596,6 +596,8 @@ extern char *CronJobName(int64 run_id);
  */
 extern bool CronLookupJob(int64 job_id, CronJob *job);
 extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
+extern char *CronRemoveOwnJob(int64 job_id, const char *prefix, int64 id,
+							  bool *removed);
 extern void CronClearJobId(int64 run_id, int64 job_id);
 
 /* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */

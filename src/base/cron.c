@@ -188,6 +188,47 @@ CronRemoveJob(int64 run_id, CronJob *job, bool check)
 }
 
 /*
+ * CronRemoveOwnJob
+ *		Remove the pg_cron job job_id if it is still the one backfill named
+ *		prefix || id (a refresh's or a standing check's job; a job of that
+ *		id with another name is some other job and is left alone), as the
+ *		extension owner: the caller has already checked that the current
+ *		user may remove it.  Returns the job's owner (for
+ *		JobGuardRelease), or NULL when there was no such job; *removed is
+ *		what cron.unschedule returned.  Caller is connected to SPI.
+ */
+char *
+CronRemoveOwnJob(int64 job_id, const char *prefix, int64 id, bool *removed)
+{
+	Oid			argtypes[3] = {INT8OID, INT8OID, TEXTOID};
+	Datum		values[3];
+	char	   *owner = NULL;
+	bool		isnull;
+
+	*removed = false;
+	if (job_id == 0 || !PgCronInstalled())
+		return NULL;
+	values[0] = Int64GetDatum(job_id);
+	values[1] = Int64GetDatum(id);
+	values[2] = CStringGetTextDatum(prefix);
+	CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
+				" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
+				" AND j.jobname OPERATOR(pg_catalog.=)"
+				"  ($3 OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		owner = SpiGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	if (owner == NULL)
+		return NULL;
+	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
+				SPI_OK_SELECT);
+	*removed = SpiGetBool(0, 1, &isnull) && !isnull;
+	SPI_freetuptable(SPI_tuptable);
+	return owner;
+}
+
+/*
  * ParkJob
  *		Make a run's job never fire again without removing it (see the
  *		file header): as the extension owner, since the run is finished and

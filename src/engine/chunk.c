@@ -853,31 +853,6 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 }
 
 /*
- * FirstTodo
- *		The first (last, for a backwards run) chunk_no matching one of the
- *		"still to do" predicates, or 0.  Caller is connected to SPI.
- */
-static int32
-FirstTodo(RunInfo *run, const char *predicate)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-	int32		chunk_no = 0;
-
-	values[0] = Int64GetDatum(run->run_id);
-	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
-						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
-						 " ORDER BY chunk_no %s LIMIT 1",
-						 predicate, run->backwards ? "DESC" : "ASC"),
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed > 0)
-		chunk_no = SpiGetInt32(0, 1, &isnull);
-	SPI_freetuptable(SPI_tuptable);
-	return chunk_no;
-}
-
-/*
  * ReadRunStatus
  *		The run's status now (cancelled when the row is gone).  Caller is
  *		connected to SPI.
@@ -900,92 +875,11 @@ ReadRunStatus(int64 run_id)
 }
 
 /*
- * ClaimChunkRow
- *		Lock the row of chunk chunk_no of the run until the transaction
- *		ends, if the chunk is still to do, and copy it into chunk; false
- *		when it is not (any more).  Caller is connected to SPI.
- */
-static bool
-ClaimChunkRow(RunInfo *run, int32 chunk_no, ChunkInfo *chunk)
-{
-	Oid			argtypes[2] = {INT8OID, INT4OID};
-	Datum		values[2];
-	bool		isnull;
-	bool		found;
-
-	values[0] = Int64GetDatum(run->run_id);
-	values[1] = Int32GetDatum(chunk_no);
-	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
-				" status OPERATOR(pg_catalog.=) 'no_source', deferrals"
-				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) $2"
-				" AND (" TODO_PENDING " OR " TODO_NO_SOURCE ")"
-				" FOR UPDATE",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	found = SPI_processed > 0;
-	if (found)
-	{
-		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
-		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
-		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
-		chunk->no_source = SpiGetBool(0, 4, &isnull);
-		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return found;
-}
-
-/*
- * NextChunk
- *		Pick the next chunk to execute (in chunk_no order, descending for a
- *		backwards run) and lock its row until the chunk's transaction ends,
- *		so that a concurrent cancel skips it.  Also returns the run's
- *		current status.  Returns false when no chunk is left, or when the
- *		chosen one changed under us (the caller looks again).  Caller is
- *		connected to SPI.
- */
-bool
-NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
-{
-	int32		pending;
-	int32		no_source = 0;
-	int32		next;
-
-	*run_status = ReadRunStatus(run->run_id);
-	pending = FirstTodo(run, TODO_PENDING);
-	if (run->clear_no_source)
-		no_source = FirstTodo(run, TODO_NO_SOURCE);
-	if (pending == 0 || no_source == 0)
-		next = pending + no_source;
-	else if (run->backwards)
-		next = Max(pending, no_source);
-	else
-		next = Min(pending, no_source);
-	if (next == 0)
-		return false;
-	return ClaimChunkRow(run, next, chunk);
-}
-
-/*
- * ClaimChunk
- *		A parallel chunk's worker: lock chunk chunk_no of the run, if it is
- *		still to do, until the transaction ends (as NextChunk does for the
- *		chunk it picks), and read the run's status.  False when the chunk
- *		is no longer to do.  Caller is connected to SPI.
- */
-bool
-ClaimChunk(RunInfo *run, int32 chunk_no, ChunkInfo *chunk,
-		   RunStatus *run_status)
-{
-	*run_status = ReadRunStatus(run->run_id);
-	return ClaimChunkRow(run, chunk_no, chunk);
-}
-
-/*
  * FirstTodoAfter
- *		FirstTodo, among the chunks after chunk_no "after" in the run's
- *		order (before it for a backwards run; after = 0: all).  Caller is
- *		connected to SPI.
+ *		The first (last, for a backwards run) chunk_no matching the "still
+ *		to do" predicate, among the chunks after chunk_no "after" in the
+ *		run's order (before it for a backwards run; after = 0: all), or 0.
+ *		Caller is connected to SPI.
  */
 static int32
 FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
@@ -1012,6 +906,106 @@ FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
 }
 
 /*
+ * NextTodoAfter
+ *		The run's next chunk to do after chunk_no "after" (0: from the
+ *		start), in its order: the first pending chunk, or no_source chunk
+ *		when the run clears them, whichever comes first; 0 when none is
+ *		left.  Caller is connected to SPI.
+ */
+static int32
+NextTodoAfter(RunInfo *run, int32 after)
+{
+	int32		pending;
+	int32		no_source = 0;
+
+	pending = FirstTodoAfter(run, TODO_PENDING, after);
+	if (run->clear_no_source)
+		no_source = FirstTodoAfter(run, TODO_NO_SOURCE, after);
+	if (pending == 0 || no_source == 0)
+		return pending + no_source;
+	return run->backwards ? Max(pending, no_source) : Min(pending, no_source);
+}
+
+/*
+ * ReadChunkRow
+ *		Copy the row of chunk chunk_no of the run into chunk (and its
+ *		attempts so far into *attempts, when not NULL).  With claim, only a
+ *		chunk still to do is read, and its row stays locked until the
+ *		transaction ends, so that a concurrent cancel skips it.  False when
+ *		there is no such row (any more).  Caller is connected to SPI.
+ */
+static bool
+ReadChunkRow(RunInfo *run, int32 chunk_no, bool claim, ChunkInfo *chunk,
+			 int32 *attempts)
+{
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	bool		found;
+
+	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(chunk_no);
+	CatalogExec(psprintf("SELECT chunk_no, chunk_start, chunk_end,"
+						 " status OPERATOR(pg_catalog.=) 'no_source',"
+						 " deferrals, attempts"
+						 " FROM backfill.chunks"
+						 " WHERE run_id OPERATOR(pg_catalog.=) $1"
+						 " AND chunk_no OPERATOR(pg_catalog.=) $2%s",
+						 claim ? " AND (" TODO_PENDING " OR " TODO_NO_SOURCE
+						 ") FOR UPDATE" : ""),
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
+		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
+		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
+		chunk->no_source = SpiGetBool(0, 4, &isnull);
+		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
+		if (attempts != NULL)
+			*attempts = SpiGetInt32(0, 6, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
+/*
+ * NextChunk
+ *		Pick the next chunk to execute (in chunk_no order, descending for a
+ *		backwards run) and lock its row until the chunk's transaction ends,
+ *		so that a concurrent cancel skips it.  Also returns the run's
+ *		current status.  Returns false when no chunk is left, or when the
+ *		chosen one changed under us (the caller looks again).  Caller is
+ *		connected to SPI.
+ */
+bool
+NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
+{
+	int32		next;
+
+	*run_status = ReadRunStatus(run->run_id);
+	next = NextTodoAfter(run, 0);
+	if (next == 0)
+		return false;
+	return ReadChunkRow(run, next, true, chunk, NULL);
+}
+
+/*
+ * ClaimChunk
+ *		A parallel chunk's worker: lock chunk chunk_no of the run, if it is
+ *		still to do, until the transaction ends (as NextChunk does for the
+ *		chunk it picks), and read the run's status.  False when the chunk
+ *		is no longer to do.  Caller is connected to SPI.
+ */
+bool
+ClaimChunk(RunInfo *run, int32 chunk_no, ChunkInfo *chunk,
+		   RunStatus *run_status)
+{
+	*run_status = ReadRunStatus(run->run_id);
+	return ReadChunkRow(run, chunk_no, true, chunk, NULL);
+}
+
+/*
  * PeekChunkAfter
  *		The parallel leader's next chunk: the first chunk still to do after
  *		chunk_no "after" in the run's order (0: from the start), read
@@ -1023,46 +1017,13 @@ bool
 PeekChunkAfter(RunInfo *run, int32 after, ChunkInfo *chunk, int32 *attempts,
 			   RunStatus *run_status)
 {
-	Oid			argtypes[2] = {INT8OID, INT4OID};
-	Datum		values[2];
-	bool		isnull;
-	bool		found;
-	int32		pending;
-	int32		no_source = 0;
 	int32		next;
 
 	*run_status = ReadRunStatus(run->run_id);
-	pending = FirstTodoAfter(run, TODO_PENDING, after);
-	if (run->clear_no_source)
-		no_source = FirstTodoAfter(run, TODO_NO_SOURCE, after);
-	if (pending == 0 || no_source == 0)
-		next = pending + no_source;
-	else if (run->backwards)
-		next = Max(pending, no_source);
-	else
-		next = Min(pending, no_source);
+	next = NextTodoAfter(run, after);
 	if (next == 0)
 		return false;
-
-	values[0] = Int64GetDatum(run->run_id);
-	values[1] = Int32GetDatum(next);
-	CatalogExec("SELECT chunk_no, chunk_start, chunk_end,"
-				" status OPERATOR(pg_catalog.=) 'no_source', deferrals, attempts"
-				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND chunk_no OPERATOR(pg_catalog.=) $2",
-				2, argtypes, values, NULL, SPI_OK_SELECT);
-	found = SPI_processed > 0;
-	if (found)
-	{
-		chunk->chunk_no = SpiGetInt32(0, 1, &isnull);
-		chunk->start = DatumGetTimestampTz(SpiGetDatumCopy(0, 2, &isnull));
-		chunk->end = DatumGetTimestampTz(SpiGetDatumCopy(0, 3, &isnull));
-		chunk->no_source = SpiGetBool(0, 4, &isnull);
-		chunk->deferrals = SpiGetInt32(0, 5, &isnull);
-		*attempts = SpiGetInt32(0, 6, &isnull);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return found;
+	return ReadChunkRow(run, next, false, chunk, attempts);
 }
 
 /*

@@ -222,26 +222,13 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 static void
 RemoveRefresh(RefreshInfo *r)
 {
-	Oid			argtypes[2] = {INT8OID, INT8OID};
-	Datum		values[2];
-	char	   *owner = NULL;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	char	   *owner;
+	bool		removed;
 
-	if (r->job_id != 0 && PgCronInstalled())
-	{
-		values[0] = Int64GetDatum(r->job_id);
-		values[1] = Int64GetDatum(r->refresh_id);
-		CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
-					" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
-					" AND j.jobname OPERATOR(pg_catalog.=)"
-					"  ('backfill_refresh_' OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
-					2, argtypes, values, NULL, SPI_OK_SELECT);
-		if (SPI_processed == 1)
-			owner = SpiGetText(0, 1);
-		SPI_freetuptable(SPI_tuptable);
-		if (owner != NULL)
-			CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values,
-						NULL, SPI_OK_SELECT);
-	}
+	owner = CronRemoveOwnJob(r->job_id, "backfill_refresh_", r->refresh_id,
+							 &removed);
 	values[0] = Int64GetDatum(r->refresh_id);
 	CatalogExec("DELETE FROM backfill.refreshes"
 				" WHERE refresh_id OPERATOR(pg_catalog.=) $1",

@@ -115,7 +115,6 @@ UnscheduleCheck(int64 check_id)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
-	bool		isnull;
 	CheckInfo  *check;
 	bool		removed = false;
 	char	   *owner = NULL;
@@ -133,32 +132,12 @@ UnscheduleCheck(int64 check_id)
 	if (!check->has_job)
 		return false;
 
-	if (OidIsValid(get_extension_oid("pg_cron", true)))
-	{
-		Oid			jtypes[2] = {INT8OID, INT8OID};
-		Datum		jvalues[2];
-
-		/*
-		 * The check's own job (by id and name), whoever of the roles with
-		 * the creator's privileges scheduled it: as the extension owner.
-		 */
-		jvalues[0] = Int64GetDatum(check->job_id);
-		jvalues[1] = Int64GetDatum(check_id);
-		CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
-					" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
-					" AND j.jobname OPERATOR(pg_catalog.=)"
-					"  ('backfill_check_' OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
-					2, jtypes, jvalues, NULL, SPI_OK_SELECT);
-		if (SPI_processed == 1)
-			owner = SpiGetText(0, 1);
-		SPI_freetuptable(SPI_tuptable);
-		if (owner != NULL)
-		{
-			CatalogExec("SELECT cron.unschedule($1)", 1, jtypes, jvalues,
-						NULL, SPI_OK_SELECT);
-			removed = SpiGetBool(0, 1, &isnull) && !isnull;
-		}
-	}
+	/*
+	 * The check's own job (by id and name), whoever of the roles with the
+	 * creator's privileges scheduled it: as the extension owner.
+	 */
+	owner = CronRemoveOwnJob(check->job_id, "backfill_check_", check_id,
+							 &removed);
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
