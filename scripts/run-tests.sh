@@ -2,7 +2,8 @@
 # The test run proper (called by scripts/test.sh as a non-root user):
 # pg_regress and isolation against a throwaway cluster with pg_cron
 # preloaded, then the TAP tests, which start clusters of their own.
-# BACKFILL_PROVE_JOBS=N runs N TAP files at once (prove -j); prove prints
+# BACKFILL_PROVE_JOBS=N runs N TAP files at once (prove -j; default 2: most
+# TAP files spend their time waiting for pg_cron's minute ticks); prove prints
 # each file's time (--timer), so the slow ones show in the log;
 # BACKFILL_TAP_TESTS="t/004_versions.pl t/070_upgrade.pl" only those.
 set -uo pipefail
@@ -21,7 +22,7 @@ fi
 if [ -n "${BACKFILL_TAP_TESTS:-}" ] ||
     { [ -z "${BACKFILL_TESTS:-}" ] && [ -z "${BACKFILL_SKIP_TAP:-}" ] && ls t/*.pl >/dev/null 2>&1; }; then
     make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
-        PROVE_FLAGS="--timer${BACKFILL_PROVE_JOBS:+ -j $BACKFILL_PROVE_JOBS}" \
+        PROVE_FLAGS="--timer -j ${BACKFILL_PROVE_JOBS:-2}" \
         ${BACKFILL_TAP_TESTS:+PROVE_TESTS="$BACKFILL_TAP_TESTS"} || status=$?
 fi
 

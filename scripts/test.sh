@@ -16,7 +16,7 @@
 #   BACKFILL_PARALLEL=0            test the versions one after the other
 #                                  (default: all at once, each in its own
 #                                  copy of the tree and of PostgreSQL)
-#   BACKFILL_PROVE_JOBS=N          TAP files run at once per version (default 1)
+#   BACKFILL_PROVE_JOBS=N          TAP files run at once per version (default 2)
 #
 # PostgreSQL 15 is Debian's (as root, scripts/setup.sh installs backfill into
 # it as before).  16 and 17 are built from ../shared/vendor by
