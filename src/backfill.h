@@ -1227,6 +1227,14 @@ typedef struct Piece
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
 
+/*
+ * ClassifyPieces over the n ranges [los[k], his[k]), which are disjoint and
+ * in order, in one statement: the pieces of all of them, in order.  Caller
+ * is connected to SPI.
+ */
+extern int	ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his,
+						   int n, Piece **pieces);
+
 /* The most lines one lineage_chart may draw (about 833 years of months). */
 #define BACKFILL_MAX_CHART_LINES	10000
 

@@ -2,7 +2,7 @@
  *
  * lineage.c
  *	  A target's history cut into pieces, and which run wins each piece
- *	  (ClassifyPieces); and lineage_chart, a text picture of it
+ *	  (ClassifyPieces, ClassifyRanges); and lineage_chart, a text picture of it
  *	  (LineageChart).
  *
  * The rule of which run wins a stretch is written once, in the SQL
@@ -29,31 +29,19 @@
 #include "backfill.h"
 
 /*
- * ClassifyPieces
- *		See backfill.h.  The pieces and their winners come from
- *		backfill._lineage_pieces (25_views.sql), the one implementation of
- *		which run wins a stretch, shared with backfill.lineage: read as the
- *		extension owner, they cover [lo, hi) in order.  Returns the number
- *		of pieces, *pieces palloc'd.  Caller is connected to SPI.
+ * ReadPieces
+ *		The pieces of the result of a query over backfill._lineage_pieces
+ *		(columns piece_start, piece_end, settled_status,
+ *		definition_version, cleared, latest_status), in its order; returns
+ *		their number, *pieces palloc'd.  Frees the result.
  */
-int
-ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
+static int
+ReadPieces(Piece **pieces)
 {
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
-	int			n;
+	int			n = (int) SPI_processed;
 	int			i;
 	Piece	   *out;
 
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = TimestampTzGetDatum(lo);
-	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
-				" p.definition_version, p.cleared, p.latest_status"
-				" FROM backfill._lineage_pieces($1, $2, $3) p"
-				" ORDER BY p.piece_start",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	n = (int) SPI_processed;
 	out = palloc0(sizeof(Piece) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
@@ -78,6 +66,71 @@ ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 	SPI_freetuptable(SPI_tuptable);
 	*pieces = out;
 	return n;
+}
+
+/*
+ * ClassifyPieces
+ *		See backfill.h.  The pieces and their winners come from
+ *		backfill._lineage_pieces (25_views.sql), the one implementation of
+ *		which run wins a stretch, shared with backfill.lineage: read as the
+ *		extension owner, they cover [lo, hi) in order.  Returns the number
+ *		of pieces, *pieces palloc'd.  Caller is connected to SPI.
+ */
+int
+ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
+				" p.definition_version, p.cleared, p.latest_status"
+				" FROM backfill._lineage_pieces($1, $2, $3) p"
+				" ORDER BY p.piece_start",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	return ReadPieces(pieces);
+}
+
+/*
+ * ClassifyRanges
+ *		See backfill.h.  ClassifyPieces over several ranges in one
+ *		statement: backfill._lineage_pieces is a SQL function, whose body
+ *		(the rule) is planned once per statement that calls it, and that
+ *		planning costs more than classifying a few chunks; called for each
+ *		range in one statement, it is planned once.  Caller is connected to
+ *		SPI.
+ */
+int
+ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his, int n,
+			   Piece **pieces)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZARRAYOID,
+	TIMESTAMPTZARRAYOID};
+	Datum		values[3];
+	Datum	   *a = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *b = palloc(sizeof(Datum) * Max(n, 1));
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		a[k] = TimestampTzGetDatum(los[k]);
+		b[k] = TimestampTzGetDatum(his[k]);
+	}
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = MakeArray(a, NULL, n, TIMESTAMPTZOID);
+	values[2] = MakeArray(b, NULL, n, TIMESTAMPTZOID);
+	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
+				" p.definition_version, p.cleared, p.latest_status"
+				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
+				"  AS r(lo, hi),"
+				" LATERAL backfill._lineage_pieces($1, r.lo, r.hi) p"
+				" ORDER BY p.piece_start",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	pfree(a);
+	pfree(b);
+	return ReadPieces(pieces);
 }
 
 /* The character of a definition version: 1-9, then a-z, then #. */
