@@ -327,6 +327,13 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
 /* The same for a statement built per call (never cached), no parameters. */
 extern int	CatalogExecUnsaved(const char *sql, int expected);
+/*
+ * The same for the body of the extension's SQL function backfill.<name>,
+ * read from pg_proc and planned once per session (catalog.c).
+ */
+extern int	CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
+									Datum *values, const char *nulls,
+									int expected);
 
 /*
  * The OID of backfill.watches (InvalidOid without it), and the relcache

@@ -29,108 +29,86 @@
 #include "backfill.h"
 
 /*
- * ReadPieces
- *		The pieces of the result of a query over backfill._lineage_pieces
- *		(columns piece_start, piece_end, settled_status,
- *		definition_version, cleared, latest_status), in its order; returns
- *		their number, *pieces palloc'd.  Frees the result.
- */
-static int
-ReadPieces(Piece **pieces)
-{
-	int			n = (int) SPI_processed;
-	int			i;
-	Piece	   *out;
-
-	out = palloc0(sizeof(Piece) * Max(n, 1));
-	for (i = 0; i < n; i++)
-	{
-		bool		isnull;
-		char	   *st;
-		char	   *la;
-
-		CHECK_FOR_INTERRUPTS();
-		st = SpiGetText(i, 3);
-		la = SpiGetText(i, 6);
-		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
-		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-		out[i].settled = ParseChunkStatus(st);
-		out[i].version = SpiGetInt32(i, 4, &isnull);
-		out[i].cleared = SpiGetBool(i, 5, &isnull);
-		out[i].latest = ParseChunkStatus(la);
-		if (st != NULL)
-			pfree(st);
-		if (la != NULL)
-			pfree(la);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	*pieces = out;
-	return n;
-}
-
-/*
- * ClassifyPieces
- *		See backfill.h.  The pieces and their winners come from
- *		backfill._lineage_pieces (25_views.sql), the one implementation of
- *		which run wins a stretch, shared with backfill.lineage: read as the
- *		extension owner, they cover [lo, hi) in order.  Returns the number
- *		of pieces, *pieces palloc'd.  Caller is connected to SPI.
- */
-int
-ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
-{
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
-
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = TimestampTzGetDatum(lo);
-	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
-				" p.definition_version, p.cleared, p.latest_status"
-				" FROM backfill._lineage_pieces($1, $2, $3) p"
-				" ORDER BY p.piece_start",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	return ReadPieces(pieces);
-}
-
-/*
  * ClassifyRanges
- *		See backfill.h.  ClassifyPieces over several ranges in one
- *		statement: backfill._lineage_pieces is a SQL function, whose body
- *		(the rule) is planned once per statement that calls it, and that
- *		planning costs more than classifying a few chunks; called for each
- *		range in one statement, it is planned once.  Caller is connected to
- *		SPI.
+ *		See backfill.h.  The pieces and their winners come from the body of
+ *		backfill._lineage_pieces (50_undo.sql), the one implementation of
+ *		which run wins a stretch, shared with backfill.lineage: read as the
+ *		extension owner, they cover each range in order.  The body is run
+ *		once per range through CatalogExecFunctionBody, which plans it once
+ *		per session: calling the function instead would parse and plan the
+ *		rule again in every statement, which costs more than classifying a
+ *		few chunks.  Returns the number of pieces, *pieces palloc'd.
+ *		Caller is connected to SPI.
  */
 int
 ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his, int n,
 			   Piece **pieces)
 {
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZARRAYOID,
-	TIMESTAMPTZARRAYOID};
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[3];
-	Datum	   *a = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *b = palloc(sizeof(Datum) * Max(n, 1));
+	int			total = 0;
+	int			size = 0;
+	Piece	   *out = NULL;
 	int			k;
 
 	for (k = 0; k < n; k++)
 	{
-		a[k] = TimestampTzGetDatum(los[k]);
-		b[k] = TimestampTzGetDatum(his[k]);
+		int			rows;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = ObjectIdGetDatum(target);
+		values[1] = TimestampTzGetDatum(los[k]);
+		values[2] = TimestampTzGetDatum(his[k]);
+		/*
+		 * columns: lo, hi, run_id, settled status, version, executed_by,
+		 * cleared, finished_at, latest status; in order of lo
+		 */
+		CatalogExecFunctionBody("_lineage_pieces", 3, argtypes, values, NULL,
+								SPI_OK_SELECT);
+		rows = (int) SPI_processed;
+		if (total + rows > size)
+		{
+			size = Max(total + rows, 2 * size);
+			out = out == NULL ? palloc0(sizeof(Piece) * Max(size, 1)) :
+				repalloc(out, sizeof(Piece) * size);
+		}
+		for (i = 0; i < rows; i++)
+		{
+			bool		isnull;
+			char	   *st;
+			char	   *la;
+			Piece	   *p = &out[total + i];
+
+			CHECK_FOR_INTERRUPTS();
+			st = SpiGetText(i, 4);
+			la = SpiGetText(i, 9);
+			p->lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
+			p->hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
+			p->settled = ParseChunkStatus(st);
+			p->version = SpiGetInt32(i, 5, &isnull);
+			p->cleared = SpiGetBool(i, 7, &isnull);
+			p->latest = ParseChunkStatus(la);
+			if (st != NULL)
+				pfree(st);
+			if (la != NULL)
+				pfree(la);
+		}
+		total += rows;
+		SPI_freetuptable(SPI_tuptable);
 	}
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = MakeArray(a, NULL, n, TIMESTAMPTZOID);
-	values[2] = MakeArray(b, NULL, n, TIMESTAMPTZOID);
-	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
-				" p.definition_version, p.cleared, p.latest_status"
-				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
-				"  AS r(lo, hi),"
-				" LATERAL backfill._lineage_pieces($1, r.lo, r.hi) p"
-				" ORDER BY p.piece_start",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	pfree(a);
-	pfree(b);
-	return ReadPieces(pieces);
+	*pieces = out != NULL ? out : palloc0(sizeof(Piece));
+	return total;
+}
+
+/*
+ * ClassifyPieces
+ *		See backfill.h: ClassifyRanges over the one range [lo, hi).
+ */
+int
+ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
+{
+	return ClassifyRanges(target, &lo, &hi, 1, pieces);
 }
 
 /* The character of a definition version: 1-9, then a-z, then #. */
