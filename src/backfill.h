@@ -1236,8 +1236,8 @@ extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 
 /*
  * ClassifyPieces over the n ranges [los[k], his[k]), which are disjoint and
- * in order, in one statement: the pieces of all of them, in order.  Caller
- * is connected to SPI.
+ * in order, with one plan of the rule (kept for the session): the pieces
+ * of all of them, in order.  Caller is connected to SPI.
  */
 extern int	ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his,
 						   int n, Piece **pieces);

@@ -283,8 +283,8 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
  *		the history is classified over the clusters of consecutive such
  *		chunks (at most STALE_CLUSTERS_MAX), not over the whole range: a
  *		refresh of 3 late days of a year does not read the year's history.
- *		The clusters are classified in one statement (ClassifyRanges), so
- *		the rule is planned once, not once per cluster.  False (nothing
+ *		The clusters are classified together (ClassifyRanges), with the
+ *		one plan of the rule that the session keeps.  False (nothing
  *		done) when there are more clusters; the caller then classifies the
  *		whole range.
  */

@@ -6,9 +6,10 @@
  *	  (LineageChart).
  *
  * The rule of which run wins a stretch is written once, in the SQL
- * function backfill._lineage_pieces (src/sql/25_views.sql), which
- * backfill.lineage() reads too; ClassifyPieces reads it for lineage_chart
- * and for plan's only_chunks (cascade.c).
+ * function backfill._lineage_pieces (src/sql/50_undo.sql), which
+ * backfill.lineage() calls; ClassifyPieces and ClassifyRanges run its body
+ * (read from pg_catalog.pg_proc, planned once per session) for
+ * lineage_chart, undo and plan's only_chunks (cascade.c).
  *
  *-------------------------------------------------------------------------
  */
