@@ -327,6 +327,13 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
 /* The same for a statement built per call (never cached), no parameters. */
 extern int	CatalogExecUnsaved(const char *sql, int expected);
+/*
+ * The same for the body of the extension's SQL function backfill.<name>,
+ * read from pg_proc and planned once per session (catalog.c).
+ */
+extern int	CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
+									Datum *values, const char *nulls,
+									int expected);
 
 /*
  * The OID of backfill.watches (InvalidOid without it), and the relcache
@@ -1228,6 +1235,14 @@ typedef struct Piece
  */
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
+
+/*
+ * ClassifyPieces over the n ranges [los[k], his[k]), which are disjoint and
+ * in order, with one plan of the rule (kept for the session): the pieces
+ * of all of them, in order.  Caller is connected to SPI.
+ */
+extern int	ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his,
+						   int n, Piece **pieces);
 
 /* The most lines one lineage_chart may draw (about 833 years of months). */
 #define BACKFILL_MAX_CHART_LINES	10000

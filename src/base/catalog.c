@@ -31,16 +31,20 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "backfill.h"
 
@@ -97,6 +101,7 @@ typedef struct CatalogPlan
 	char	   *sql;
 	int			nargs;
 	Oid		   *argtypes;
+	int			options;		/* cursor options it was prepared with */
 	SPIPlanPtr	plan;
 } CatalogPlan;
 
@@ -105,11 +110,12 @@ static int	n_catalog_plans = 0;
 
 /*
  * CatalogPlanFor
- *		The saved plan of (sql, argtypes), prepared on first use; NULL when
- *		the cache is full.  Caller is connected to SPI.
+ *		The saved plan of (sql, argtypes), prepared on first use with the
+ *		given cursor options (0, or CURSOR_OPT_GENERIC_PLAN); NULL when the
+ *		cache is full.  Caller is connected to SPI.
  */
 static SPIPlanPtr
-CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
+CatalogPlanFor(const char *sql, int nargs, Oid *argtypes, int options)
 {
 	CatalogPlan *entry;
 	SPIPlanPtr	plan;
@@ -118,7 +124,7 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
 	for (i = 0; i < n_catalog_plans; i++)
 	{
 		entry = &catalog_plans[i];
-		if (entry->nargs == nargs &&
+		if (entry->nargs == nargs && entry->options == options &&
 			(nargs == 0 ||
 			 memcmp(entry->argtypes, argtypes, sizeof(Oid) * nargs) == 0) &&
 			strcmp(entry->sql, sql) == 0)
@@ -127,7 +133,7 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
 	if (n_catalog_plans >= CATALOG_PLANS)
 		return NULL;
 
-	plan = SPI_prepare(sql, nargs, argtypes);
+	plan = SPI_prepare_cursor(sql, nargs, argtypes, options);
 	if (plan == NULL)
 		elog(ERROR, "backfill: could not prepare statement (%s): %s",
 			 SPI_result_code_string(SPI_result), sql);
@@ -137,6 +143,7 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
 	entry = &catalog_plans[n_catalog_plans];
 	entry->sql = MemoryContextStrdup(TopMemoryContext, sql);
 	entry->nargs = nargs;
+	entry->options = options;
 	entry->argtypes = NULL;
 	if (nargs > 0)
 	{
@@ -163,12 +170,14 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes)
  * search_path are restored on error as well as on success, before the
  * error reaches a caller that may catch it in a subtransaction.  With
  * "save", the statement's plan is kept for the rest of the session (see
- * CatalogPlanFor); statements whose text varies per call are run unsaved.
- * With "dest", the result rows go there (SpiExecDest), unsaved.
+ * CatalogPlanFor, prepared with cursor options "options"); statements
+ * whose text varies per call are run unsaved.  With "dest", the result
+ * rows go there (SpiExecDest), unsaved.
  */
 static int
 CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
-		   const char *nulls, int expected, bool save, DestReceiver *dest)
+		   const char *nulls, int expected, bool save, int options,
+		   DestReceiver *dest)
 {
 	Oid			owner = ExtensionOwner();
 	Oid			save_userid;
@@ -183,7 +192,8 @@ CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						   SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
 	{
-		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes) : NULL;
+		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes,
+												options) : NULL;
 
 		if (dest != NULL)
 			rc = SpiExecDest(sql, nargs, argtypes, values, nulls, dest,
@@ -218,7 +228,7 @@ int
 CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			const char *nulls, int expected)
 {
-	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true,
+	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true, 0,
 					  NULL);
 }
 
@@ -230,7 +240,76 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 int
 CatalogExecUnsaved(const char *sql, int expected)
 {
-	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false, NULL);
+	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false, 0, NULL);
+}
+
+/*
+ * CatalogExecFunctionBody
+ *		Run the body of the extension's SQL function backfill.<name>
+ *		(argtypes) with these arguments as one catalog statement
+ *		(CatalogRun), with jit off, its plan kept for the session.
+ *
+ * Calling a SQL function that has SET clauses parses and plans its body
+ * again in every statement that calls it.  For the body of a long rule
+ * (_lineage_pieces) that planning costs more than running it over a few
+ * chunks, and a plan may call it several times.  So its text is read from
+ * pg_proc (the function stays the one definition of the rule; a changed
+ * text, after an extension update, is prepared anew) and prepared once,
+ * as a generic plan, as the function's own body is planned.  The function
+ * must be a LANGUAGE sql function whose only settings are search_path
+ * 'pg_catalog, pg_temp' (CatalogRun pins it) and jit off (set here).
+ * Caller is connected to SPI.
+ */
+int
+CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
+						Datum *values, const char *nulls, int expected)
+{
+	Oid			nsp = get_namespace_oid("backfill", false);
+	Oid			fn;
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	Datum		src;
+	bool		isnull;
+	char	   *body;
+	int			nest;
+	volatile int rc = 0;
+
+	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
+						 CStringGetDatum(name),
+						 PointerGetDatum(buildoidvector(argtypes, nargs)),
+						 ObjectIdGetDatum(nsp));
+	if (!OidIsValid(fn))
+		elog(ERROR, "backfill: function backfill.%s is missing", name);
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for function %u", fn);
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	if (proc->prolang != SQLlanguageId ||
+		!heap_attisnull(tup, Anum_pg_proc_prosqlbody, NULL))
+		elog(ERROR, "backfill: function backfill.%s is not a SQL function with a text body",
+			 name);
+	src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+	if (isnull)
+		elog(ERROR, "backfill: function backfill.%s has no body", name);
+	body = TextDatumGetCString(src);
+	ReleaseSysCache(tup);
+
+	nest = NewGUCNestLevel();
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	PG_TRY();
+	{
+		rc = CatalogRun(body, nargs, argtypes, values, nulls, expected, true,
+						CURSOR_OPT_GENERIC_PLAN, NULL);
+	}
+	PG_FINALLY();
+	{
+		/* as on abort, so that it is safe in an error path too */
+		AtEOXact_GUC(false, nest);
+	}
+	PG_END_TRY();
+	pfree(body);
+	return rc;
 }
 
 /*
@@ -340,7 +419,7 @@ CatalogExecArgsOnce(const char *sql, const CatalogArgs *args, int expected)
 {
 	CatalogCheckParams(sql, args);
 	return CatalogRun(sql, args->n, (Oid *) args->types,
-					  (Datum *) args->values, args->nulls, expected, false,
+					  (Datum *) args->values, args->nulls, expected, false, 0,
 					  NULL);
 }
 
@@ -355,7 +434,7 @@ CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
 {
 	CatalogCheckParams(sql, args);
 	return CatalogRun(sql, args->n, (Oid *) args->types,
-					  (Datum *) args->values, args->nulls, expected, false,
+					  (Datum *) args->values, args->nulls, expected, false, 0,
 					  dest);
 }
 

@@ -281,10 +281,12 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
  *		SelectChunks for only_chunks => 'stale' alone on a target without a
  *		ledger: only the chunks a logged region overlaps can be stale, so
  *		the history is classified over the clusters of consecutive such
- *		chunks (at most STALE_CLUSTERS_MAX, one ClassifyPieces each), not
- *		over the whole range: a refresh of 3 late days of a year does not
- *		read the year's history.  False (nothing done) when there are more
- *		clusters; the caller then classifies the whole range.
+ *		chunks (at most STALE_CLUSTERS_MAX), not over the whole range: a
+ *		refresh of 3 late days of a year does not read the year's history.
+ *		The clusters are classified together (ClassifyRanges), with the
+ *		one plan of the rule that the session keeps.  False (nothing
+ *		done) when there are more clusters; the caller then classifies the
+ *		whole range.
  */
 static bool
 SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
@@ -292,7 +294,12 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 {
 	int		   *first = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
 	int		   *last = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
+	TimestampTz *los = palloc(sizeof(TimestampTz) * STALE_CLUSTERS_MAX);
+	TimestampTz *his = palloc(sizeof(TimestampTz) * STALE_CLUSTERS_MAX);
 	int			nclusters = 0;
+	Piece	   *pieces;
+	int			np;
+	int			j = 0;
 	int			k;
 	int			c;
 
@@ -311,15 +318,18 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 		first[nclusters] = last[nclusters] = k;
 		nclusters++;
 	}
+	if (nclusters == 0)
+		return true;
 
 	for (c = 0; c < nclusters; c++)
 	{
-		Piece	   *pieces;
-		int			np;
-		int			j = 0;
-
-		np = ClassifyPieces(target, bounds[first[c]], bounds[last[c] + 1],
-							&pieces);
+		los[c] = bounds[first[c]];
+		his[c] = bounds[last[c] + 1];
+	}
+	/* the clusters are disjoint and in order: so are their pieces */
+	np = ClassifyRanges(target, los, his, nclusters, &pieces);
+	for (c = 0; c < nclusters; c++)
+	{
 		for (k = first[c]; k <= last[c]; k++)
 		{
 			TimestampTz cs = bounds[k];

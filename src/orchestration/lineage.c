@@ -2,13 +2,14 @@
  *
  * lineage.c
  *	  A target's history cut into pieces, and which run wins each piece
- *	  (ClassifyPieces); and lineage_chart, a text picture of it
+ *	  (ClassifyPieces, ClassifyRanges); and lineage_chart, a text picture of it
  *	  (LineageChart).
  *
  * The rule of which run wins a stretch is written once, in the SQL
- * function backfill._lineage_pieces (src/sql/25_views.sql), which
- * backfill.lineage() reads too; ClassifyPieces reads it for lineage_chart
- * and for plan's only_chunks (cascade.c).
+ * function backfill._lineage_pieces (src/sql/50_undo.sql), which
+ * backfill.lineage() calls; ClassifyPieces and ClassifyRanges run its body
+ * (read from pg_catalog.pg_proc, planned once per session) for
+ * lineage_chart, undo and plan's only_chunks (cascade.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,55 +30,86 @@
 #include "backfill.h"
 
 /*
- * ClassifyPieces
- *		See backfill.h.  The pieces and their winners come from
- *		backfill._lineage_pieces (25_views.sql), the one implementation of
+ * ClassifyRanges
+ *		See backfill.h.  The pieces and their winners come from the body of
+ *		backfill._lineage_pieces (50_undo.sql), the one implementation of
  *		which run wins a stretch, shared with backfill.lineage: read as the
- *		extension owner, they cover [lo, hi) in order.  Returns the number
- *		of pieces, *pieces palloc'd.  Caller is connected to SPI.
+ *		extension owner, they cover each range in order.  The body is run
+ *		once per range through CatalogExecFunctionBody, which plans it once
+ *		per session: calling the function instead would parse and plan the
+ *		rule again in every statement, which costs more than classifying a
+ *		few chunks.  Returns the number of pieces, *pieces palloc'd.
+ *		Caller is connected to SPI.
+ */
+int
+ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his, int n,
+			   Piece **pieces)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	int			total = 0;
+	int			size = 0;
+	Piece	   *out = NULL;
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		int			rows;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = ObjectIdGetDatum(target);
+		values[1] = TimestampTzGetDatum(los[k]);
+		values[2] = TimestampTzGetDatum(his[k]);
+		/*
+		 * columns: lo, hi, run_id, settled status, version, executed_by,
+		 * cleared, finished_at, latest status; in order of lo
+		 */
+		CatalogExecFunctionBody("_lineage_pieces", 3, argtypes, values, NULL,
+								SPI_OK_SELECT);
+		rows = (int) SPI_processed;
+		if (total + rows > size)
+		{
+			size = Max(total + rows, 2 * size);
+			out = out == NULL ? palloc0(sizeof(Piece) * Max(size, 1)) :
+				repalloc(out, sizeof(Piece) * size);
+		}
+		for (i = 0; i < rows; i++)
+		{
+			bool		isnull;
+			char	   *st;
+			char	   *la;
+			Piece	   *p = &out[total + i];
+
+			CHECK_FOR_INTERRUPTS();
+			st = SpiGetText(i, 4);
+			la = SpiGetText(i, 9);
+			p->lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
+			p->hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
+			p->settled = ParseChunkStatus(st);
+			p->version = SpiGetInt32(i, 5, &isnull);
+			p->cleared = SpiGetBool(i, 7, &isnull);
+			p->latest = ParseChunkStatus(la);
+			if (st != NULL)
+				pfree(st);
+			if (la != NULL)
+				pfree(la);
+		}
+		total += rows;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	*pieces = out != NULL ? out : palloc0(sizeof(Piece));
+	return total;
+}
+
+/*
+ * ClassifyPieces
+ *		See backfill.h: ClassifyRanges over the one range [lo, hi).
  */
 int
 ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi, Piece **pieces)
 {
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
-	int			n;
-	int			i;
-	Piece	   *out;
-
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = TimestampTzGetDatum(lo);
-	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("SELECT p.piece_start, p.piece_end, p.settled_status,"
-				" p.definition_version, p.cleared, p.latest_status"
-				" FROM backfill._lineage_pieces($1, $2, $3) p"
-				" ORDER BY p.piece_start",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	n = (int) SPI_processed;
-	out = palloc0(sizeof(Piece) * Max(n, 1));
-	for (i = 0; i < n; i++)
-	{
-		bool		isnull;
-		char	   *st;
-		char	   *la;
-
-		CHECK_FOR_INTERRUPTS();
-		st = SpiGetText(i, 3);
-		la = SpiGetText(i, 6);
-		out[i].lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
-		out[i].hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-		out[i].settled = ParseChunkStatus(st);
-		out[i].version = SpiGetInt32(i, 4, &isnull);
-		out[i].cleared = SpiGetBool(i, 5, &isnull);
-		out[i].latest = ParseChunkStatus(la);
-		if (st != NULL)
-			pfree(st);
-		if (la != NULL)
-			pfree(la);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	*pieces = out;
-	return n;
+	return ClassifyRanges(target, &lo, &hi, 1, pieces);
 }
 
 /* The character of a definition version: 1-9, then a-z, then #. */
