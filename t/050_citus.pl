@@ -288,6 +288,22 @@ is(diff_count('daily', 'daily_expected'), '0', '... and nothing is written');
 $coord->safe_psql($db, "SELECT backfill.set_strategy('pdaily', 'truncate')");
 $coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-03', '2026-01-05')");
 is(diff_count('pdaily', 'daily_expected'), '0', 'explicit truncate on distributed partitions');
+# parallel => 2 on it: Citus reads every partition for a chunk (ACCESS
+# SHARE until it commits), so chunks that truncate their partition run one
+# at a time there, in workers, and none waits for another (measured: the
+# second deferred after lock_timeout)
+my $pprun = $coord->safe_psql($db,
+	"SELECT backfill.plan('pdaily', '2026-01-01', '2026-01-15', probe => false)");
+($ret, $out, $err) = $coord->psql($db,
+	"SET backfill.lock_timeout = 200; CALL backfill.run($pprun, parallel => 2)");
+is($ret, 0, 'parallel => 2 on the distributed partitioned target succeeds');
+is( $coord->safe_psql($db, qq{
+SELECT r.status || ' ' || count(*) FILTER (WHERE c.executed_via = 'worker') || ' '
+       || string_agg(DISTINCT c.strategy, ',') || ' ' || sum(c.deferrals)
+  FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
+ WHERE run_id = $pprun GROUP BY r.status}),
+	'done 14 truncate 0', '... its 14 chunks truncated by workers, none deferred');
+is(diff_count('pdaily', 'daily_expected'), '0', '... rows as the source says');
 
 # reconcile, check, lineage over distributed tables
 is( $coord->safe_psql(

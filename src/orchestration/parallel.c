@@ -48,11 +48,12 @@
  * conflicting with itself) while chunks of that target are in flight, so
  * two calls never execute chunks of one target at the same time; a call
  * that finds it taken executes its next chunk in the session, where it
- * waits (and defers) as a serial chunk does.  Citus's own lock that lets
- * one multi-shard modification at a time on a shard
- * (citus.enable_deadlock_prevention) is off in these workers: the chunks
- * of one call write disjoint ranges, and each is a distributed transaction
- * of its own to Citus's deadlock detector.
+ * waits (and defers) as a serial chunk does.  The chunks of a partitioned
+ * target that truncate their leaves run one at a time (LeavesAlone).
+ * Citus's own lock that lets one multi-shard modification at a time touch
+ * a shard (citus.enable_deadlock_prevention) is off in these workers: the
+ * chunks of one call write disjoint ranges, and each is a distributed
+ * transaction of its own to Citus's deadlock detector.
  *
  * While it runs, a worker holds a session-level lock whose key is its
  * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
@@ -70,6 +71,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -80,6 +82,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -351,6 +354,25 @@ TargetInFlight(Oid relid)
 }
 
 /*
+ * LeavesAlone
+ *		Whether a chunk of run may take its leaves in ACCESS EXCLUSIVE (a
+ *		partitioned target whose chunks truncate, swap or keep their
+ *		leaves, or a revert run's).  On Citus such chunks of one target run
+ *		one at a time: Citus reads every partition of the table for a
+ *		chunk (ACCESS SHARE until it commits), so a second chunk would wait
+ *		for the first in its lock phase and defer after
+ *		backfill.lock_timeout (measured).
+ */
+static bool
+LeavesAlone(RunInfo *run)
+{
+	if (get_rel_relkind(run->target) != RELKIND_PARTITIONED_TABLE)
+		return false;
+	return run->strategy != STRATEGY_DELETE || run->keep_replaced ||
+		run->reverts != 0;
+}
+
+/*
  * FlightFailed
  *		Whether a chunk in flight has already recorded a failure or a
  *		deferral (its worker commits the outcome, then exits: the leader
@@ -612,7 +634,8 @@ RunChunkHere(Member *m, LeaderState *st, ChunkInfo *peeked,
  *		(a run's chunks never overtake each other); a chunk waiting for
  *		upstream chunks (PipelineChunkReady) or for another writer of its
  *		target (TargetHasWaiters), or, on Citus, whose target another call
- *		holds (TakeCallTarget), lets the later runs go first; such a
+ *		holds (TakeCallTarget) or has a chunk in flight that takes its
+ *		leaves alone (LeavesAlone), lets the later runs go first; such a
  *		target with nothing in flight at all is returned with *here set:
  *		the chunk runs in the session, as a serial chunk waits.  A run
  *		found finished (nothing left, or done or cancelled meanwhile) is
@@ -665,6 +688,10 @@ NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 			continue;
 		/* another writer of the target has its turn first */
 		if (TargetInFlight(m->run->target) && TargetHasWaiters(m->run))
+			continue;
+		/* on Citus: one chunk of a target at a time that truncates leaves */
+		if (!st->lock_group && TargetInFlight(m->run->target) &&
+			LeavesAlone(m->run))
 			continue;
 		/* on Citus: another call's chunks of this target are in flight */
 		if (!st->lock_group && !TakeCallTarget(st, m->run->target))
