@@ -5,8 +5,9 @@
 # (DELETE + INSERT ... SELECT per day, COMMIT) on the same cluster, median
 # of BENCH_REPS; the per-chunk overhead (empty 1-minute chunks); and
 # parallel chunks (issue 19): the 30 daily chunks of the distributed target
-# and of a co-located rollup at parallel => 1 and 2 (on a Citus coordinator
-# parallel => 2 runs the chunks in the session, one at a time: doc/parallel.md).
+# and of a co-located rollup at parallel => 1 and 2, alternated in each
+# repetition (parallel => 2: background workers, each chunk a distributed
+# transaction of its own, doc/parallel.md#citus).
 #
 #   bash bench/citus.sh                                   (as root)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/citus.sh  (a developer sandbox)
@@ -133,11 +134,13 @@ for r in $(seq 1 "$REPS"); do
 done
 # parallel => 1 and 2, each target, one refill of the whole range per rep
 declare -A par
+par2_runs=0
 for r in $(seq 1 "$REPS"); do
     for t in tgt rollup; do
         for p in 1 2; do
             run=$(psql_at 0 -At -c "SELECT backfill.plan('$t', '2026-01-01', $end, probe => false)")
             par[$t$p]+="$(timed -c "SET client_min_messages = warning" -c "CALL backfill.run($run, parallel => $p)") "
+            [ "$p" -eq 2 ] && par2_runs="$par2_runs,$run"
         done
     done
 done
@@ -181,5 +184,6 @@ for t in tgt rollup; do
     printf '%-44s %10.2f   (%s)\n' "$t, $DAYS chunks, parallel => 2" "$p2" "${par[${t}2]% }"
     printf '%-44s %10.3f\n' "$t: parallel 2 vs 1 speed-up" "$(echo "$p1 / $p2" | bc -l)"
 done
-psql_at 0 -At -c "SELECT 'chunks of parallel => 2 runs executed by: ' || string_agg(DISTINCT executed_via, ',') FROM backfill.chunks c JOIN backfill.runs r USING (run_id) WHERE c.executed_via IS NOT NULL"
+psql_at 0 -At -c "SELECT 'chunks of the parallel => 2 runs: ' || string_agg(via || ' ' || n, ', ') FROM (SELECT executed_via AS via, count(*) AS n FROM backfill.chunks WHERE run_id IN ($par2_runs) GROUP BY 1) v"
+psql_at 0 -At -c "SELECT 'parallel => 2 runs whose chunks overlapped in time: ' || count(DISTINCT a.run_id) || ' of ' || (SELECT count(*) FROM backfill.runs WHERE run_id IN ($par2_runs)) FROM backfill.chunks a JOIN backfill.chunks b ON b.run_id = a.run_id AND b.chunk_no > a.chunk_no AND b.started_at < a.finished_at AND a.started_at < b.finished_at WHERE a.run_id IN ($par2_runs)"
 psql_at 0 -At -c "SELECT 'rollup rows = expected: ' || ((SELECT count(*) FROM rollup) = (SELECT count(*) FROM (SELECT DISTINCT account, date_trunc('day', ts) FROM src) d))"

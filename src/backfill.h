@@ -567,9 +567,9 @@ extern void CitusCheckStrategy(Oid target, ReplaceStrategy strategy);
 extern bool CitusForbidsSwap(Oid target);
 
 /*
- * Whether parallel chunks must not run in background workers of one lock
- * group here (citus is installed: Citus shares the leader's distributed
- * transaction with the group's members).
+ * Whether the background workers of parallel chunks must not join their
+ * session's lock group here (citus is installed: Citus gives the members of
+ * a lock group the leader's distributed transaction).
  */
 extern bool CitusForbidsLockGroups(void);
 
@@ -1067,6 +1067,13 @@ extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 RunStatus run_status, const char *via,
 						 const char *user, ChunkReport *report);
 extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+
+/*
+ * Whether this backend's chunks take their target's locks in modes that do
+ * not conflict with the other chunks of their call (a parallel worker in no
+ * lock group, on a Citus coordinator; chunk.c).
+ */
+extern void SetChunkLocksShared(bool shared);
 extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 
 /*
@@ -1417,8 +1424,8 @@ extern void LockTargetForJob(Oid relid);
 /*
  * Whether a run call with parallel => N > 1 may use background workers:
  * not while the run's probe has not run (it runs alone, in the session),
- * nor on a Citus coordinator, nor for a current role that cannot log in
- * (NOTICE).  Caller is connected to SPI.
+ * nor for a current role that cannot log in (NOTICE).  Caller is connected
+ * to SPI.
  */
 extern bool ParallelUsable(RunInfo *run);
 

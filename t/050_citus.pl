@@ -5,7 +5,8 @@
 # coordinator), the date rollup that needs predicates in the column's own
 # type, strategies (truncate on distributed partitions, swap refused),
 # ledger gate, reconcile, check, lineage, pg_cron, lock_target and writers,
-# parallel => 2 (one chunk at a time in the session on Citus),
+# parallel => 2 (chunks in background workers at the same time, each its
+# own distributed transaction; what waits for them),
 # the refusal on a worker, and a worker stopped with -m immediate in the
 # middle of a chunk and at plan time.
 #
@@ -106,7 +107,7 @@ CREATE VIEW daily_expected AS
   SELECT paid_at::date AS day, customer, count(*)::int AS n FROM payments GROUP BY 1, 2;
 SELECT backfill.register('daily', 'day',
   $$SELECT paid_at::date AS day, customer, count(*)::int AS n
-      FROM payments WHERE paid_at >= $1 AND paid_at < $2 GROUP BY 1, 2$$);
+      FROM payments WHERE paid_at >= $1 AND paid_at < $2 AND (SELECT hold()) GROUP BY 1, 2$$);
 
 -- a reference table (date) and a local table on the coordinator (timestamp)
 CREATE TABLE ref_daily (day date NOT NULL, n int);
@@ -172,30 +173,80 @@ is( $coord->safe_psql(
                        FROM payments GROUP BY 1)}),
 	'14 6720', 'local table on the coordinator (timestamp column)');
 
-# Parallel chunks (issue 19): Citus gives the members of a lock group the
-# leader's distributed transaction, so two chunks of one call would remove
-# each other's intermediate results (measured: "could not find the
-# intermediate result file").  On a Citus coordinator parallel => 2 runs
-# the chunks in the session, one at a time, with a NOTICE, and the run
-# ends done with the right rows: the co-located rollup (whose source has a
-# subquery: intermediate results) and the rollup that is not co-located,
-# each damaged first.
+# Parallel chunks (issue 19).  The workers join no lock group on Citus:
+# Citus would give them the session's distributed transaction (measured:
+# the nodes were told transaction 0, and a subplan's intermediate result
+# was looked for in another connection's directory: "could not find the
+# intermediate result file").  Each chunk is a distributed transaction of
+# its own, and the chunks of one call share their locks.  The co-located
+# rollup and the one that is not co-located, each damaged first, both with
+# the gate hold() in their source (a subplan: intermediate results): two
+# chunks wait at the gate at the same time, so they overlap.
 $coord->safe_psql($db, q{
 UPDATE hourly SET n = n + 100 WHERE hour < '2026-01-05';
 DELETE FROM daily WHERE day >= '2026-01-10'});
+my $pgate = $coord->background_psql($db);
 for my $t ('hourly', 'daily')
 {
 	my $prun = $coord->safe_psql($db,
 		"SELECT backfill.plan('$t', '2026-01-01', '2026-01-15', probe => false)");
-	($ret, $out, $err) = $coord->psql($db, "CALL backfill.run($prun, parallel => 2)");
-	is($ret, 0, "parallel => 2 on $t succeeds");
-	like($err, qr/run $prun executes its chunks one at a time in this session.*Citus is installed in this database/s,
-		'... one chunk at a time in the session, with a NOTICE saying why');
+	$pgate->query_safe('SELECT pg_advisory_lock(4242)');
+	my $prunner = $coord->background_psql($db, on_error_stop => 0);
+	$prunner->query_until(qr/started/,
+		"\\echo started\nCALL backfill.run($prun, parallel => 2);\n");
+	ok( $coord->poll_query_until(
+			$db, q{SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory'
+  AND objid = 4242 AND NOT granted}),
+		"parallel => 2 on $t: two chunks in flight at once, both inside their source");
 	is( $coord->safe_psql($db, qq{
-SELECT r.status || ' ' || count(*) || ' ' || count(*) FILTER (WHERE c.executed_via = 'session')
+SELECT cardinality(chunks_in_flight) || ' ' || cardinality(worker_pids)
+  FROM backfill.progress WHERE run_id = $prun}),
+		'2 2', '... progress shows them and their two workers');
+	is( $coord->safe_psql($db, q{
+SELECT count(DISTINCT a.transaction_number) FROM pg_stat_activity s,
+       LATERAL get_all_active_transactions() a
+ WHERE s.backend_type = 'backfill worker' AND a.process_id = s.pid
+   AND a.transaction_number <> 0}),
+		'2', '... each worker in a distributed transaction of its own');
+	if ($t eq 'hourly')
+	{
+		# what waits for the chunks in flight, and what does not
+		($ret, $out, $err) = $coord->psql($db,
+			"BEGIN; SET lock_timeout = '300ms'; SELECT backfill.lock_target('hourly'); COMMIT;");
+		like($err, qr/lock timeout/,
+			'lock_target (the daily job) waits for the parallel chunks in flight');
+		my $other = $coord->safe_psql($db,
+			"SELECT backfill.plan('hourly', '2026-01-20', '2026-01-21', probe => false)");
+		($ret, $out, $err) = $coord->psql($db,
+			"SET backfill.lock_timeout = 200; SET backfill.max_attempts = 5; CALL backfill.run($other)");
+		like($err, qr/run $other hourly chunk 1 .*deferred/s,
+			'a chunk of another run of the target waits for them (deferred)');
+		($ret, $out, $err) = $coord->psql($db,
+			"SET backfill.lock_timeout = 200; SET backfill.max_attempts = 5; CALL backfill.run($other, parallel => 2)");
+		like($err, qr/run $other hourly chunk 1 .*deferred/s,
+			'so does another parallel call on the target: its chunk runs in its session and waits');
+		is( $coord->safe_psql($db,
+				"SELECT status || ' ' || deferrals FROM backfill.chunks WHERE run_id = $other"),
+			'pending 2', '... and stays pending');
+		($ret, $out, $err) = $coord->psql($db,
+			"SET lock_timeout = '300ms'; INSERT INTO hourly VALUES (3, '2026-02-01', 1, 1)");
+		is($ret, 0,
+			'a writer that does not take lock_target does not wait for them on Citus (doc/parallel.md)');
+		$coord->safe_psql($db, "DELETE FROM hourly WHERE hour = '2026-02-01'");
+		$pgate->query_safe('SELECT pg_advisory_unlock(4242)');
+		$prunner->quit;
+		$coord->safe_psql($db, "CALL backfill.run($other)");
+	}
+	else
+	{
+		$pgate->query_safe('SELECT pg_advisory_unlock(4242)');
+		$prunner->quit;
+	}
+	is( $coord->safe_psql($db, qq{
+SELECT r.status || ' ' || count(*) || ' ' || count(*) FILTER (WHERE c.executed_via = 'worker')
   FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
  WHERE run_id = $prun GROUP BY r.status}),
-		'done 14 14', "... done, its 14 chunks executed in the session");
+		'done 14 14', "... done, its 14 chunks executed by workers");
 }
 is(diff_count('hourly', 'hourly_expected'), '0',
 	'parallel => 2, co-located rollup: rows as the source says');
@@ -203,7 +254,11 @@ is(diff_count('daily', 'daily_expected'), '0',
 	'parallel => 2, rollup not co-located: rows as the source says');
 is($coord->safe_psql($db,
 	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'backfill worker'"),
-	'0', 'no backfill worker was started on the coordinator');
+	'0', 'no backfill worker is left running');
+is( $coord->safe_psql($db, q{SELECT count(*) FROM pg_locks
+  WHERE locktype = 'advisory' AND classid = x'42460002'::int::oid AND objsubid = 16966
+    AND objid IN ('hourly'::regclass::oid, 'daily'::regclass::oid)}),
+	'0', 'and no target lock of the calls is left held');
 
 # distributed partitioned: auto picks truncate; swap is refused
 $coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-01', '2026-01-15')");
@@ -233,6 +288,22 @@ is(diff_count('daily', 'daily_expected'), '0', '... and nothing is written');
 $coord->safe_psql($db, "SELECT backfill.set_strategy('pdaily', 'truncate')");
 $coord->safe_psql($db, "CALL backfill.backfill('pdaily', '2026-01-03', '2026-01-05')");
 is(diff_count('pdaily', 'daily_expected'), '0', 'explicit truncate on distributed partitions');
+# parallel => 2 on it: Citus reads every partition for a chunk (ACCESS
+# SHARE until it commits), so chunks that truncate their partition run one
+# at a time there, in workers, and none waits for another (measured: the
+# second deferred after lock_timeout)
+my $pprun = $coord->safe_psql($db,
+	"SELECT backfill.plan('pdaily', '2026-01-01', '2026-01-15', probe => false)");
+($ret, $out, $err) = $coord->psql($db,
+	"SET backfill.lock_timeout = 200; CALL backfill.run($pprun, parallel => 2)");
+is($ret, 0, 'parallel => 2 on the distributed partitioned target succeeds');
+is( $coord->safe_psql($db, qq{
+SELECT r.status || ' ' || count(*) FILTER (WHERE c.executed_via = 'worker') || ' '
+       || string_agg(DISTINCT c.strategy, ',') || ' ' || sum(c.deferrals)
+  FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
+ WHERE run_id = $pprun GROUP BY r.status}),
+	'done 14 truncate 0', '... its 14 chunks truncated by workers, none deferred');
+is(diff_count('pdaily', 'daily_expected'), '0', '... rows as the source says');
 
 # reconcile, check, lineage over distributed tables
 is( $coord->safe_psql(

@@ -39,14 +39,20 @@ CitusInstalled(void)
 
 /*
  * CitusForbidsLockGroups
- *		See backfill.h.  Citus gives every member of a lock group the
- *		distributed transaction of the group's leader (its backend data),
- *		so two parallel chunks of one call would be one distributed
- *		transaction to Citus: their intermediate results (subqueries, CTEs,
- *		INSERT ... SELECT through the coordinator) share one directory and
- *		one set of names, and the first chunk to end removes the other's
- *		("could not find the intermediate result file").  Any run may read
- *		a distributed table, so the whole database is concerned.
+ *		See backfill.h.  Citus reads the distributed transaction of a
+ *		member of a lock group from the group leader's backend data
+ *		(GetBackendDataForProc), while the member's own coordinated
+ *		transaction is recorded in its own.  A parallel chunk's worker in
+ *		its session's lock group therefore tells the nodes transaction
+ *		number 0 (the session is idle) or the session's: the nodes then
+ *		keep a subplan's intermediate results per connection ("could not
+ *		find the intermediate result file", measured with one worker
+ *		alone), the distributed deadlock detector does not see the chunk,
+ *		and 2PC recovery does not count the worker's prepared transactions
+ *		as in progress (it could roll one back between PREPARE and COMMIT
+ *		PREPARED).  So on Citus the workers stay out of the lock group and
+ *		take shared chunk locks instead (parallel.c).  Any run may read a
+ *		distributed table, so the whole database is concerned.
  */
 bool
 CitusForbidsLockGroups(void)

@@ -35,9 +35,29 @@ typedef enum ChunkPhase
 	PHASE_WORK
 } ChunkPhase;
 
+/*
+ * The lock modes of a parallel chunk's worker that is in no lock group (on
+ * a Citus coordinator: SetChunkLocksShared).
+ */
+static bool chunk_locks_shared = false;
+
 /* chunk_timeout: one user timeout per backend, registered lazily */
 static TimeoutId chunk_timeout_id = MAX_TIMEOUTS;
 static volatile sig_atomic_t chunk_timed_out = false;
+
+/*
+ * SetChunkLocksShared
+ *		See backfill.h.  Called once by a parallel chunk's background
+ *		worker that is in no lock group (on a Citus coordinator), before
+ *		its chunk: the chunks of one call then take their target's locks
+ *		in modes that do not conflict with each other (ChunkLockTarget,
+ *		ChunkLockWatermark).
+ */
+void
+SetChunkLocksShared(bool shared)
+{
+	chunk_locks_shared = shared;
+}
 
 /*
  * ChunkLockTarget
@@ -50,6 +70,13 @@ static volatile sig_atomic_t chunk_timed_out = false;
  *		rows wait while readers, and writers to other partitions, do not;
  *		the leaves are locked in ACCESS EXCLUSIVE right away when the chunk
  *		will truncate or swap them ("strategy", see partition.c).
+ *		With shared chunk locks (a parallel worker on a Citus coordinator,
+ *		in no lock group) the target lock is taken in RowExclusiveLock,
+ *		which still excludes lock_target (ShareLock) and a chunk executed
+ *		in a session (ExclusiveLock) but not the other chunks of the call,
+ *		and the table (or leaves) in ROW EXCLUSIVE, the lock of the chunk's
+ *		own DELETE and INSERT: writers that do not take lock_target do not
+ *		wait for such a chunk (doc/parallel.md, Citus).
  *		Both waits are bounded by lock_timeout, which the caller has set.
  *		Privileges were checked by the caller (CheckTargetPrivileges).
  */
@@ -60,8 +87,11 @@ ChunkLockTarget(Oid target, const char *time_column,
 	LOCKTAG		tag;
 
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	(void) LockAcquire(&tag,
+					   chunk_locks_shared ? RowExclusiveLock : ExclusiveLock,
+					   false, false);
 	LockAffectedPartitions(target, time_column, lo, hi, strategy,
+						   chunk_locks_shared ? RowExclusiveLock :
 						   ShareRowExclusiveLock);
 }
 
@@ -76,7 +106,10 @@ ChunkLockTarget(Oid target, const char *time_column,
  *		either committed before the chunk reads its source, or logged
  *		(orchestration/watch.c).  A chunk behind the watermark takes nothing:
  *		writes into it are always logged.  Called after the target lock, so
- *		no other chunk of the target moves the watermark meanwhile.
+ *		no other chunk of the target moves the watermark meanwhile, but the
+ *		chunks of one parallel call (the watermark moves by GREATEST).  With
+ *		shared chunk locks the mode is RowExclusiveLock, which conflicts
+ *		with the writers' ShareLock and not with the call's other chunks.
  */
 static void
 ChunkLockWatermark(Oid target, TimestampTz hi)
@@ -97,7 +130,9 @@ ChunkLockWatermark(Oid target, TimestampTz hi)
 	if (!isnull && hi <= watermark)
 		return;
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	(void) LockAcquire(&tag,
+					   chunk_locks_shared ? RowExclusiveLock : ExclusiveLock,
+					   false, false);
 }
 
 /*

@@ -37,6 +37,24 @@
  * run row), so no cycle can form between them.  A worker runs no parallel
  * query of its own (a member cannot lead a group).
  *
+ * On a Citus coordinator (CitusForbidsLockGroups: Citus would give the
+ * members the leader's distributed transaction) the workers join no lock
+ * group.  They take shared chunk locks instead (SetChunkLocksShared): the
+ * target lock in ROW EXCLUSIVE, which excludes lock_target and a chunk
+ * executed in a session but not the call's other chunks, and the table in
+ * ROW EXCLUSIVE only, so a writer that does not take lock_target no longer
+ * waits for the chunks in flight.  The leader holds the target lock in
+ * SHARE UPDATE EXCLUSIVE (session level, compatible with its workers' and
+ * conflicting with itself) while chunks of that target are in flight, so
+ * two calls never execute chunks of one target at the same time; a call
+ * that finds it taken executes its next chunk in the session, where it
+ * waits (and defers) as a serial chunk does.  The chunks of a partitioned
+ * target that truncate their leaves run one at a time (LeavesAlone).
+ * Citus's own lock that lets one multi-shard modification at a time touch
+ * a shard (citus.enable_deadlock_prevention) is off in these workers: the
+ * chunks of one call write disjoint ranges, and each is a distributed
+ * transaction of its own to Citus's deadlock detector.
+ *
  * While it runs, a worker holds a session-level lock whose key is its
  * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
  * see the chunks in flight and their pids, and a worker that dies drops
@@ -53,6 +71,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -63,6 +82,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -81,6 +101,7 @@ typedef struct ChunkWorkerArgs
 	int32		lock_timeout;
 	int32		chunk_timeout;
 	int32		max_attempts;
+	bool		lock_group;		/* join the leader's lock group */
 } ChunkWorkerArgs;
 
 StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
@@ -159,24 +180,14 @@ RoleCanLogin(Oid role)
  * ParallelUsable
  *		See backfill.h.  A probe that has not run yet runs alone, in this
  *		session, as without parallel (and the call stops after it, as
- *		always); on a Citus coordinator (CitusForbidsLockGroups), and for a
- *		caller whose current role cannot log in, the chunks run in this
- *		session too, with a NOTICE.
+ *		always); for a caller whose current role cannot log in, the chunks
+ *		run in this session too, with a NOTICE.
  */
 bool
 ParallelUsable(RunInfo *run)
 {
 	if (run->probe && !RunHasDoneChunk(run->run_id))
 		return false;
-	if (CitusForbidsLockGroups())
-	{
-		ereport(NOTICE,
-				(errmsg("run %lld executes its chunks one at a time in this session",
-						(long long) run->run_id),
-				 errdetail("Citus is installed in this database, and Citus gives the background workers of one call the distributed transaction of their session, so their chunks would remove each other's intermediate results."),
-				 errhint("Leave parallel at 1 on a Citus coordinator: Citus already executes each chunk on the shards in parallel.")));
-		return false;
-	}
 	if (!RoleCanLogin(GetUserId()))
 	{
 		ereport(NOTICE,
@@ -192,12 +203,12 @@ ParallelUsable(RunInfo *run)
 
 /*
  * StartChunkWorker
- *		Register the background worker of one chunk; NULL when no worker
- *		slot is free.  The handle is allocated in the current memory
- *		context.
+ *		Register the background worker of one chunk, to join this backend's
+ *		lock group or not; NULL when no worker slot is free.  The handle is
+ *		allocated in the current memory context.
  */
 static BackgroundWorkerHandle *
-StartChunkWorker(RunInfo *run, ChunkInfo *chunk)
+StartChunkWorker(RunInfo *run, ChunkInfo *chunk, bool lock_group)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -227,6 +238,7 @@ StartChunkWorker(RunInfo *run, ChunkInfo *chunk)
 	args.lock_timeout = backfill_lock_timeout;
 	args.chunk_timeout = backfill_chunk_timeout;
 	args.max_attempts = backfill_max_attempts;
+	args.lock_group = lock_group;
 	memcpy(worker.bgw_extra, &args, sizeof(args));
 
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
@@ -273,8 +285,11 @@ WaitForFlight(int n)
  *		would not queue behind such a waiter but overtake it; the leader
  *		starts nothing new on that target until its chunks in flight have
  *		ended and the waiter had its turn, as between two chunks of a serial
- *		run.  The waits of the call's own workers (their pids, as the
- *		postmaster reports them) do not count.  Caller is connected to SPI.
+ *		run.  Workers in no lock group (Citus) would queue behind the
+ *		waiter instead, each for up to backfill.lock_timeout: not starting
+ *		them is better there too.  The waits of the call's own workers
+ *		(their pids, as the postmaster reports them) do not count.  Caller
+ *		is connected to SPI.
  */
 static bool
 TargetHasWaiters(RunInfo *run)
@@ -336,6 +351,25 @@ TargetInFlight(Oid relid)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * LeavesAlone
+ *		Whether a chunk of run may take its leaves in ACCESS EXCLUSIVE (a
+ *		partitioned target whose chunks truncate, swap or keep their
+ *		leaves, or a revert run's).  On Citus such chunks of one target run
+ *		one at a time: Citus reads every partition of the table for a
+ *		chunk (ACCESS SHARE until it commits), so a second chunk would wait
+ *		for the first in its lock phase and defer after
+ *		backfill.lock_timeout (measured).
+ */
+static bool
+LeavesAlone(RunInfo *run)
+{
+	if (get_rel_relkind(run->target) != RELKIND_PARTITIONED_TABLE)
+		return false;
+	return run->strategy != STRATEGY_DELETE || run->keep_replaced ||
+		run->reverts != 0;
 }
 
 /*
@@ -404,12 +438,71 @@ typedef struct LeaderState
 	int			cap;			/* places usable: parallel, fewer when no
 								 * worker slot was free */
 	bool		stop;			/* start nothing new */
+	bool		lock_group;		/* the workers join this backend's lock
+								 * group; else (Citus) the call target
+								 * locks below */
+	Oid		   *held;			/* targets whose call lock is held */
+	int			nheld;
 	bool		failed;
 	Member	   *failed_member;	/* the first failure: earliest run, */
 	ChunkInfo	failed_chunk;	/* first in plan order */
 	ErrorData  *failed_error;	/* in the run's context */
 	FailureCause failed_cause;	/* its cause (failures.c) */
 } LeaderState;
+
+/*
+ * TakeCallTarget
+ *		For a call whose workers are in no lock group (Citus): take the
+ *		call's lock on target relid, (TARGET, relid) in SHARE UPDATE
+ *		EXCLUSIVE at session level, without waiting; false when another
+ *		call holds it, or a chunk executed in a session, or lock_target
+ *		(they exclude each other; a chunk of this call then runs in the
+ *		session, which waits as a serial chunk does).  Held while chunks of
+ *		the target are in flight (ReleaseCallTarget).
+ */
+static bool
+TakeCallTarget(LeaderState *st, Oid relid)
+{
+	LOCKTAG		tag;
+	int			i;
+
+	for (i = 0; i < st->nheld; i++)
+	{
+		if (st->held[i] == relid)
+			return true;
+	}
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) relid);
+	if (LockAcquire(&tag, ShareUpdateExclusiveLock, true, true) ==
+		LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	st->held[st->nheld++] = relid;
+	return true;
+}
+
+/*
+ * ReleaseCallTarget
+ *		Release the call's lock on target relid, if held (InvalidOid: every
+ *		one, at the end of the call or on its error).
+ */
+static void
+ReleaseCallTarget(LeaderState *st, Oid relid)
+{
+	LOCKTAG		tag;
+	int			i = 0;
+
+	while (i < st->nheld)
+	{
+		if (OidIsValid(relid) && st->held[i] != relid)
+		{
+			i++;
+			continue;
+		}
+		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET,
+						(uint32) st->held[i]);
+		(void) LockRelease(&tag, ShareUpdateExclusiveLock, true);
+		st->held[i] = st->held[--st->nheld];
+	}
+}
 
 /*
  * NoteOutcome
@@ -497,6 +590,9 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 	pfree(f->handle);
 	f->handle = NULL;
 	st->in_flight--;
+	/* the last chunk of its target in flight: other calls may go on */
+	if (!st->lock_group && !TargetInFlight(m->run->target))
+		ReleaseCallTarget(st, m->run->target);
 }
 
 /*
@@ -537,17 +633,22 @@ RunChunkHere(Member *m, LeaderState *st, ChunkInfo *peeked,
  *		looked at in dependency order, each at its next chunk in plan order
  *		(a run's chunks never overtake each other); a chunk waiting for
  *		upstream chunks (PipelineChunkReady) or for another writer of its
- *		target (TargetHasWaiters) lets the later runs go first.  A run
+ *		target (TargetHasWaiters), or, on Citus, whose target another call
+ *		holds (TakeCallTarget) or has a chunk in flight that takes its
+ *		leaves alone (LeavesAlone), lets the later runs go first; such a
+ *		target with nothing in flight at all is returned with *here set:
+ *		the chunk runs in the session, as a serial chunk waits.  A run
  *		found finished (nothing left, or done or cancelled meanwhile) is
  *		marked so.  With a single run (run, backfill), a chunk that waits
  *		for upstream chunks ends the starts, with the NOTICE saying why.
  *		NULL when nothing may start now.  Caller is connected to SPI.
  */
 static Member *
-NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts)
+NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 {
 	int			k;
 
+	*here = false;
 	for (k = 0; k < st->nmembers; k++)
 	{
 		Member	   *m = &st->members[k];
@@ -588,6 +689,17 @@ NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts)
 		/* another writer of the target has its turn first */
 		if (TargetInFlight(m->run->target) && TargetHasWaiters(m->run))
 			continue;
+		/* on Citus: one chunk of a target at a time that truncates leaves */
+		if (!st->lock_group && TargetInFlight(m->run->target) &&
+			LeavesAlone(m->run))
+			continue;
+		/* on Citus: another call's chunks of this target are in flight */
+		if (!st->lock_group && !TakeCallTarget(st, m->run->target))
+		{
+			if (st->in_flight > 0)
+				continue;
+			*here = true;
+		}
 		return m;
 	}
 	return NULL;
@@ -629,6 +741,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			BackgroundWorkerHandle *handle;
 			MemoryContext old;
 			Member	   *m;
+			bool		here;
 
 			CHECK_FOR_INTERRUPTS();
 			SpiConnect();
@@ -640,17 +753,28 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				st->stop = true;
 				break;
 			}
-			m = NextStartable(st, &chunk, &attempts);
+			m = NextStartable(st, &chunk, &attempts, &here);
 			SpiFinish();
 			SPI_commit();
 			if (m == NULL)
 				break;
+			if (here)
+			{
+				/* its target is another call's: wait as a serial chunk */
+				RunChunkHere(m, st, &chunk, via, user, cxt);
+				m->cursor = chunk.chunk_no;
+				started++;
+				ran_here = true;
+				break;
+			}
 
 			old = MemoryContextSwitchTo(cxt);
-			handle = StartChunkWorker(m->run, &chunk);
+			handle = StartChunkWorker(m->run, &chunk, st->lock_group);
 			MemoryContextSwitchTo(old);
 			if (handle == NULL)
 			{
+				if (!st->lock_group && !TargetInFlight(m->run->target))
+					ReleaseCallTarget(st, m->run->target);
 				if (!warned)
 					ereport(NOTICE,
 							(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
@@ -778,8 +902,11 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	st.members = palloc0(sizeof(Member) * nruns);
 	for (k = 0; k < nruns; k++)
 		st.members[k].run = runs[k];
-	/* the workers join this backend's lock group (see the file header) */
-	BecomeLockGroupLeader();
+	st.held = palloc0(sizeof(Oid) * nruns);
+	/* the workers join this backend's lock group, but on Citus (header) */
+	st.lock_group = !CitusForbidsLockGroups();
+	if (st.lock_group)
+		BecomeLockGroupLeader();
 	flights = palloc0(sizeof(Flight) * parallel);
 	nflights = parallel;
 
@@ -804,11 +931,14 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		TerminateFlights(0, (Datum) 0);
 		flights = NULL;
 		nflights = 0;
+		/* session locks outlive the error */
+		ReleaseCallTarget(&st, InvalidOid);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	flights = NULL;
 	nflights = 0;
+	ReleaseCallTarget(&st, InvalidOid);
 
 	MemoryContextSwitchTo(evcxt);
 	for (k = 0; k < nruns; k++)
@@ -923,7 +1053,8 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 /*
  * backfill_chunk_worker
  *		The main of a parallel chunk's background worker (bgw_extra:
- *		ChunkWorkerArgs): connect as the leader's role, take the leader's
+ *		ChunkWorkerArgs): join the leader's lock group, or, on Citus, take
+ *		shared chunk locks; connect as the leader's role, take the leader's
  *		settings, hold the chunk's lock (BackfillChunkLockTag), claim the
  *		chunk and execute it in its own transaction with the chunk engine
  *		(an atomic SPI connection: the worker commits itself),
@@ -952,20 +1083,42 @@ backfill_chunk_worker(Datum main_arg)
 	/*
 	 * Join the leader's lock group before taking any lock, so that the
 	 * chunks of one call do not wait for each other's table locks; a leader
-	 * that is gone leaves nothing to do (no chunk runs unowned).
+	 * that is gone leaves nothing to do (no chunk runs unowned).  On Citus
+	 * the worker joins no group (see the file header): it only checks that
+	 * the leader is still there (a leader that ends terminates its workers
+	 * from then on, TerminateFlights).
 	 */
-	if (!BecomeLockGroupMember(BackfillProcByNumber(args.leader_pgprocno),
-							   args.leader_pid))
+	if (args.lock_group)
+	{
+		if (!BecomeLockGroupMember(BackfillProcByNumber(args.leader_pgprocno),
+								   args.leader_pid))
+			proc_exit(0);
+	}
+	else if (BackfillProcByNumber(args.leader_pgprocno)->pid != args.leader_pid)
 		proc_exit(0);
 	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
 
-	/*
-	 * No parallel query inside the worker: it is a member of the leader's
-	 * lock group and cannot lead one of its own (nothing the chunk's text
-	 * sets can override this source).
-	 */
-	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET,
-					PGC_S_OVERRIDE);
+	if (args.lock_group)
+	{
+		/*
+		 * No parallel query inside the worker: it is a member of the
+		 * leader's lock group and cannot lead one of its own (nothing the
+		 * chunk's text sets can override this source).
+		 */
+		SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET,
+						PGC_S_OVERRIDE);
+	}
+	else
+	{
+		/*
+		 * Citus: locks that the call's other chunks share, and no Citus
+		 * lock serializing multi-shard modifications of one shard, which
+		 * would make the chunks of one call wait for each other.
+		 */
+		SetChunkLocksShared(true);
+		SetConfigOption("citus.enable_deadlock_prevention", "off",
+						PGC_USERSET, PGC_S_OVERRIDE);
+	}
 
 	/* the leader's settings of the chunk engine */
 	snprintf(buf, sizeof(buf), "%d", args.lock_timeout);
