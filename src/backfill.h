@@ -1185,6 +1185,15 @@ extern int32 WatchForgetTarget(Oid target, Oid source);
 struct TriggerData;
 extern void WatchTriggerFire(struct TriggerData *trigdata);
 
+/*
+ * The work of backfill._watch_row(source, column, value), the WHEN clause
+ * of a watched source's INSERT row trigger, for one row: note the row's
+ * chunk for the source's watching targets behind their watermark.  flinfo
+ * is the call site's (its fn_extra caches the watches).
+ */
+extern void WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column,
+						 Datum value);
+
 /* One logged region of a target and its earliest change. */
 typedef struct ChangedRegion
 {
