@@ -636,17 +636,32 @@ INSERT INTO regress_inn.src VALUES ('2026-03-02 05:00+00', 1);
 UPDATE regress_inn.src SET v = 3 WHERE ts OPERATOR(pg_catalog.=) '2026-03-03 05:00+00';
 SELECT chunk_start FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass ORDER BY 1;
--- The attacker calls the row triggers' WHEN function directly on the
--- innocent's watched source, in a transaction that also writes a watched
--- table of its own: always false, no watch lock taken on the innocent's
--- target, nothing recorded for it (it reads only what the before-INSERT
--- trigger of a source the caller writes loaded).
+-- The attacker calls the WHEN function of the INSERT row triggers directly
+-- on the innocent's watched partitioned source, in a transaction that
+-- also writes a watched partitioned table of its own: always false, no
+-- watch lock taken on the innocent's target, nothing recorded for it (it
+-- reads only what the before-INSERT trigger of a source the caller writes
+-- loaded).
+CREATE TABLE regress_inn.psrc (ts pg_catalog.timestamptz NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE regress_inn.psrc_03 PARTITION OF regress_inn.psrc
+    FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
+CREATE TABLE regress_inn.pdaily (day pg_catalog.timestamptz NOT NULL, n pg_catalog.int4 NOT NULL);
+SELECT backfill.register('regress_inn.pdaily', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*)::pg_catalog.int4 AS n FROM regress_inn.psrc
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS p_version;
+SELECT backfill.watch('regress_inn.pdaily', 'regress_inn.psrc', 'ts') AS watching;
+SET client_min_messages = warning;
+CALL backfill.backfill('regress_inn.pdaily', '2026-03-01', '2026-03-04');
+RESET client_min_messages;
 RESET SESSION AUTHORIZATION;
-SELECT 'regress_inn.src'::regclass::oid AS inn_src,
-       'regress_inn.daily'::regclass::oid AS inn_daily \gset
-CREATE TABLE regress_trap.own (ts timestamptz NOT NULL);
+SELECT 'regress_inn.psrc'::regclass::oid AS inn_src,
+       'regress_inn.pdaily'::regclass::oid AS inn_daily \gset
+CREATE TABLE regress_trap.own (ts timestamptz NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE regress_trap.own_03 PARTITION OF regress_trap.own
+    FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
 CREATE TABLE regress_trap.own_daily (day timestamptz NOT NULL, n int);
 ALTER TABLE regress_trap.own OWNER TO regress_trap_attacker;
+ALTER TABLE regress_trap.own_03 OWNER TO regress_trap_attacker;
 ALTER TABLE regress_trap.own_daily OWNER TO regress_trap_attacker;
 SET SESSION AUTHORIZATION regress_trap_attacker;
 SELECT backfill.register('regress_trap.own_daily', 'day',
@@ -667,9 +682,13 @@ COMMIT;
 SELECT backfill.unregister('regress_trap.own_daily') AS own_unregistered;
 RESET SESSION AUTHORIZATION;
 SELECT pg_catalog.count(*) AS recorded_by_the_attacker FROM backfill.changed_regions
- WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass
-   AND chunk_start OPERATOR(pg_catalog.=) '2026-03-01 00:00+00';
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
 SET SESSION AUTHORIZATION regress_trap_innocent;
+-- the innocent's own write into its partitioned source is recorded
+INSERT INTO regress_inn.psrc VALUES ('2026-03-02 05:00+00');
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
+SELECT backfill.unregister('regress_inn.pdaily');
 SELECT backfill.unwatch('regress_inn.daily') AS unwatched;
 SELECT backfill.unregister('regress_inn.daily');
 RESET search_path;

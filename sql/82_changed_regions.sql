@@ -187,7 +187,11 @@ SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regcl
 SELECT cr.clear();
 
 -- A renamed watched column: an INSERT fails rather than record nothing
--- (the row trigger follows the column, the watch names the old one).
+-- (the row trigger follows the column, the watch names the old one), into
+-- a partitioned source (row triggers) and a table (transition table).
+ALTER TABLE cr.events RENAME COLUMN at TO at2;
+INSERT INTO cr.events VALUES ('2026-10-27 10:00', 1);
+ALTER TABLE cr.events RENAME COLUMN at2 TO at;
 ALTER TABLE cr.payments RENAME COLUMN paid_at TO paid_ts;
 INSERT INTO cr.payments (paid_ts, amount) VALUES ('2026-11-02 09:00', 1);
 ALTER TABLE cr.payments RENAME COLUMN paid_ts TO paid_at;

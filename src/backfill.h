@@ -1186,6 +1186,12 @@ struct TriggerData;
 extern void WatchTriggerFire(struct TriggerData *trigdata);
 
 /*
+ * Whether a call of backfill._watch_trigger has nothing to do (an INSERT
+ * statement trigger whose work is done or absent); reads memory only.
+ */
+extern bool WatchTriggerIdle(struct TriggerData *trigdata);
+
+/*
  * The work of backfill._watch_row(source, column, value), the WHEN clause
  * of a watched source's INSERT row trigger, for one row: note the row's
  * chunk for the source's watching targets behind their watermark.  flinfo

@@ -85,12 +85,19 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		(TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) &&
+		 !(TRIGGER_FIRED_AFTER(trigdata->tg_event) &&
+		   TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))) ||
+		(TRIGGER_FIRED_BEFORE(trigdata->tg_event) &&
+		 !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event)))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("backfill._watch_trigger must be called as a trigger"),
+				 errmsg("backfill._watch_trigger must be called as one of the triggers backfill.watch installs"),
+				 errdetail("It runs as a BEFORE INSERT or an AFTER statement trigger, or as an AFTER INSERT row trigger whose WHEN clause calls backfill._watch_row."),
 				 errhint("Use backfill.watch to install it.")));
-	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+	/* the row trigger's WHEN is always false: nothing to do for a row */
+	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || WatchTriggerIdle(trigdata))
 		return PointerGetDatum(NULL);
 	CitusRequireCoordinator();
 	RequireCatalogVersion();

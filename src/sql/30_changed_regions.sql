@@ -5,7 +5,8 @@
 --
 -- backfill.watch(target, source, time_column) puts the extension's
 -- triggers on a source table (and its partitions): statement triggers, and
--- for INSERT a row trigger whose WHEN clause does the work; a write to
+-- for INSERT into a partitioned source a row trigger whose WHEN clause does
+-- the work; a write to
 -- the source records, once per (target, chunk) per transaction, the
 -- target's chunks it touched behind the target's watermark in
 -- backfill.changed_regions.  A chunk build deletes the rows of its range
@@ -99,7 +100,8 @@ LANGUAGE C;
 COMMENT ON FUNCTION backfill._watch_trigger() IS
     'The trigger of watched sources (backfill.watch): logs the chunks a write touched.';
 
--- The WHEN clause of the row triggers watch() puts on a source for INSERT:
+-- The WHEN clause of the row triggers watch() puts on a partitioned source
+-- for INSERT:
 -- backfill._watch_row('<source>'::regclass, '<column>', NEW."<column>").
 -- It notes the chunk of a row behind a watching target's watermark in the
 -- transaction's pending set (which the INSERT statement trigger writes) and
