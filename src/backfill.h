@@ -1178,8 +1178,9 @@ extern int32 UnwatchSource(Oid target, Oid source);
 extern int32 WatchForgetTarget(Oid target, Oid source);
 
 /*
- * The work of the trigger backfill._watch_trigger for one statement: log
- * the target chunks it touched behind each watching target's watermark.
+ * The work of the trigger backfill._watch_trigger for one statement: load
+ * the watches for the INSERT row triggers (BEFORE), or log the target
+ * chunks it touched behind each watching target's watermark (AFTER).
  * Caller is connected to SPI.
  */
 struct TriggerData;

@@ -2,7 +2,7 @@
  *
  * watch.c
  *	  Changed regions: watch and unwatch a target's source tables, the
- *	  work of the statement trigger that records which of the target's
+ *	  work of the triggers that record which of the target's
  *	  chunks a write touched (backfill.changed_regions), and the reader of
  *	  those records for stale plans (cascade.c).
  *
