@@ -564,6 +564,11 @@ INSERT INTO driven VALUES
     ('backfill.watch(regclass,regclass,name)'),
     ('backfill.unwatch(regclass,regclass)'),
     ('backfill._watch_trigger()'),
+    -- the WHEN clause of the INSERT row triggers: run by the writes above,
+    -- and called directly in phase 2
+    ('backfill._watch_row(regclass,name,timestamptz)'),
+    ('backfill._watch_row(regclass,name,timestamp)'),
+    ('backfill._watch_row(regclass,name,date)'),
     ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
     ('backfill.unschedule_refresh(regclass)'),
     ('backfill._refresh_tick(bigint)');
@@ -631,6 +636,59 @@ INSERT INTO regress_inn.src VALUES ('2026-03-02 05:00+00', 1);
 UPDATE regress_inn.src SET v = 3 WHERE ts OPERATOR(pg_catalog.=) '2026-03-03 05:00+00';
 SELECT chunk_start FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass ORDER BY 1;
+-- The attacker calls the WHEN function of the INSERT row triggers directly
+-- on the innocent's watched partitioned source, in a transaction that
+-- also writes a watched partitioned table of its own: always false, no
+-- watch lock taken on the innocent's target, nothing recorded for it (it
+-- reads only what the before-INSERT trigger of a source the caller writes
+-- loaded).
+CREATE TABLE regress_inn.psrc (ts pg_catalog.timestamptz NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE regress_inn.psrc_03 PARTITION OF regress_inn.psrc
+    FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
+CREATE TABLE regress_inn.pdaily (day pg_catalog.timestamptz NOT NULL, n pg_catalog.int4 NOT NULL);
+SELECT backfill.register('regress_inn.pdaily', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*)::pg_catalog.int4 AS n FROM regress_inn.psrc
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS p_version;
+SELECT backfill.watch('regress_inn.pdaily', 'regress_inn.psrc', 'ts') AS watching;
+SET client_min_messages = warning;
+CALL backfill.backfill('regress_inn.pdaily', '2026-03-01', '2026-03-04');
+RESET client_min_messages;
+RESET SESSION AUTHORIZATION;
+SELECT 'regress_inn.psrc'::regclass::oid AS inn_src,
+       'regress_inn.pdaily'::regclass::oid AS inn_daily \gset
+CREATE TABLE regress_trap.own (ts timestamptz NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE regress_trap.own_03 PARTITION OF regress_trap.own
+    FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
+CREATE TABLE regress_trap.own_daily (day timestamptz NOT NULL, n int);
+ALTER TABLE regress_trap.own OWNER TO regress_trap_attacker;
+ALTER TABLE regress_trap.own_03 OWNER TO regress_trap_attacker;
+ALTER TABLE regress_trap.own_daily OWNER TO regress_trap_attacker;
+SET SESSION AUTHORIZATION regress_trap_attacker;
+SELECT backfill.register('regress_trap.own_daily', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*)::pg_catalog.int4 AS n FROM regress_trap.own
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS own_version;
+SELECT backfill.watch('regress_trap.own_daily', 'regress_trap.own', 'ts') AS watching;
+BEGIN;
+INSERT INTO regress_trap.own VALUES ('2026-03-01 05:00+00');
+SELECT backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS tz,
+       backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00'::pg_catalog.timestamp) AS ts,
+       backfill._watch_row(:'inn_src', 'ts', '2026-03-01'::pg_catalog.date) AS d;
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+INSERT INTO regress_trap.own VALUES ('2026-03-01 06:00+00');
+COMMIT;
+SELECT backfill.unregister('regress_trap.own_daily') AS own_unregistered;
+RESET SESSION AUTHORIZATION;
+SELECT pg_catalog.count(*) AS recorded_by_the_attacker FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
+SET SESSION AUTHORIZATION regress_trap_innocent;
+-- the innocent's own write into its partitioned source is recorded
+INSERT INTO regress_inn.psrc VALUES ('2026-03-02 05:00+00');
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
+SELECT backfill.unregister('regress_inn.pdaily');
 SELECT backfill.unwatch('regress_inn.daily') AS unwatched;
 SELECT backfill.unregister('regress_inn.daily');
 RESET search_path;

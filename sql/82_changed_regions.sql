@@ -169,6 +169,32 @@ TRUNCATE cr.events_10;
 SELECT count(*) AS chunks, min(chunk_start), max(chunk_start) FROM cr.logged
  WHERE target = 'cr.ev_daily'::regclass;
 SELECT cr.clear();
+-- COPY through the parent (its multi-row inserts kept: no transition
+-- table), and a partition attached after watch: it has the row trigger
+-- (PostgreSQL copies it), so writes through the parent into it are logged
+-- (behind the watermark, also into a day never built).
+CREATE TABLE cr.events_09 (at timestamp NOT NULL, v int);
+ALTER TABLE cr.events ATTACH PARTITION cr.events_09 FOR VALUES FROM ('2026-09-01') TO ('2026-10-01');
+SELECT t.tgname FROM pg_trigger t WHERE t.tgrelid = 'cr.events_09'::regclass ORDER BY 1;
+COPY cr.events FROM stdin;
+2026-09-29 10:00	1
+2026-10-26 10:00	1
+2026-10-26 11:00	1
+2026-11-06 10:00	1
+2026-11-20 10:00	1
+\.
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
+
+-- A renamed watched column: an INSERT fails rather than record nothing
+-- (the row trigger follows the column, the watch names the old one), into
+-- a partitioned source (row triggers) and a table (transition table).
+ALTER TABLE cr.events RENAME COLUMN at TO at2;
+INSERT INTO cr.events VALUES ('2026-10-27 10:00', 1);
+ALTER TABLE cr.events RENAME COLUMN at2 TO at;
+ALTER TABLE cr.payments RENAME COLUMN paid_at TO paid_ts;
+INSERT INTO cr.payments (paid_ts, amount) VALUES ('2026-11-02 09:00', 1);
+ALTER TABLE cr.payments RENAME COLUMN paid_ts TO paid_at;
 
 -- Pipelines: a downstream target that watches its upstream target is
 -- marked stale by every rebuild of the upstream's chunks.

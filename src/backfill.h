@@ -1194,12 +1194,28 @@ extern int32 UnwatchSource(Oid target, Oid source);
 extern int32 WatchForgetTarget(Oid target, Oid source);
 
 /*
- * The work of the trigger backfill._watch_trigger for one statement: log
- * the target chunks it touched behind each watching target's watermark.
+ * The work of the trigger backfill._watch_trigger for one statement: load
+ * the watches for the INSERT row triggers (BEFORE), or log the target
+ * chunks it touched behind each watching target's watermark (AFTER).
  * Caller is connected to SPI.
  */
 struct TriggerData;
 extern void WatchTriggerFire(struct TriggerData *trigdata);
+
+/*
+ * Whether a call of backfill._watch_trigger has nothing to do (an INSERT
+ * statement trigger whose work is done or absent); reads memory only.
+ */
+extern bool WatchTriggerIdle(struct TriggerData *trigdata);
+
+/*
+ * The work of backfill._watch_row(source, column, value), the WHEN clause
+ * of a watched source's INSERT row trigger, for one row: note the row's
+ * chunk for the source's watching targets behind their watermark.  flinfo
+ * is the call site's (its fn_extra caches the watches).
+ */
+extern void WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column,
+						 Datum value);
 
 /* One logged region of a target and its earliest change. */
 typedef struct ChangedRegion

@@ -2,9 +2,10 @@
  *
  * regions.c
  *	  SQL entry points of changed regions (doc/changed-regions.md): watch,
- *	  unwatch, the statement trigger _watch_trigger that watch puts on a
- *	  source, and the refresh jobs: schedule_refresh, unschedule_refresh
- *	  and their tick _refresh_tick.  The work is done by
+ *	  unwatch, the trigger _watch_trigger that watch puts on a source and
+ *	  the WHEN clause _watch_row of its INSERT row triggers, and the
+ *	  refresh jobs: schedule_refresh, unschedule_refresh and their tick
+ *	  _refresh_tick.  The work is done by
  *	  orchestration/watch.c and orchestration/refresh.c.
  *
  *-------------------------------------------------------------------------
@@ -21,6 +22,7 @@
 PG_FUNCTION_INFO_V1(backfill_watch);
 PG_FUNCTION_INFO_V1(backfill_unwatch);
 PG_FUNCTION_INFO_V1(backfill_watch_trigger);
+PG_FUNCTION_INFO_V1(backfill_watch_row);
 PG_FUNCTION_INFO_V1(backfill_schedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_unschedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_refresh_tick);
@@ -71,10 +73,12 @@ backfill_unwatch(PG_FUNCTION_ARGS)
 
 /*
  * backfill_watch_trigger
- *		The statement trigger of a watched source (AFTER INSERT, UPDATE,
- *		DELETE with transition tables, AFTER TRUNCATE): WatchTriggerFire.
- *		Runs as the writer; only the catalog write switches to the
- *		extension owner.  Nothing is said to the writer.
+ *		The triggers of a watched source: BEFORE INSERT and AFTER INSERT,
+ *		UPDATE, DELETE (with transition tables), TRUNCATE statement
+ *		triggers, and the INSERT row triggers whose WHEN clause
+ *		(_watch_row) is always false: WatchTriggerFire.  Runs as the writer;
+ *		only the catalog write switches to the extension owner.  Nothing is
+ *		said to the writer.
  */
 Datum
 backfill_watch_trigger(PG_FUNCTION_ARGS)
@@ -82,12 +86,19 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
-		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
+		(TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) &&
+		 !(TRIGGER_FIRED_AFTER(trigdata->tg_event) &&
+		   TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))) ||
+		(TRIGGER_FIRED_BEFORE(trigdata->tg_event) &&
+		 !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event)))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("backfill._watch_trigger must be called as an AFTER ... FOR EACH STATEMENT trigger"),
+				 errmsg("backfill._watch_trigger must be called as one of the triggers backfill.watch installs"),
+				 errdetail("It runs as a BEFORE INSERT or an AFTER statement trigger, or as an AFTER INSERT row trigger whose WHEN clause calls backfill._watch_row."),
 				 errhint("Use backfill.watch to install it.")));
+	/* the row trigger's WHEN is always false: nothing to do for a row */
+	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || WatchTriggerIdle(trigdata))
+		return PointerGetDatum(NULL);
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 
@@ -95,6 +106,25 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 	WatchTriggerFire(trigdata);
 	SpiFinish();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * backfill_watch_row
+ *		_watch_row(source, time_column, t) -> false: the WHEN clause of the
+ *		INSERT row triggers of a watched source (WatchRowNote).  It only
+ *		reads what the source's BEFORE INSERT statement trigger loaded in
+ *		this transaction, takes no lock and writes nothing itself; the
+ *		chunks it notes are written by the AFTER statement triggers of the
+ *		sources the caller writes.  A direct call can therefore only mark
+ *		chunks that the caller could mark by writing rows there, and says
+ *		nothing: it is always false.
+ */
+Datum
+backfill_watch_row(PG_FUNCTION_ARGS)
+{
+	WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
+				 NameStr(*PG_GETARG_NAME(1)), PG_GETARG_DATUM(2));
+	PG_RETURN_BOOL(false);
 }
 
 /*

@@ -4,7 +4,9 @@
 -- watermark, stale plans (0.2.0; doc/changed-regions.md).
 --
 -- backfill.watch(target, source, time_column) puts the extension's
--- statement triggers on a source table (and its partitions); a write to
+-- triggers on a source table (and its partitions): statement triggers, and
+-- for INSERT into a partitioned source a row trigger whose WHEN clause does
+-- the work; a write to
 -- the source records, once per (target, chunk) per transaction, the
 -- target's chunks it touched behind the target's watermark in
 -- backfill.changed_regions.  A chunk build deletes the rows of its range
@@ -89,18 +91,56 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION backfill.unwatch(pg_catalog.regclass, pg_catalog.regclass) IS
     'Stop watching source (NULL: every source) for target; returns the watches removed.';
 
--- The statement trigger watch() installs; it only works as a trigger.
+-- The trigger function of the triggers watch() installs; it only works as a
+-- trigger.
 CREATE FUNCTION backfill._watch_trigger()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'backfill_watch_trigger'
 LANGUAGE C;
 COMMENT ON FUNCTION backfill._watch_trigger() IS
-    'The statement trigger of watched sources (backfill.watch): logs the chunks a write touched.';
+    'The trigger of watched sources (backfill.watch): logs the chunks a write touched.';
+
+-- The WHEN clause of the row triggers watch() puts on a partitioned source
+-- for INSERT:
+-- backfill._watch_row('<source>'::regclass, '<column>', NEW."<column>").
+-- It notes the chunk of a row behind a watching target's watermark in the
+-- transaction's pending set (which the INSERT statement trigger writes) and
+-- always returns false, so no after-trigger event is queued.  It only reads
+-- what the source's BEFORE INSERT statement trigger loaded in this
+-- transaction: called directly, it does nothing.  One function per type of
+-- time column; the writer evaluates WHEN, so they are granted to PUBLIC.
+CREATE FUNCTION backfill._watch_row(source pg_catalog.regclass,
+                                    time_column pg_catalog.name,
+                                    t pg_catalog.timestamptz)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'backfill_watch_row'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION backfill._watch_row(source pg_catalog.regclass,
+                                    time_column pg_catalog.name,
+                                    t pg_catalog.timestamp)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'backfill_watch_row'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION backfill._watch_row(source pg_catalog.regclass,
+                                    time_column pg_catalog.name,
+                                    t pg_catalog.date)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'backfill_watch_row'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz) IS
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
+COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamp) IS
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
+COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.date) IS
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
 
 GRANT EXECUTE ON FUNCTION
     backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name),
     backfill.unwatch(pg_catalog.regclass, pg_catalog.regclass),
-    backfill._watch_trigger()
+    backfill._watch_trigger(),
+    backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz),
+    backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamp),
+    backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.date)
 TO PUBLIC;
 
 -- ---------------------------------------------------------------------------
