@@ -38,7 +38,6 @@
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -458,230 +457,134 @@ ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
 }
 
 /*
- * The archive writer of a keeping chunk: a DestReceiver that the author's
- * DELETE ... RETURNING sends its rows to.  Each row, with the chunk's run
- * and number, goes into a batch of slots; a full batch is written as COPY
- * writes a table (table_multi_insert through a BulkInsertState) and its
- * rows entered in the archive's indexes (its BRIN index) through the
- * executor's index routine.  Nothing else happens in it: it calls no
- * function a user defines and decides nothing by name, and it writes only
- * the archive, opened by OID by the extension (ArchiveWriterBegin), which
- * ArchiveWriteable has found to run no user code (no trigger, default,
- * check or domain: its columns are of base types) and to have no index on
- * an expression or with a predicate.  The rows are WAL-logged: the chunk's
- * commit makes them durable with the delete.
- */
-typedef struct ArchiveWriter
-{
-	DestReceiver pub;			/* must be first */
-	Relation	rel;
-	int		   *map;			/* ArchiveWriteable's */
-	const ArchiveKeep *keep;
-	EState	   *estate;
-	ResultRelInfo *rri;
-	BulkInsertState bistate;
-	TupleTableSlot **slots;		/* ARCHIVE_BATCH_ROWS of them */
-	int			n;				/* rows in the batch */
-	Size		bytes;			/* their size */
-	bool		per_block;		/* BrinOfRunAndChunk */
-	BlockNumber last_block;
-	int64		written;
-} ArchiveWriter;
-
-/*
- * ArchiveWriterReceive
- *		The DestReceiver's receiveSlot: one row of the DELETE's RETURNING
- *		(the target's columns, in order) into the batch; a full batch is
- *		flushed.  A value stored out of line is fetched now, while the
- *		deleted row's TOAST is certainly readable (as SpiRowStore does).
+ * ArchiveWriteRows
+ *		Writes the rows of "store" (of descriptor rowdesc: the columns of
+ *		cols, in order) with the chunk's run and number into the archive,
+ *		as COPY writes a table: table_multi_insert in batches through a
+ *		BulkInsertState, and each batch's rows entered in the archive's
+ *		indexes (its BRIN index) through the executor's index routine, not
+ *		an executor per row.  The archive is the extension's own table and
+ *		ArchiveWriteable has made sure that no user code runs in it: no
+ *		trigger, default, check, domain (its columns are of base types),
+ *		and no index on an expression or with a predicate.  Returns false,
+ *		having written nothing, when the archive is not so (the caller then
+ *		writes it with an INSERT as the extension owner).  The rows are
+ *		WAL-logged: the chunk's commit makes them durable with the delete.
  */
 static bool
-ArchiveWriterReceive(TupleTableSlot *slot, DestReceiver *self)
-{
-	ArchiveWriter *w = (ArchiveWriter *) self;
-	TupleDesc	desc = RelationGetDescr(w->rel);
-	TupleDesc	indesc = slot->tts_tupleDescriptor;
-	TupleTableSlot *out = w->slots[w->n];
-	MemoryContext old;
-	int			j;
-
-	CHECK_FOR_INTERRUPTS();
-	slot_getallattrs(slot);
-	ExecClearTuple(out);
-	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(w->estate));
-	for (j = 0; j < desc->natts; j++)
-	{
-		int			k = w->map[j];
-
-		switch (k)
-		{
-			case -1:
-				out->tts_values[j] = (Datum) 0;
-				out->tts_isnull[j] = true;
-				break;
-			case -2:
-				out->tts_values[j] = Int64GetDatum(w->keep->run_id);
-				out->tts_isnull[j] = false;
-				break;
-			case -3:
-				out->tts_values[j] = Int32GetDatum(w->keep->chunk_no);
-				out->tts_isnull[j] = false;
-				break;
-			default:
-				out->tts_values[j] = slot->tts_values[k];
-				out->tts_isnull[j] = slot->tts_isnull[k];
-				if (!out->tts_isnull[j] &&
-					TupleDescAttr(indesc, k)->attlen == -1 &&
-					VARATT_IS_EXTERNAL(DatumGetPointer(out->tts_values[j])))
-					out->tts_values[j] = PointerGetDatum(detoast_external_attr((struct varlena *)
-																			   DatumGetPointer(out->tts_values[j])));
-				break;
-		}
-	}
-	ExecStoreVirtualTuple(out);
-	/* the row is copied into the slot: "slot" is the executor's, reused */
-	w->bytes += ExecFetchSlotHeapTuple(out, true, NULL)->t_len;
-	MemoryContextSwitchTo(old);
-	w->n++;
-	w->written++;
-	if (w->n == ARCHIVE_BATCH_ROWS || w->bytes >= ARCHIVE_BATCH_BYTES)
-	{
-		old = MemoryContextSwitchTo(GetPerTupleMemoryContext(w->estate));
-		ArchiveFlush(w->rri, w->estate, w->slots, w->n, w->bistate,
-					 w->per_block, &w->last_block);
-		MemoryContextSwitchTo(old);
-		w->n = 0;
-		w->bytes = 0;
-	}
-	return true;
-}
-
-/*
- * ArchiveWriterStartup
- *		The DestReceiver's rStartup: the RETURNING rows must be the
- *		target's columns that ArchiveWriteable mapped.
- */
-static void
-ArchiveWriterStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-	ArchiveWriter *w = (ArchiveWriter *) self;
-	TupleDesc	desc = RelationGetDescr(w->rel);
-	int			j;
-
-	for (j = 0; j < desc->natts; j++)
-		if (w->map[j] >= typeinfo->natts)
-			elog(ERROR, "backfill: the kept rows have %d columns, the archive maps column %d",
-				 typeinfo->natts, w->map[j] + 1);
-}
-
-/*
- * ArchiveWriterShutdown
- *		The DestReceiver's rShutdown: the last batch is written.
- */
-static void
-ArchiveWriterShutdown(DestReceiver *self)
-{
-	ArchiveWriter *w = (ArchiveWriter *) self;
-	MemoryContext old = MemoryContextSwitchTo(GetPerTupleMemoryContext(w->estate));
-
-	ArchiveFlush(w->rri, w->estate, w->slots, w->n, w->bistate,
-				 w->per_block, &w->last_block);
-	MemoryContextSwitchTo(old);
-	w->n = 0;
-	w->bytes = 0;
-}
-
-/*
- * ArchiveWriterNoop
- *		The DestReceiver's rDestroy: ArchiveWriterEnd frees the writer.
- */
-static void
-ArchiveWriterNoop(DestReceiver *self)
-{
-}
-
-/*
- * ArchiveWriterBegin
- *		The writer of the rows of "cols" into archive (opened here, by
- *		OID, as the extension's own table), or NULL, having opened
- *		nothing, when the archive cannot be written so (ArchiveWriteable;
- *		or an index on an expression or with a predicate): the caller then
- *		writes it with an INSERT as the extension owner.
- */
-static ArchiveWriter *
-ArchiveWriterBegin(Oid archive, const RelColumns *cols,
-				   const ArchiveKeep *keep)
+ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
+				 Tuplestorestate *store, const ArchiveKeep *keep,
+				 int64 *written)
 {
 	Relation	rel = table_open(archive, RowExclusiveLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	ArchiveWriter *w;
+	int		   *map = palloc(sizeof(int) * Max(desc->natts, 1));
+	EState	   *estate;
+	ResultRelInfo *rri;
+	BulkInsertState bistate;
+	TupleTableSlot *in;
+	TupleTableSlot **slots;
+	int			n = 0;
+	Size		bytes = 0;
+	bool		per_block;
+	BlockNumber last_block = InvalidBlockNumber;
 	int			i;
 
-	w = palloc0(sizeof(ArchiveWriter));
-	w->map = palloc(sizeof(int) * Max(desc->natts, 1));
-	if (!ArchiveWriteable(rel, cols, w->map))
+	if (!ArchiveWriteable(rel, cols, map))
 	{
 		table_close(rel, NoLock);
-		return NULL;
+		return false;
 	}
-	w->rel = rel;
-	w->keep = keep;
-	w->estate = CreateExecutorState();
-	w->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(w->rri, rel, 1, NULL, 0);
-	ExecOpenIndices(w->rri, false);
-	for (i = 0; i < w->rri->ri_NumIndices; i++)
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	for (i = 0; i < rri->ri_NumIndices; i++)
 	{
-		IndexInfo  *ii = w->rri->ri_IndexRelationInfo[i];
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
 
 		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
 		{
-			ExecCloseIndices(w->rri);
-			FreeExecutorState(w->estate);
+			ExecCloseIndices(rri);
+			FreeExecutorState(estate);
 			table_close(rel, NoLock);
-			return NULL;
+			return false;
 		}
 	}
-	w->per_block = BrinOfRunAndChunk(w->rri, w->map);
-	w->last_block = InvalidBlockNumber;
-	w->bistate = GetBulkInsertState();
-	w->slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
-	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
-		w->slots[i] = table_slot_create(rel, NULL);
-	w->pub.receiveSlot = ArchiveWriterReceive;
-	w->pub.rStartup = ArchiveWriterStartup;
-	w->pub.rShutdown = ArchiveWriterShutdown;
-	w->pub.rDestroy = ArchiveWriterNoop;
-	w->pub.mydest = DestNone;
-	return w;
-}
 
-/*
- * ArchiveWriterEnd
- *		Releases what ArchiveWriterBegin opened; the archive stays locked
- *		until the chunk's transaction ends.
- */
-static void
-ArchiveWriterEnd(ArchiveWriter *w)
-{
-	int			i;
+	per_block = BrinOfRunAndChunk(rri, map);
+	bistate = GetBulkInsertState();
+	in = MakeSingleTupleTableSlot(rowdesc, &TTSOpsMinimalTuple);
+	slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
+	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
+		slots[i] = table_slot_create(rel, NULL);
+
+	*written = 0;
+	while (tuplestore_gettupleslot(store, true, false, in))
+	{
+		TupleTableSlot *out = slots[n];
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(in);
+		ExecClearTuple(out);
+		for (j = 0; j < desc->natts; j++)
+		{
+			switch (map[j])
+			{
+				case -1:
+					out->tts_values[j] = (Datum) 0;
+					out->tts_isnull[j] = true;
+					break;
+				case -2:
+					out->tts_values[j] = Int64GetDatum(keep->run_id);
+					out->tts_isnull[j] = false;
+					break;
+				case -3:
+					out->tts_values[j] = Int32GetDatum(keep->chunk_no);
+					out->tts_isnull[j] = false;
+					break;
+				default:
+					out->tts_values[j] = in->tts_values[map[j]];
+					out->tts_isnull[j] = in->tts_isnull[map[j]];
+					break;
+			}
+		}
+		ExecStoreVirtualTuple(out);
+		/* the row is copied into the slot: "in" is read again next */
+		bytes += ExecFetchSlotHeapTuple(out, true, NULL)->t_len;
+		n++;
+		(*written)++;
+		if (n == ARCHIVE_BATCH_ROWS || bytes >= ARCHIVE_BATCH_BYTES)
+		{
+			ArchiveFlush(rri, estate, slots, n, bistate, per_block,
+						 &last_block);
+			n = 0;
+			bytes = 0;
+		}
+	}
+	ArchiveFlush(rri, estate, slots, n, bistate, per_block, &last_block);
 
 	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
-		ExecDropSingleTupleTableSlot(w->slots[i]);
-	FreeBulkInsertState(w->bistate);
-	table_finish_bulk_insert(w->rel, 0);
-	ExecCloseIndices(w->rri);
-	FreeExecutorState(w->estate);
-	table_close(w->rel, NoLock);
+		ExecDropSingleTupleTableSlot(slots[i]);
+	ExecDropSingleTupleTableSlot(in);
+	FreeBulkInsertState(bistate);
+	table_finish_bulk_insert(rel, 0);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+	return true;
 }
 
 /*
  * ArchiveDeleteRange
  *		See backfill.h.  The DELETE runs as the current user (the author,
- *		in a chunk) with RETURNING; its rows go straight into the archive
- *		(ArchiveWriter) or, when the archive cannot be written so, into a
- *		tuplestore that an INSERT as the extension owner reads.  Both in
- *		the caller's transaction: the chunk commits or rolls back both.
+ *		in a chunk) with RETURNING into a tuplestore; ArchiveWriteRows
+ *		writes it into the archive (or, when it cannot, an INSERT reading
+ *		it as the extension owner).  Both in the caller's
+ *		transaction: the chunk commits or rolls back both.
  */
 int64
 ArchiveDeleteRange(Oid target, const char *time_column,
@@ -689,13 +592,13 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 {
 	RelColumns *cols;
 	int		   *all;
-	Tuplestorestate *store = NULL;
+	Tuplestorestate *store;
 	DestReceiver *dest;
-	ArchiveWriter *writer;
 	Oid			argtypes[2];
 	Datum		values[2];
 	Oid			archive;
 	int64		rows;
+	int64		written = 0;
 	int			i;
 	CatalogArgs args;
 
@@ -705,54 +608,45 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 	for (i = 0; i < cols->n; i++)
 		all[i] = i;
 
-	/* as the extension owner: the archive, with the target's columns */
-	archive = ArchiveEnsure(target, cols);
-	writer = ArchiveWriterBegin(archive, cols, keep);
-	if (writer != NULL)
-		dest = &writer->pub;
-	else
-		dest = SpiRowStoreSized(&store, Max(work_mem, maintenance_work_mem));
-
 	/* as the current user: the rows leave the target */
 	RangeParams(target, time_column, lo, hi, argtypes, values);
+	dest = SpiRowStoreSized(&store, Max(work_mem, maintenance_work_mem));
 	SpiExecDest(psprintf("%s RETURNING %s",
 						 ComposeRangeDelete(target, time_column),
 						 ColumnList(cols, all, cols->n, "")),
 				2, argtypes, values, NULL, dest, SPI_OK_DELETE_RETURNING);
 	rows = (int64) SPI_processed;
+	dest->rDestroy(dest);
 
-	if (writer != NULL)
+	/* as the extension owner: they enter the archive */
+	archive = ArchiveEnsure(target, cols);
+	if (rows > 0 &&
+		ArchiveWriteRows(archive, cols, RowsDesc(cols, all, cols->n, false),
+						 store, keep, &written))
 	{
-		if (writer->written != rows)
+		if (written != rows)
 			elog(ERROR, "backfill: archived " INT64_FORMAT " of " INT64_FORMAT " rows",
-				 writer->written, rows);
-		ArchiveWriterEnd(writer);
-		CommandCounterIncrement();
+				 written, rows);
 	}
-	else
+	else if (rows > 0)
 	{
-		/* as the extension owner: they enter the archive */
-		dest->rDestroy(dest);
-		if (rows > 0)
-		{
-			SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(cols, all, cols->n, false),
-							store);
-			CatalogArgsInit(&args);
-			CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
-			CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
-			CatalogExecArgsOnce(psprintf("INSERT INTO %s (%s, _backfill_run, _backfill_chunk)"
-										 " SELECT %s, $1, $2 FROM " ARCHIVE_ROWS,
-										 QualifiedRelName(archive),
-										 ColumnList(cols, all, cols->n, ""),
-										 ColumnList(cols, all, cols->n, "")),
-								&args, SPI_OK_INSERT);
-			if ((int64) SPI_processed != rows)
-				elog(ERROR, "backfill: archived " UINT64_FORMAT " of " INT64_FORMAT " rows",
-					 SPI_processed, rows);
-			SpiUnregisterRows(ARCHIVE_ROWS);
-		}
-		tuplestore_end(store);
+		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(cols, all, cols->n, false),
+						store);
+		CatalogArgsInit(&args);
+		CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
+		CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
+		CatalogExecArgsOnce(psprintf("INSERT INTO %s (%s, _backfill_run, _backfill_chunk)"
+									 " SELECT %s, $1, $2 FROM " ARCHIVE_ROWS,
+									 QualifiedRelName(archive),
+									 ColumnList(cols, all, cols->n, ""),
+									 ColumnList(cols, all, cols->n, "")),
+							&args, SPI_OK_INSERT);
+		if ((int64) SPI_processed != rows)
+			elog(ERROR, "backfill: archived " UINT64_FORMAT " of " INT64_FORMAT " rows",
+				 SPI_processed, rows);
+		SpiUnregisterRows(ARCHIVE_ROWS);
 	}
+	tuplestore_end(store);
 	RecordKept(target, keep, rows);
 	SpiFinish();
 	return rows;
