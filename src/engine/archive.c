@@ -25,8 +25,8 @@
  * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
  * _backfill_chunk) is a BRIN index: the archive is appended chunk after
  * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
- * btree insertion per row (only a BRIN update when a row lands in a
- * summarized range).
+ * btree insertion per row (only one BRIN entry per heap block it fills:
+ * BrinOfRunAndChunk).
  *
  * Columns.  The archive has the target's columns, each of the base type
  * of its domain (a domain's CHECK is the user's code: it must not run
