@@ -25,8 +25,8 @@
  * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
  * _backfill_chunk) is a BRIN index: the archive is appended chunk after
  * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
- * btree insertion per row (only a BRIN update when a row lands in a
- * summarized range).
+ * btree insertion per row (only one BRIN entry per heap block it fills:
+ * BrinOfRunAndChunk).
  *
  * Columns.  The archive has the target's columns, each of the base type
  * of its domain (a domain's CHECK is the user's code: it must not run
@@ -45,6 +45,7 @@
 #include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -379,14 +380,52 @@ ArchiveWriteable(Relation rel, const RelColumns *cols, int *map)
 }
 
 /*
+ * BrinOfRunAndChunk
+ *		Whether every index of the archive (opened in rri) is a BRIN index
+ *		on no column but _backfill_run and _backfill_chunk (map: as
+ *		ArchiveWriteable fills it).  All the rows one chunk writes then
+ *		have the same key in every index, so once a row of a heap block has
+ *		been entered, entering another row of that block changes nothing:
+ *		the block's range already covers that key (a summarization that
+ *		runs meanwhile covers it too: it either scans the first row or sees
+ *		it entered in its placeholder).  ArchiveFlush then enters one row
+ *		per heap block instead of one per row.
+ */
+static bool
+BrinOfRunAndChunk(ResultRelInfo *rri, const int *map)
+{
+	int			i;
+	int			k;
+
+	for (i = 0; i < rri->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+
+		if (rri->ri_IndexRelationDescs[i]->rd_rel->relam != BRIN_AM_OID)
+			return false;
+		for (k = 0; k < ii->ii_NumIndexAttrs; k++)
+		{
+			AttrNumber	att = ii->ii_IndexAttrNumbers[k];
+
+			if (att <= 0 || (map[att - 1] != -2 && map[att - 1] != -3))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
  * ArchiveFlush
  *		Writes the n rows of "slots" into the archive at once (one WAL
  *		record per page, through the bulk-insert state), then enters each
- *		in the archive's indexes, and empties the slots.
+ *		in the archive's indexes (with "per_block": only the first row of
+ *		each heap block, BrinOfRunAndChunk; *last_block is the block last
+ *		entered, carried from batch to batch), and empties the slots.
  */
 static void
 ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
-			 int n, BulkInsertState bistate)
+			 int n, BulkInsertState bistate, bool per_block,
+			 BlockNumber *last_block)
 {
 	int			i;
 
@@ -396,7 +435,9 @@ ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
 					   GetCurrentCommandId(true), 0, bistate);
 	for (i = 0; i < n; i++)
 	{
-		if (rri->ri_NumIndices > 0)
+		BlockNumber block = ItemPointerGetBlockNumber(&slots[i]->tts_tid);
+
+		if (rri->ri_NumIndices > 0 && (!per_block || block != *last_block))
 		{
 			List	   *conflicts;
 
@@ -408,6 +449,7 @@ ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
 											  false, NULL, NIL);
 #endif
 			list_free(conflicts);
+			*last_block = block;
 		}
 		ExecClearTuple(slots[i]);
 	}
@@ -444,6 +486,8 @@ ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
 	TupleTableSlot **slots;
 	int			n = 0;
 	Size		bytes = 0;
+	bool		per_block;
+	BlockNumber last_block = InvalidBlockNumber;
 	int			i;
 
 	if (!ArchiveWriteable(rel, cols, map))
@@ -469,6 +513,7 @@ ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
 		}
 	}
 
+	per_block = BrinOfRunAndChunk(rri, map);
 	bistate = GetBulkInsertState();
 	in = MakeSingleTupleTableSlot(rowdesc, &TTSOpsMinimalTuple);
 	slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
@@ -513,12 +558,13 @@ ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
 		(*written)++;
 		if (n == ARCHIVE_BATCH_ROWS || bytes >= ARCHIVE_BATCH_BYTES)
 		{
-			ArchiveFlush(rri, estate, slots, n, bistate);
+			ArchiveFlush(rri, estate, slots, n, bistate, per_block,
+						 &last_block);
 			n = 0;
 			bytes = 0;
 		}
 	}
-	ArchiveFlush(rri, estate, slots, n, bistate);
+	ArchiveFlush(rri, estate, slots, n, bistate, per_block, &last_block);
 
 	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
 		ExecDropSingleTupleTableSlot(slots[i]);
