@@ -81,10 +81,11 @@ RESET SESSION AUTHORIZATION;
 -- comparison diff makes first must not change that
 SET SESSION AUTHORIZATION regress_undo_types;
 CREATE TABLE undotypes.looks (day date, id int PRIMARY KEY, iv interval,
-                              amt numeric, f float8, t text, tags text[]);
+                              amt numeric, f float8, t text, tags text[],
+                              v varchar(5), js jsonb);
 CREATE TABLE undotypes.looks_src (LIKE undotypes.looks);
 INSERT INTO undotypes.looks_src
-SELECT '2024-03-01', i, interval '1 day', 1.0, 0, 'a', '{x}'
+SELECT '2024-03-01', i, interval '1 day', 1.0, 0, 'a', '{x}', 'a', '{"a": 1.0}'
   FROM generate_series(1, 8) i;
 SELECT backfill.register('undotypes.looks', 'day',
     'SELECT * FROM undotypes.looks_src WHERE day >= $1 AND day < $2',
@@ -93,12 +94,13 @@ SELECT backfill.plan('undotypes.looks', '2024-03-01', '2024-03-02', probe => fal
 SET client_min_messages = warning;
 CALL backfill.run(:l1);
 UPDATE undotypes.looks_src SET iv = interval '24 hours' WHERE id = 1;
-UPDATE undotypes.looks_src SET amt = 1.00 WHERE id = 2;
+UPDATE undotypes.looks_src SET amt = 1.00, js = '{"a": 1.00}' WHERE id = 2;
 UPDATE undotypes.looks_src SET f = '-0' WHERE id = 3;
 UPDATE undotypes.looks_src SET t = 'a ' WHERE id = 4;
 UPDATE undotypes.looks_src SET day = '2024-03-01' WHERE id = 5;
 UPDATE undotypes.looks_src SET tags = '{x,NULL}' WHERE id = 6;
 UPDATE undotypes.looks_src SET amt = NULL, t = NULL WHERE id = 7;
+UPDATE undotypes.looks_src SET v = 'a ', js = '{"a": 2}' WHERE id = 8;
 SELECT backfill.plan('undotypes.looks', '2024-03-01', '2024-03-02', probe => false) AS l2 \gset
 CALL backfill.run(:l2);
 RESET client_min_messages;

@@ -771,8 +771,9 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 		 * search_path pinned, security-restricted), reading the archive in
 		 * place and the target, which the caller may read whole
 		 * (CheckKeptRowsReadable).  Every column is of a built-in type
-		 * (ArchiveKeptInPlace), so the key's equality, the hash join,
-		 * to_jsonb and the record comparison are the system's code only.
+		 * (ArchiveKeptInPlace), so the key's equality, the "=" of the
+		 * types DiffEqualMeansSameJson lists, the hash join, to_jsonb and
+		 * the record comparison are the system's code only.
 		 */
 		CatalogArgs args;
 		int			i2;
