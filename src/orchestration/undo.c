@@ -18,12 +18,14 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -385,6 +387,215 @@ DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
 }
 
 /*
+ * DiffColumn
+ *		A column the target and its archive share, with the archive's type.
+ */
+typedef struct DiffColumn
+{
+	const char *name;			/* quoted */
+	Oid			type;
+} DiffColumn;
+
+/*
+ * DiffSharedColumns
+ *		The columns the target and its archive share, in the target's order
+ *		(the order of ArchiveKeptInPlace's and ArchiveRegisterKept's lists),
+ *		each with its archive column's type; *n is their number.
+ */
+static DiffColumn *
+DiffSharedColumns(Oid target, int *n)
+{
+	Oid			archive = ArchiveOf(target);
+	Relation	rel = table_open(target, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	DiffColumn *cols = palloc(sizeof(DiffColumn) * Max(desc->natts, 1));
+	int			i;
+
+	*n = 0;
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		AttrNumber	attnum;
+
+		if (att->attisdropped)
+			continue;
+		attnum = get_attnum(archive, NameStr(att->attname));
+		if (attnum <= 0)
+			continue;
+		cols[*n].name = quote_identifier(pstrdup(NameStr(att->attname)));
+		cols[*n].type = get_atttype(archive, attnum);
+		(*n)++;
+	}
+	table_close(rel, AccessShareLock);
+	return cols;
+}
+
+/*
+ * DiffEqualMeansSameJson
+ *		Whether two values of built-in type "type" that its "=" finds equal
+ *		always have equal to_jsonb (jsonb's equality, which compares
+ *		numbers by value): then "=" may decide that a column did not
+ *		change.  Not so for interval ('1 day' = '24 hours'), float ('-0' =
+ *		'0'), bpchar (trailing spaces) and every type not listed.  Text is
+ *		compared in the "C" collation (byte for byte).
+ */
+static bool
+DiffEqualMeansSameJson(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case NUMERICOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case JSONBOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * DiffKeyedQuery
+ *		Append to "sql" (which holds the CTEs o and nw) the keyed diff: o
+ *		and nw joined on chunk and key, each key column by its type's own
+ *		equality (schema-qualified).  A pair of rows is reported changed
+ *		when the JSON of its columns differs (as jsonb): that is what
+ *		decides, and the rows whose binary images are equal never differ
+ *		there.  So the join first drops, cheaply, the pairs whose columns
+ *		are all equal: by "=" for the types where equal means equal JSON
+ *		(DiffEqualMeansSameJson), by binary image (*=) for the others;
+ *		only the pairs left get their JSON compared.  No row of either side
+ *		is built as a record before the join (it would be carried through
+ *		the hash, and spilled); the JSON of the output is made of the rows
+ *		reported only.
+ */
+static void
+DiffKeyedQuery(StringInfo sql, Oid target, List *key)
+{
+	int			ncols;
+	DiffColumn *cols = DiffSharedColumns(target, &ncols);
+	StringInfoData on;
+	StringInfoData kj;
+	StringInfoData same;
+	StringInfoData img_o;
+	StringInfoData img_n;
+	StringInfoData row_o;
+	StringInfoData row_n;
+	StringInfoData sel;
+	StringInfoData xo;
+	StringInfoData xn;
+	ListCell   *lc;
+	int			i;
+
+	initStringInfo(&on);
+	initStringInfo(&kj);
+	initStringInfo(&same);
+	initStringInfo(&img_o);
+	initStringInfo(&img_n);
+	initStringInfo(&row_o);
+	initStringInfo(&row_n);
+	initStringInfo(&sel);
+	initStringInfo(&xo);
+	initStringInfo(&xn);
+	for (i = 0; i < ncols; i++)
+	{
+		const char *c = cols[i].name;
+		const char *sep = i > 0 ? ", " : "";
+
+		CHECK_FOR_INTERRUPTS();
+		appendStringInfo(&sel, ", o.%s AS _backfill_o%d, nw.%s AS _backfill_n%d",
+						 c, i, c, i);
+		appendStringInfo(&row_o, "%so.%s", sep, c);
+		appendStringInfo(&row_n, "%snw.%s", sep, c);
+		appendStringInfo(&xo, "%sd._backfill_o%d AS %s", sep, i, c);
+		appendStringInfo(&xn, "%sd._backfill_n%d AS %s", sep, i, c);
+		if (DiffEqualMeansSameJson(cols[i].type))
+		{
+			const char *coll = (cols[i].type == TEXTOID ||
+								cols[i].type == VARCHAROID)
+				? " COLLATE pg_catalog.\"C\"" : "";
+
+			appendStringInfo(&same,
+							 "COALESCE(o.%s%s OPERATOR(pg_catalog.=) nw.%s%s,"
+							 " o.%s IS NULL AND nw.%s IS NULL) AND ",
+							 c, coll, c, coll, c, c);
+		}
+		else
+		{
+			appendStringInfo(&img_o, "%so.%s", img_o.len > 0 ? ", " : "", c);
+			appendStringInfo(&img_n, "%snw.%s", img_n.len > 0 ? ", " : "", c);
+		}
+	}
+	if (img_o.len > 0)
+		appendStringInfo(&same,
+						 "ROW(%s)::pg_catalog.record OPERATOR(pg_catalog.*=)"
+						 " ROW(%s)::pg_catalog.record",
+						 img_o.data, img_n.data);
+	else
+		appendStringInfoString(&same, "true");
+
+	foreach(lc, key)
+	{
+		const char *name = (const char *) lfirst(lc);
+		const char *col = quote_identifier(name);
+
+		for (i = 0; i < ncols; i++)
+			if (strcmp(cols[i].name, col) == 0)
+				break;
+		if (i == ncols)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("key column \"%s\" is not in the archive of %s",
+							name, QualifiedRelName(target)),
+					 errhint("Register the target again with a key of columns it has kept.")));
+		appendStringInfo(&on, " AND %s", DiffKeyEquality(target, name,
+														  psprintf("o.%s", col),
+														  psprintf("nw.%s", col)));
+		appendStringInfo(&kj, "%s%s, COALESCE(d._backfill_o%d, d._backfill_n%d)",
+						 lc == list_head(key) ? "" : ", ",
+						 quote_literal_cstr(name), i, i);
+	}
+	appendStringInfo(sql,
+					 ", d AS (SELECT COALESCE(o._backfill_chunk, nw._backfill_chunk) AS n,"
+					 "  o._backfill_chunk IS NULL AS added, nw._backfill_chunk IS NULL AS removed%s"
+					 "  FROM o FULL JOIN nw"
+					 "  ON o._backfill_chunk OPERATOR(pg_catalog.=) nw._backfill_chunk%s"
+					 "  WHERE o._backfill_chunk IS NULL OR nw._backfill_chunk IS NULL"
+					 "  OR (NOT (%s)"
+					 "   AND pg_catalog.to_jsonb(ROW(%s)) OPERATOR(pg_catalog.<>)"
+					 "   pg_catalog.to_jsonb(ROW(%s)))),"
+					 " j AS (SELECT d.n, d.added, d.removed,"
+					 "  pg_catalog.jsonb_build_object(%s) AS k,"
+					 "  pg_catalog.to_jsonb(xo) AS jo, pg_catalog.to_jsonb(xn) AS jn"
+					 "  FROM d CROSS JOIN LATERAL (SELECT %s) xo"
+					 "  CROSS JOIN LATERAL (SELECT %s) xn)"
+					 " SELECT j.n::pg_catalog.int4, j.k,"
+					 "  (CASE WHEN j.added THEN 'added' WHEN j.removed THEN 'removed'"
+					 "   ELSE 'changed' END)::pg_catalog.text,"
+					 "  CASE WHEN j.removed THEN j.jo WHEN NOT j.added THEN"
+					 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+					 "    FROM pg_catalog.jsonb_each(j.jo) e"
+					 "    WHERE e.value IS DISTINCT FROM (j.jn OPERATOR(pg_catalog.->) e.key)) END,"
+					 "  CASE WHEN j.added THEN j.jn WHEN NOT j.removed THEN"
+					 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
+					 "    FROM pg_catalog.jsonb_each(j.jn) e"
+					 "    WHERE e.value IS DISTINCT FROM (j.jo OPERATOR(pg_catalog.->) e.key)) END"
+					 " FROM j"
+					 " ORDER BY 1, 2, 3",
+					 sel.data, on.data, same.data, row_o.data, row_n.data,
+					 kj.data, xo.data, xn.data);
+}
+
+/*
  * DiffAsCaller
  *		Run the diff statement "sql" (3 parameters) as the caller, search
  *		path pinned, its rows streaming into dest.
@@ -521,60 +732,7 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
 					 kept, target_cols, QualifiedRelName(run->target), tc, tc);
 	if (key != NIL)
-	{
-		/*
-		 * Joined on chunk and key, each key column by its type's own
-		 * equality (schema-qualified), compared by the binary image of the
-		 * rows (*=, which needs no operator of the columns' types); JSON
-		 * is made of the rows that differ only.
-		 */
-		StringInfoData on;
-		StringInfoData kj;
-		ListCell   *lc;
-
-		initStringInfo(&on);
-		initStringInfo(&kj);
-		foreach(lc, key)
-		{
-			const char *name = (const char *) lfirst(lc);
-			const char *col = quote_identifier(name);
-
-			appendStringInfo(&on, " AND %s", DiffKeyEquality(run->target, name,
-															  psprintf("o.%s", col),
-															  psprintf("nw.%s", col)));
-			appendStringInfo(&kj, "%s%s, COALESCE((d.ro).%s, (d.rn).%s)",
-							 lc == list_head(key) ? "" : ", ",
-							 quote_literal_cstr(name), col, col);
-		}
-		appendStringInfo(&sql,
-						 ", d AS (SELECT COALESCE(o._backfill_chunk, nw._backfill_chunk) AS n,"
-						 "  o._backfill_chunk IS NULL AS added, nw._backfill_chunk IS NULL AS removed,"
-						 "  o AS ro, nw AS rn"
-						 "  FROM o FULL JOIN nw"
-						 "  ON o._backfill_chunk OPERATOR(pg_catalog.=) nw._backfill_chunk%s"
-						 "  WHERE o._backfill_chunk IS NULL OR nw._backfill_chunk IS NULL"
-						 "  OR NOT (o OPERATOR(pg_catalog.*=) nw)),"
-						 " j AS (SELECT d.n, d.added, d.removed,"
-						 "  pg_catalog.jsonb_build_object(%s) AS k,"
-						 "  pg_catalog.to_jsonb(d.ro) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jo,"
-						 "  pg_catalog.to_jsonb(d.rn) OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS jn"
-						 "  FROM d)"
-						 " SELECT j.n::pg_catalog.int4, j.k,"
-						 "  (CASE WHEN j.added THEN 'added' WHEN j.removed THEN 'removed'"
-						 "   ELSE 'changed' END)::pg_catalog.text,"
-						 "  CASE WHEN j.removed THEN j.jo WHEN NOT j.added THEN"
-						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-						 "    FROM pg_catalog.jsonb_each(j.jo) e"
-						 "    WHERE e.value IS DISTINCT FROM (j.jn OPERATOR(pg_catalog.->) e.key)) END,"
-						 "  CASE WHEN j.added THEN j.jn WHEN NOT j.removed THEN"
-						 "   (SELECT pg_catalog.jsonb_object_agg(e.key, e.value)"
-						 "    FROM pg_catalog.jsonb_each(j.jn) e"
-						 "    WHERE e.value IS DISTINCT FROM (j.jo OPERATOR(pg_catalog.->) e.key)) END"
-						 " FROM j"
-						 " WHERE j.added OR j.removed OR j.jo OPERATOR(pg_catalog.<>) j.jn"
-						 " ORDER BY 1, 2, 3",
-						 on.data, kj.data);
-	}
+		DiffKeyedQuery(&sql, run->target, key);
 	else
 		appendStringInfoString(&sql,
 							   ", oc AS (SELECT o._backfill_chunk AS n, pg_catalog.to_jsonb(o)"
@@ -613,8 +771,9 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 		 * search_path pinned, security-restricted), reading the archive in
 		 * place and the target, which the caller may read whole
 		 * (CheckKeptRowsReadable).  Every column is of a built-in type
-		 * (ArchiveKeptInPlace), so the key's equality, the hash join,
-		 * to_jsonb and the record comparison are the system's code only.
+		 * (ArchiveKeptInPlace), so the key's equality, the "=" of the
+		 * types DiffEqualMeansSameJson lists, the hash join, to_jsonb and
+		 * the record comparison are the system's code only.
 		 */
 		CatalogArgs args;
 		int			i2;
