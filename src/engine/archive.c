@@ -39,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/hio.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -50,6 +51,7 @@
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -515,6 +517,15 @@ ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
 
 	per_block = BrinOfRunAndChunk(rri, map);
 	bistate = GetBulkInsertState();
+
+	/*
+	 * Without the bulk-write ring: in a ring of 16 MB the chunk's backend
+	 * evicts, and so writes (flushing WAL first), every page of the archive
+	 * it filled, while the chunk's own INSERT into the target leaves its
+	 * pages to shared buffers.  The archive's pages go there too.
+	 */
+	FreeAccessStrategy(bistate->strategy);
+	bistate->strategy = NULL;
 	in = MakeSingleTupleTableSlot(rowdesc, &TTSOpsMinimalTuple);
 	slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
 	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
@@ -792,6 +803,7 @@ KeptLeavesUnion(int64 run_id, int32 chunk_no, const RelColumns *have,
 							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? "k." : "",
 							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? col : "NULL",
 							 format_type_extended(have->types[from[j]], -1,
+												  FORMAT_TYPE_TYPEMOD_GIVEN |
 												  FORMAT_TYPE_FORCE_QUALIFY),
 							 col);
 		}
@@ -1062,6 +1074,7 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 
 			appendStringInfo(&buf, "%st.%s::%s AS %s", i > 0 ? ", " : "", col,
 							 format_type_extended(have->types[from[i]], -1,
+												  FORMAT_TYPE_TYPEMOD_GIVEN |
 												  FORMAT_TYPE_FORCE_QUALIFY),
 							 col);
 		}
@@ -1135,6 +1148,7 @@ ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no, int run_param,
 		appendStringInfo(&sel, ", a.%s", col);
 		appendStringInfo(&tl, "%st.%s::%s AS %s", n > 0 ? ", " : "", col,
 						 format_type_extended(have->types[k], -1,
+											  FORMAT_TYPE_TYPEMOD_GIVEN |
 											  FORMAT_TYPE_FORCE_QUALIFY),
 						 col);
 		appendStringInfo(&cl, "%s%s", n > 0 ? ", " : "", col);
