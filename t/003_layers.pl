@@ -37,10 +37,14 @@ my %rank;
 # that read neither the catalog nor a user table (_in_range even runs
 # inside the INSERT that Citus pushes down to the workers), and the event
 # trigger of the scheduling-role guard, which Citus fires on the workers
-# too (their DROP OWNED and REVOKE must not fail).
+# too (their DROP OWNED and REVOKE must not fail).  And _watch_row, the
+# WHEN clause of a watched source's INSERT row trigger, called once per
+# row: it reads no catalog and no table, only what the source's BEFORE
+# INSERT statement trigger (_watch_trigger, which makes both checks)
+# loaded for this statement, and finds nothing otherwise.
 my %no_citus_check = map { $_ => 1 }
   qw(backfill_split_range backfill_in_range backfill_in_quiet_hours
-  backfill_job_guard);
+  backfill_job_guard backfill_watch_row);
 
 my $root = dirname($FindBin::RealBin);
 chdir $root or die "cannot chdir to $root: $!";
