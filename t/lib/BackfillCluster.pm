@@ -116,7 +116,12 @@ sub crash_restart
 	my $log_offset = -s $node->logfile;
 	kill 'KILL', $pid;
 	forget_session($_) for @sessions;
-	ok($node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
+	# Wait for the log line of the end of crash recovery, not only for the
+	# restart: a psql started while the server still refuses connections
+	# can exit before reading its stdin, and IPC::Run then dies of EPIPE.
+	ok( $node->wait_for_log(
+			qr/all server processes terminated; reinitializing.*database system is ready to accept connections/s,
+			$log_offset),
 		"${prefix}the server restarts after the crash");
 	ok($node->poll_query_until($db, 'SELECT true'),
 		"${prefix}the server accepts connections again");
