@@ -552,6 +552,12 @@ extern void RequireCatalogVersion(void);
 /* Whether the installed extension is at the library's version (no error). */
 extern bool CatalogVersionMatches(void);
 
+/*
+ * Whether extension backfill is installed in this database, with its owner
+ * and extversion (palloc'd, NULL if null); cheap after the first call.
+ */
+extern bool BackfillExtensionRow(Oid *owner, char **version);
+
 /* ---- Citus (citus.c); no-ops without the citus extension ---- */
 
 /* Raise 0A000 when this node is a Citus worker: backfill runs on the coordinator. */

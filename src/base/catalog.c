@@ -25,12 +25,9 @@
 
 #include <ctype.h>
 
-#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_extension.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -38,7 +35,6 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -51,33 +47,17 @@
 /*
  * ExtensionOwner
  *		The role that owns the backfill extension (and its catalog tables).
- *		Private to this file: only CatalogExec switches to it.  One lookup
- *		of pg_extension by name (it runs for every catalog statement, so
- *		for every transaction that the watch trigger logs).
+ *		Private to this file: only CatalogExec switches to it.  It runs for
+ *		every catalog statement (so for every transaction that the watch
+ *		trigger logs): BackfillExtensionRow fetches the remembered row.
  */
 static Oid
 ExtensionOwner(void)
 {
-	Oid			owner = InvalidOid;
-	bool		found = false;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	Oid			owner;
+	char	   *version;
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum("backfill"));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		found = true;
-		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	if (!found)
+	if (!BackfillExtensionRow(&owner, &version))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"backfill\" does not exist")));

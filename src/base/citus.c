@@ -23,18 +23,60 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/varlena.h"
 
 #include "backfill.h"
 
 /*
+ * CitusPreloaded
+ *		Whether shared_preload_libraries names citus (as "citus", a path
+ *		ending in it, or either with ".so").  Citus refuses to load any
+ *		other way, so without it no citus extension can be in use here.
+ *		The setting is fixed at server start: read once per backend.
+ */
+static bool
+CitusPreloaded(void)
+{
+	static int	preloaded = -1;
+
+	if (preloaded < 0)
+	{
+		const char *libs = GetConfigOption("shared_preload_libraries", true, false);
+		char	   *copy = pstrdup(libs != NULL ? libs : "");
+		List	   *names = NIL;
+		ListCell   *lc;
+
+		preloaded = 0;
+		if (SplitDirectoriesString(copy, ',', &names))
+		{
+			foreach(lc, names)
+			{
+				const char *name = (const char *) lfirst(lc);
+				const char *base = strrchr(name, '/');
+
+				base = base != NULL ? base + 1 : name;
+				if (strcmp(base, "citus") == 0 || strcmp(base, "citus.so") == 0)
+					preloaded = 1;
+			}
+		}
+		list_free_deep(names);
+		pfree(copy);
+	}
+	return preloaded == 1;
+}
+
+/*
  * CitusInstalled
- *		Whether the citus extension exists in this database.
+ *		Whether the citus extension exists in this database (and can be in
+ *		use: CitusPreloaded, which spares every other server the catalog
+ *		lookup that each entry point and watch trigger would make).
  */
 static bool
 CitusInstalled(void)
 {
-	return OidIsValid(get_extension_oid("citus", true));
+	return CitusPreloaded() && OidIsValid(get_extension_oid("citus", true));
 }
 
 /*
