@@ -328,6 +328,20 @@ extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 /* The same for a statement built per call (never cached), no parameters. */
 extern int	CatalogExecUnsaved(const char *sql, int expected);
 /*
+ * extversion of extension backfill in this database (palloc'd), NULL when
+ * it is not installed here; cheap after the first call (version.c asks).
+ */
+extern char *CatalogInstalledVersion(void);
+/*
+ * Append rows (ncols values and nulls each, row after row, in column order)
+ * to the extension's table backfill.<relname> without running SQL, in the
+ * caller's transaction; false, having written nothing, when the table has
+ * a trigger, rule, forced row security, other columns or an index on an
+ * expression or with a predicate (write them with CatalogExec then).
+ */
+extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
+							  const Datum *values, const bool *nulls);
+/*
  * The same for the body of the extension's SQL function backfill.<name>,
  * read from pg_proc and planned once per session (catalog.c).
  */
@@ -551,12 +565,6 @@ extern void RequireCatalogVersion(void);
 
 /* Whether the installed extension is at the library's version (no error). */
 extern bool CatalogVersionMatches(void);
-
-/*
- * Whether extension backfill is installed in this database, with its owner
- * and extversion (palloc'd, NULL if null); cheap after the first call.
- */
-extern bool BackfillExtensionRow(Oid *owner, char **version);
 
 /* ---- Citus (citus.c); no-ops without the citus extension ---- */
 

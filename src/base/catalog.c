@@ -25,42 +25,159 @@
 
 #include <ctype.h>
 
+#include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "backfill.h"
+
+/*
+ * The TID of backfill's pg_extension row when it was last found: every
+ * entry point (its version check) and every catalog statement (its owner)
+ * asks for that row, so the next call fetches that one tuple instead of
+ * scanning pg_extension's name index.
+ */
+static ItemPointerData extension_tid;
+static bool extension_tid_valid = false;
+
+/*
+ * FetchRememberedExtension
+ *		A copy of the tuple at extension_tid if that tuple is visible to
+ *		the catalog snapshot and is backfill's row; NULL otherwise.  The
+ *		row is unique by name, so a visible row named backfill is the
+ *		current one: after ALTER EXTENSION UPDATE or DROP EXTENSION the
+ *		remembered tuple is dead to newer snapshots, and the caller scans.
+ */
+static HeapTuple
+FetchRememberedExtension(Relation rel)
+{
+	HeapTupleData tuple;
+	Buffer		buf;
+	Snapshot	snapshot;
+	HeapTuple	copy = NULL;
+
+	if (!extension_tid_valid ||
+		ItemPointerGetBlockNumber(&extension_tid) >= RelationGetNumberOfBlocks(rel))
+		return NULL;
+	snapshot = RegisterSnapshot(GetCatalogSnapshot(ExtensionRelationId));
+	tuple.t_self = extension_tid;
+	if (heap_fetch(rel, snapshot, &tuple, &buf, false))
+	{
+		if (strcmp(NameStr(((Form_pg_extension) GETSTRUCT(&tuple))->extname),
+				   "backfill") == 0)
+			copy = heap_copytuple(&tuple);
+		ReleaseBuffer(buf);
+	}
+	UnregisterSnapshot(snapshot);
+	return copy;
+}
+
+/*
+ * ExtensionRow
+ *		A copy of backfill's pg_extension row in this database (NULL when
+ *		the extension is not installed here), and its extversion (palloc'd;
+ *		NULL if null).  The row's TID is remembered for the next call
+ *		(FetchRememberedExtension).
+ */
+static HeapTuple
+ExtensionRow(char **version)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	*version = NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	tup = FetchRememberedExtension(rel);
+	if (tup == NULL)
+	{
+		extension_tid_valid = false;
+		ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+					F_NAMEEQ, CStringGetDatum("backfill"));
+		scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+		tup = systable_getnext(scan);
+		if (HeapTupleIsValid(tup))
+		{
+			tup = heap_copytuple(tup);
+			extension_tid = tup->t_self;
+			extension_tid_valid = true;
+		}
+		else
+			tup = NULL;
+		systable_endscan(scan);
+	}
+	if (tup != NULL)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			*version = text_to_cstring(DatumGetTextPP(d));
+	}
+	table_close(rel, AccessShareLock);
+	return tup;
+}
+
+/*
+ * CatalogInstalledVersion
+ *		See backfill.h: extversion of extension backfill in this database
+ *		(palloc'd), NULL when it is not installed here (ExtensionRow).
+ */
+char *
+CatalogInstalledVersion(void)
+{
+	char	   *version;
+	HeapTuple	tup = ExtensionRow(&version);
+
+	if (tup != NULL)
+		heap_freetuple(tup);
+	return version;
+}
 
 /*
  * ExtensionOwner
  *		The role that owns the backfill extension (and its catalog tables).
  *		Private to this file: only CatalogExec switches to it.  It runs for
  *		every catalog statement (so for every transaction that the watch
- *		trigger logs): BackfillExtensionRow fetches the remembered row.
+ *		trigger logs): ExtensionRow fetches the remembered row.
  */
 static Oid
 ExtensionOwner(void)
 {
-	Oid			owner;
 	char	   *version;
+	HeapTuple	tup = ExtensionRow(&version);
+	Oid			owner;
 
-	if (!BackfillExtensionRow(&owner, &version))
+	if (tup == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"backfill\" does not exist")));
+	owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	heap_freetuple(tup);
 	if (!OidIsValid(owner))
 		elog(ERROR, "backfill: could not find the owner of extension \"backfill\"");
 	return owner;
@@ -221,6 +338,109 @@ int
 CatalogExecUnsaved(const char *sql, int expected)
 {
 	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false, 0, NULL);
+}
+
+/*
+ * CatalogAppendRows
+ *		Append nrows rows to the extension's table backfill.<relname>
+ *		without running SQL: values and nulls hold ncols entries per row,
+ *		row after row, in the order of the table's columns.  The rows go
+ *		into the heap and every index in the caller's (sub)transaction,
+ *		WAL-logged, as an INSERT would put them, without its parsing,
+ *		planning, executor start and switch to the extension owner with
+ *		search_path pinned, which cost more than the write for the hottest
+ *		catalog write: the watch trigger's rows, one per writing
+ *		transaction.  No name is resolved outside schema backfill and no
+ *		user code runs: a table with a trigger, a rule, row security forced
+ *		on its owner, a column not given, or an index on an expression or
+ *		with a predicate is not written (false: the caller then writes the
+ *		rows with CatalogExec).  The caller guarantees the table's CHECK
+ *		constraints; a null in a NOT NULL column is an internal error.
+ */
+bool
+CatalogAppendRows(const char *relname, int ncols, int nrows,
+				  const Datum *values, const bool *nulls)
+{
+	Oid			relid = get_relname_relid(relname,
+										  get_namespace_oid("backfill", false));
+	Relation	rel;
+	TupleDesc	desc;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	int			i;
+	int			r;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "backfill: table backfill.%s is missing", relname);
+	rel = table_open(relid, RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->trigdesc != NULL ||
+		rel->rd_rules != NULL || rel->rd_rel->relforcerowsecurity ||
+		desc->natts != ncols)
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	for (i = 0; i < ncols; i++)
+	{
+		if (TupleDescAttr(desc, i)->attisdropped)
+		{
+			table_close(rel, NoLock);
+			return false;
+		}
+	}
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	for (i = 0; i < rri->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+
+		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
+		{
+			ExecCloseIndices(rri);
+			FreeExecutorState(estate);
+			table_close(rel, NoLock);
+			return false;
+		}
+	}
+
+	slot = table_slot_create(rel, NULL);
+	for (r = 0; r < nrows; r++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ExecClearTuple(slot);
+		for (i = 0; i < ncols; i++)
+		{
+			slot->tts_values[i] = values[r * ncols + i];
+			slot->tts_isnull[i] = nulls[r * ncols + i];
+			if (slot->tts_isnull[i] && TupleDescAttr(desc, i)->attnotnull)
+				elog(ERROR, "backfill: null in column %d of backfill.%s",
+					 i + 1, relname);
+		}
+		ExecStoreVirtualTuple(slot);
+		table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+		if (rri->ri_NumIndices > 0)
+		{
+#if PG_VERSION_NUM >= 160000
+			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false,
+											NULL, NIL, false));
+#else
+			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false,
+											NULL, NIL));
+#endif
+		}
+		ResetPerTupleExprContext(estate);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+	return true;
 }
 
 /*

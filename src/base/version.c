@@ -18,17 +18,6 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/heapam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "catalog/indexing.h"
-#include "catalog/pg_extension.h"
-#include "storage/bufmgr.h"
-#include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "backfill.h"
 
@@ -37,118 +26,14 @@
 #endif
 
 /*
- * The TID of backfill's pg_extension row when it was last found, so that
- * the next call (every entry point's and every watch trigger's) fetches
- * that one tuple instead of scanning the name index.
- */
-static ItemPointerData extension_tid;
-static bool extension_tid_valid = false;
-
-/*
- * ReadExtensionRow
- *		The owner and extversion (palloc'd, NULL if null) of tup, a
- *		pg_extension row.
- */
-static void
-ReadExtensionRow(Relation rel, HeapTuple tup, Oid *owner, char **version)
-{
-	bool		isnull;
-	Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
-								 RelationGetDescr(rel), &isnull);
-
-	*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	*version = isnull ? NULL : text_to_cstring(DatumGetTextPP(d));
-}
-
-/*
- * FetchRememberedRow
- *		Read the tuple at extension_tid if that tuple is visible to the
- *		catalog snapshot and is backfill's row; false otherwise.  The row
- *		is unique by name, so a visible row named backfill is the current
- *		one: after ALTER EXTENSION UPDATE or DROP EXTENSION the remembered
- *		tuple is dead to newer snapshots, and the caller scans again.
- */
-static bool
-FetchRememberedRow(Relation rel, Oid *owner, char **version)
-{
-	HeapTupleData tuple;
-	Buffer		buf;
-	Snapshot	snapshot;
-	bool		found = false;
-
-	if (!extension_tid_valid ||
-		ItemPointerGetBlockNumber(&extension_tid) >= RelationGetNumberOfBlocks(rel))
-		return false;
-	snapshot = RegisterSnapshot(GetCatalogSnapshot(ExtensionRelationId));
-	tuple.t_self = extension_tid;
-	if (heap_fetch(rel, snapshot, &tuple, &buf, false))
-	{
-		if (strcmp(NameStr(((Form_pg_extension) GETSTRUCT(&tuple))->extname),
-				   "backfill") == 0)
-		{
-			found = true;
-			ReadExtensionRow(rel, &tuple, owner, version);
-		}
-		ReleaseBuffer(buf);
-	}
-	UnregisterSnapshot(snapshot);
-	return found;
-}
-
-/*
- * BackfillExtensionRow
- *		See backfill.h: whether extension backfill is installed in this
- *		database, with its owner and extversion (palloc'd; NULL if null).
- *		Every entry point and every catalog statement asks, so the row's
- *		TID is remembered and the next call fetches that one tuple instead
- *		of scanning pg_extension's name index (FetchRememberedRow).
- */
-bool
-BackfillExtensionRow(Oid *owner, char **version)
-{
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		found;
-
-	*owner = InvalidOid;
-	*version = NULL;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	found = FetchRememberedRow(rel, owner, version);
-	if (!found)
-	{
-		extension_tid_valid = false;
-		ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
-					F_NAMEEQ, CStringGetDatum("backfill"));
-		scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-		tup = systable_getnext(scan);
-		if (HeapTupleIsValid(tup))
-		{
-			found = true;
-			ReadExtensionRow(rel, tup, owner, version);
-			extension_tid = tup->t_self;
-			extension_tid_valid = true;
-		}
-		systable_endscan(scan);
-	}
-	table_close(rel, AccessShareLock);
-	return found;
-}
-
-/*
  * InstalledVersion
  *		extversion of extension backfill in this database, palloc'd; NULL
- *		when the extension is not installed here.
+ *		when the extension is not installed here (CatalogInstalledVersion).
  */
 static char *
 InstalledVersion(void)
 {
-	Oid			owner;
-	char	   *version;
-
-	(void) BackfillExtensionRow(&owner, &version);
-	return version;
+	return CatalogInstalledVersion();
 }
 
 /*

@@ -25,13 +25,14 @@
  * chunk (ChunkCell, in the watch's TimeZone; a row in the chunk of the
  * row before it costs one more comparison) and a chunk this transaction
  * has not logged yet is noted as pending.  Every AFTER statement trigger
- * writes the pending chunks first (FlushPending), in one catalog
- * statement.
+ * writes the pending chunks first (FlushPending).
  *
- * The transition tables are read once per watching target, in C, as the
- * writer, the same way.  The chunks this transaction
- * has not logged yet are inserted in one catalog statement (CatalogExec,
- * as the extension owner, search_path pinned).  A per-transaction hash
+ * The transition tables (of UPDATE and DELETE) are read once per watching
+ * target, in C, as the writer, the same way.  The chunks this transaction
+ * has not logged yet are appended to backfill.changed_regions without SQL
+ * (WriteChangedRegions, CatalogAppendRows: a transaction of single-row
+ * INSERTs into built days paid more for planning and running the catalog
+ * INSERT as the extension owner than for its own row).  A per-transaction hash
  * (TopTransactionContext) remembers the noted and logged (target, chunk)
  * pairs, so the log grows by at most one row per (target, chunk) per
  * transaction; a rolled-back subtransaction forgets its own pairs (and a
@@ -1031,6 +1032,52 @@ LoadRelWatches(Oid relid)
 }
 
 /*
+ * WriteChangedRegions
+ *		Write m rows of backfill.changed_regions (target, chunk start and
+ *		end, source; changed now()) in the caller's transaction: appended
+ *		without SQL (CatalogAppendRows) when the table allows it, else in
+ *		one INSERT as the extension owner.
+ */
+static void
+WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
+					const Datum *ends, const Datum *sources)
+{
+	Datum	   *row = palloc(sizeof(Datum) * 5 * Max(m, 1));
+	bool	   *nulls = palloc0(sizeof(bool) * 5 * Max(m, 1));
+	bool	   *no_source = palloc0(sizeof(bool) * Max(m, 1));
+	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	Oid			argtypes[4] = {REGCLASSARRAYOID, TIMESTAMPTZARRAYOID,
+	TIMESTAMPTZARRAYOID, REGCLASSARRAYOID};
+	Datum		values[4];
+	int			i;
+
+	for (i = 0; i < m; i++)
+	{
+		if (DatumGetTimestampTz(starts[i]) >= DatumGetTimestampTz(ends[i]))
+			elog(ERROR, "backfill: empty changed chunk");
+		row[i * 5] = targets[i];
+		row[i * 5 + 1] = starts[i];
+		row[i * 5 + 2] = ends[i];
+		row[i * 5 + 3] = now;
+		row[i * 5 + 4] = sources[i];
+		no_source[i] = !OidIsValid(DatumGetObjectId(sources[i]));
+		nulls[i * 5 + 4] = no_source[i];
+	}
+	if (CatalogAppendRows("changed_regions", 5, m, row, nulls))
+		return;
+	values[0] = MakeArray((Datum *) targets, NULL, m, REGCLASSOID);
+	values[1] = MakeArray((Datum *) starts, NULL, m, TIMESTAMPTZOID);
+	values[2] = MakeArray((Datum *) ends, NULL, m, TIMESTAMPTZOID);
+	values[3] = MakeArray((Datum *) sources, no_source, m, REGCLASSOID);
+	CatalogExec("INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT u.t, u.s, u.e, pg_catalog.now(), u.src"
+				" FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
+				"  pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(t, s, e, src)",
+				4, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
  * LogNewCells
  *		Insert the cells [starts[i], ends[i]) of target that this
  *		transaction has not logged yet (or only noted as pending), in one
@@ -1042,11 +1089,10 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 {
 	Datum	   *s = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *e = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *t = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *src = palloc(sizeof(Datum) * Max(n, 1));
 	int			m = 0;
 	int			i;
-	Oid			argtypes[4] = {REGCLASSOID, TIMESTAMPTZARRAYOID,
-	TIMESTAMPTZARRAYOID, REGCLASSOID};
-	Datum		values[4];
 
 	for (i = 0; i < n; i++)
 	{
@@ -1075,15 +1121,12 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 	}
 	if (m == 0)
 		return;
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = MakeArray(s, NULL, m, TIMESTAMPTZOID);
-	values[2] = MakeArray(e, NULL, m, TIMESTAMPTZOID);
-	values[3] = ObjectIdGetDatum(source);
-	CatalogExec("INSERT INTO backfill.changed_regions"
-				" (target, chunk_start, chunk_end, changed_at, source)"
-				" SELECT $1, u.s, u.e, pg_catalog.now(), $4"
-				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(s, e)",
-				4, argtypes, values, NULL, SPI_OK_INSERT);
+	for (i = 0; i < m; i++)
+	{
+		t[i] = ObjectIdGetDatum(target);
+		src[i] = ObjectIdGetDatum(source);
+	}
+	WriteChangedRegions(m, t, s, e, src);
 }
 
 /*
@@ -1241,7 +1284,7 @@ WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
  *		The chunks of target w that the rows of the statement's transition
  *		tables touched behind its watermark, each row's time mapped to its
  *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
- *		transaction has not logged yet inserted in one catalog statement.
+ *		transaction has not logged yet written (WriteChangedRegions).
  *		The transition tables are read in C, as the writer, row by row:
  *		no query is planned per statement, and nothing is written per row.
  */
@@ -1289,7 +1332,7 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 /*
  * FlushPending
  *		Write the chunks noted as pending by _watch_row (of every source and
- *		target) in one catalog statement, and remember them as written by
+ *		target: WriteChangedRegions), and remember them as written by
  *		this subtransaction.  Called first by every AFTER statement trigger.
  */
 static void
@@ -1302,9 +1345,6 @@ FlushPending(void)
 	Datum	   *en;
 	Datum	   *src;
 	int			m = 0;
-	Oid			argtypes[4] = {REGCLASSARRAYOID, TIMESTAMPTZARRAYOID,
-	TIMESTAMPTZARRAYOID, REGCLASSARRAYOID};
-	Datum		values[4];
 
 	if (logged == NULL || npending <= 0)
 		return;
@@ -1328,16 +1368,7 @@ FlushPending(void)
 	npending = 0;
 	if (m == 0)
 		return;
-	values[0] = MakeArray(t, NULL, m, REGCLASSOID);
-	values[1] = MakeArray(s, NULL, m, TIMESTAMPTZOID);
-	values[2] = MakeArray(en, NULL, m, TIMESTAMPTZOID);
-	values[3] = MakeArray(src, NULL, m, REGCLASSOID);
-	CatalogExec("INSERT INTO backfill.changed_regions"
-				" (target, chunk_start, chunk_end, changed_at, source)"
-				" SELECT u.t, u.s, u.e, pg_catalog.now(), u.src"
-				" FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
-				"  pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(t, s, e, src)",
-				4, argtypes, values, NULL, SPI_OK_INSERT);
+	WriteChangedRegions(m, t, s, en, src);
 }
 
 /*
