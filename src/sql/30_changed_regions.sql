@@ -5,7 +5,7 @@
 --
 -- backfill.watch(target, source, time_column) puts the extension's
 -- triggers on a source table (and its partitions): statement triggers, and
--- for INSERT into a partitioned source a row trigger whose WHEN clause does
+-- for INSERT a row trigger whose WHEN clause does
 -- the work; a write to
 -- the source records, once per (target, chunk) per transaction, the
 -- target's chunks it touched behind the target's watermark in
