@@ -560,17 +560,15 @@ SourceRelations(Oid source)
  *		The statement triggers on the source and its partitions, where
  *		missing, created as the caller (who needs the TRIGGER privilege),
  *		and the INSERT row triggers (InstallRowTriggers).  INSERT is watched
- *		row by row, not through a transition table: on a partitioned source
- *		or a partition a transition table turns a COPY's multi-row inserts
- *		into single-row inserts (copyfrom.c), and on any table capturing
- *		the rows costs more than the row trigger's WHEN clause (in a CPU
- *		profile of 10,000-row INSERT ... SELECT batches into an indexed
- *		table, 5.3 % of the backend's time with a transition table, 2.9 %
- *		with the row trigger).  An INSERT trigger with a transition table (of
- *		an earlier build) is replaced where the caller owns the table; else
- *		it stays and keeps working (the trigger reads the transition table
- *		if there is one, and writes the pending chunks).  Caller is
- *		connected to SPI.
+ *		row by row, not through a transition table: a transition table keeps
+ *		a copy of every row (spilled to disk past work_mem), and on a
+ *		partitioned source or a partition it turns a COPY's multi-row
+ *		inserts into single-row inserts (copyfrom.c); on a plain table both
+ *		cost about the same (bench/RESULTS.md, turn 7).  An INSERT trigger
+ *		with a transition table (of an earlier build) is replaced where the
+ *		caller owns the table; else it stays and keeps working (the trigger
+ *		reads the transition table if there is one, and writes the pending
+ *		chunks).  Caller is connected to SPI.
  */
 static void
 InstallTriggers(Oid source)
