@@ -246,6 +246,17 @@ SELECT backfill.watch(NULL, 'cr.payments', 'paid_at');
 SELECT backfill.watch('cr.daily', 'cr.payments', NULL);
 SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,');
 SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,recent');
+-- A trigger of the watch's name that is not the watch's is not taken for
+-- it: watch fails (42710) and leaves neither a watch nor a trigger.
+CREATE TABLE cr.decoyed (at timestamptz NOT NULL);
+CREATE FUNCTION cr.nothing() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.decoyed
+    FOR EACH STATEMENT EXECUTE FUNCTION cr.nothing();
+SELECT backfill.watch('cr.daily', 'cr.decoyed', 'at');
+SELECT count(*) AS watches FROM backfill.watches WHERE source = 'cr.decoyed'::regclass;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.decoyed'::regclass ORDER BY 1;
+DROP TABLE cr.decoyed;
+DROP FUNCTION cr.nothing();
 -- Rights: rewriting the target, and TRIGGER on the source.
 CREATE ROLE regress_cr_writer;
 GRANT USAGE ON SCHEMA cr TO regress_cr_writer;

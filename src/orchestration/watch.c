@@ -419,10 +419,13 @@ WatchState(void)
 
 /*
  * TriggerExists
- *		Whether relation relid has a trigger named name; clone (if not
- *		NULL) is set to whether it is a partition's clone of its parent's
- *		trigger, with_table (if not NULL) to whether it has a transition
- *		table.  Caller is connected to SPI.
+ *		Whether relation relid has a trigger named name that calls
+ *		backfill._watch_trigger; clone (if not NULL) is set to whether it
+ *		is a partition's clone of its parent's trigger, with_table (if not
+ *		NULL) to whether it has a transition table.  A trigger of that name
+ *		calling another function is not taken for the watch's (creating
+ *		the watch's then fails: 42710, the trigger already exists).  Caller
+ *		is connected to SPI.
  */
 static bool
 TriggerExists(Oid relid, const char *name, bool *clone, bool *with_table)
@@ -437,7 +440,9 @@ TriggerExists(Oid relid, const char *name, bool *clone, bool *with_table)
 				  " tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL"
 				  " FROM pg_catalog.pg_trigger"
 				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
-				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name",
+				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name"
+				  " AND tgfoid OPERATOR(pg_catalog.=)"
+				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure",
 				  2, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
