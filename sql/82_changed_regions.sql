@@ -247,7 +247,7 @@ SELECT backfill.watch('cr.daily', 'cr.payments', NULL);
 SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,');
 SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'stale,recent');
 -- A trigger of the watch's name that is not the watch's is not taken for
--- it: watch fails (42710) and leaves neither a watch nor a trigger.
+-- it: watch fails (42710) and adds no watch and no trigger of its own.
 CREATE TABLE cr.decoyed (at timestamptz NOT NULL);
 CREATE FUNCTION cr.nothing() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
 CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.decoyed
