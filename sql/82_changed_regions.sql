@@ -186,6 +186,25 @@ COPY cr.events FROM stdin;
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
 
+-- A partition watched alone: writes straight into it are recorded, writes
+-- through its partitioned table are not (statement triggers fire on the
+-- table a statement names only), and watch says so; a TRUNCATE of the
+-- parent truncates the partition and is recorded.
+CREATE TABLE cr.ev11_daily (day date NOT NULL, n int);
+SELECT backfill.register('cr.ev11_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events_11 WHERE at >= $1 AND at < $2$$);
+SELECT backfill.watch('cr.ev11_daily', 'cr.events_11', 'at') AS added;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.ev11_daily', '2026-11-01', '2026-11-10');
+RESET client_min_messages;
+INSERT INTO cr.events_11 VALUES ('2026-11-02 10:00', 1);
+INSERT INTO cr.events VALUES ('2026-11-04 10:00', 1);
+UPDATE cr.events SET v = 2 WHERE at = '2026-11-02 10:00';
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev11_daily'::regclass ORDER BY 1;
+SELECT backfill.unregister('cr.ev11_daily');
+DROP TABLE cr.ev11_daily;
+SELECT cr.clear();
+
 -- A renamed watched column: an INSERT fails rather than record nothing
 -- (the row trigger follows the column, the watch names the old one), into
 -- a partitioned source (row triggers) and a table (transition table).

@@ -706,6 +706,49 @@ DropTriggers(Oid source)
 }
 
 /*
+ * NoticeUnwatchedParent
+ *		A NOTICE when source, a partition, is watched by target while none
+ *		of its ancestors is: PostgreSQL fires statement triggers only on the
+ *		table a statement names, so the inserts, updates and deletes made
+ *		through the partitioned table are not recorded (a TRUNCATE of it
+ *		is: it fires the partitions' TRUNCATE triggers).  Caller is
+ *		connected to SPI.
+ */
+static void
+NoticeUnwatchedParent(Oid target, Oid source)
+{
+	List	   *ancestors = get_partition_ancestors(source);
+	Datum	   *elems;
+	Oid			argtypes[2] = {REGCLASSOID, REGCLASSARRAYOID};
+	Datum		values[2];
+	ListCell   *lc;
+	int			n = 0;
+	bool		isnull;
+
+	if (ancestors == NIL)
+		return;
+	elems = palloc(sizeof(Datum) * list_length(ancestors));
+	foreach(lc, ancestors)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = MakeArray(elems, NULL, n, REGCLASSOID);
+	CatalogExec("SELECT EXISTS (SELECT FROM backfill.watches"
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND source OPERATOR(pg_catalog.=) ANY ($2))",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SpiGetBool(0, 1, &isnull))
+		return;
+	ereport(NOTICE,
+			(errmsg("writes into %s through %s are not recorded",
+					QualifiedRelName(source),
+					QualifiedRelName(llast_oid(ancestors))),
+			 errdetail("%s is a partition, and PostgreSQL fires statement triggers only on the table a statement names: inserts, updates and deletes made through a partitioned table above it are not seen by this watch.",
+					   QualifiedRelName(source)),
+			 errhint("Watch %s as well, or instead, to record them.",
+					 QualifiedRelName(llast_oid(ancestors)))));
+}
+
+/*
  * WatchSource
  *		See backfill.h.  The caller must be able to rewrite the target
  *		(42501) and hold the TRIGGER privilege on the source (42501); the
@@ -766,6 +809,8 @@ WatchSource(Oid target, Oid source, const char *time_column)
 	InvalidateWatchCache();
 	added = SpiGetBool(0, 1, &isnull);
 	InstallTriggers(source);
+	if (get_rel_relispartition(source))
+		NoticeUnwatchedParent(target, source);
 	return added;
 }
 
