@@ -186,6 +186,23 @@ COPY cr.events FROM stdin;
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
 
+-- The log's rows are appended from C unless backfill.changed_regions has
+-- a trigger (or a rule, ...): then an INSERT as the extension owner
+-- writes them, the same rows (and the trigger sees them).
+CREATE TABLE cr.log_seen (target regclass, chunk_start timestamptz);
+CREATE FUNCTION cr.log_seen() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN INSERT INTO cr.log_seen VALUES (NEW.target, NEW.chunk_start); RETURN NULL; END$$;
+CREATE TRIGGER seen AFTER INSERT ON backfill.changed_regions
+    FOR EACH ROW EXECUTE FUNCTION cr.log_seen();
+INSERT INTO cr.events VALUES ('2026-10-28 10:00', 1), ('2026-11-02 10:00', 1);
+DROP TRIGGER seen ON backfill.changed_regions;
+INSERT INTO cr.events VALUES ('2026-10-29 10:00', 1);
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT target, chunk_start FROM cr.log_seen ORDER BY 2;
+DROP TABLE cr.log_seen;
+DROP FUNCTION cr.log_seen();
+SELECT cr.clear();
+
 -- A partition watched alone: writes straight into it are recorded, writes
 -- through its partitioned table are not (statement triggers fire on the
 -- table a statement names only), and watch says so; a TRUNCATE of the

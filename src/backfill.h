@@ -342,6 +342,13 @@ extern char *CatalogInstalledVersion(void);
 extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
 							  const Datum *values, const bool *nulls);
 /*
+ * A ResultRelInfo of rel with its indexes open in a new executor state
+ * (*estate), for writing rows from C; NULL (nothing opened) when an index
+ * is on an expression or has a predicate.  Close with ExecCloseIndices and
+ * FreeExecutorState.
+ */
+extern ResultRelInfo *OpenPlainIndexes(Relation rel, EState **estate);
+/*
  * The same for the body of the extension's SQL function backfill.<name>,
  * read from pg_proc and planned once per session (catalog.c).
  */

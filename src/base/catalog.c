@@ -341,6 +341,39 @@ CatalogExecUnsaved(const char *sql, int expected)
 }
 
 /*
+ * OpenPlainIndexes
+ *		See backfill.h: a ResultRelInfo of rel with its indexes open, in a
+ *		new executor state (*estate), for writing rows from C; NULL, having
+ *		opened nothing, when an index is on an expression or has a
+ *		predicate (evaluating those would run code).  The caller ends with
+ *		ExecCloseIndices and FreeExecutorState.
+ */
+ResultRelInfo *
+OpenPlainIndexes(Relation rel, EState **estate)
+{
+	ResultRelInfo *rri;
+	int			i;
+
+	*estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	for (i = 0; i < rri->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+
+		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
+		{
+			ExecCloseIndices(rri);
+			FreeExecutorState(*estate);
+			*estate = NULL;
+			return NULL;
+		}
+	}
+	return rri;
+}
+
+/*
  * CatalogAppendRows
  *		Append nrows rows to the extension's table backfill.<relname>
  *		without running SQL: values and nulls hold ncols entries per row,
@@ -391,21 +424,11 @@ CatalogAppendRows(const char *relname, int ncols, int nrows,
 		}
 	}
 
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	for (i = 0; i < rri->ri_NumIndices; i++)
+	rri = OpenPlainIndexes(rel, &estate);
+	if (rri == NULL)
 	{
-		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
-
-		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
-		{
-			ExecCloseIndices(rri);
-			FreeExecutorState(estate);
-			table_close(rel, NoLock);
-			return false;
-		}
+		table_close(rel, NoLock);
+		return false;
 	}
 
 	slot = table_slot_create(rel, NULL);

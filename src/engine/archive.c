@@ -498,21 +498,11 @@ ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
 		return false;
 	}
 
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	for (i = 0; i < rri->ri_NumIndices; i++)
+	rri = OpenPlainIndexes(rel, &estate);
+	if (rri == NULL)
 	{
-		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
-
-		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL)
-		{
-			ExecCloseIndices(rri);
-			FreeExecutorState(estate);
-			table_close(rel, NoLock);
-			return false;
-		}
+		table_close(rel, NoLock);
+		return false;
 	}
 
 	per_block = BrinOfRunAndChunk(rri, map);
