@@ -374,6 +374,31 @@ OpenPlainIndexes(Relation rel, EState **estate)
 }
 
 /*
+ * AppendableTable
+ *		Whether CatalogAppendRows may write rel, with ncols values a row,
+ *		without running SQL: a plain table with exactly those columns (none
+ *		dropped), no trigger, no rule and no row security forced on its
+ *		owner.
+ */
+static bool
+AppendableTable(Relation rel, int ncols)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->trigdesc != NULL ||
+		rel->rd_rules != NULL || rel->rd_rel->relforcerowsecurity ||
+		desc->natts != ncols)
+		return false;
+	for (i = 0; i < ncols; i++)
+	{
+		if (TupleDescAttr(desc, i)->attisdropped)
+			return false;
+	}
+	return true;
+}
+
+/*
  * CatalogAppendRows
  *		Append nrows rows to the extension's table backfill.<relname>
  *		without running SQL: values and nulls hold ncols entries per row,
@@ -408,24 +433,8 @@ CatalogAppendRows(const char *relname, int ncols, int nrows,
 		elog(ERROR, "backfill: table backfill.%s is missing", relname);
 	rel = table_open(relid, RowExclusiveLock);
 	desc = RelationGetDescr(rel);
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->trigdesc != NULL ||
-		rel->rd_rules != NULL || rel->rd_rel->relforcerowsecurity ||
-		desc->natts != ncols)
-	{
-		table_close(rel, NoLock);
-		return false;
-	}
-	for (i = 0; i < ncols; i++)
-	{
-		if (TupleDescAttr(desc, i)->attisdropped)
-		{
-			table_close(rel, NoLock);
-			return false;
-		}
-	}
-
-	rri = OpenPlainIndexes(rel, &estate);
-	if (rri == NULL)
+	if (!AppendableTable(rel, ncols) ||
+		(rri = OpenPlainIndexes(rel, &estate)) == NULL)
 	{
 		table_close(rel, NoLock);
 		return false;
@@ -447,15 +456,7 @@ CatalogAppendRows(const char *relname, int ncols, int nrows,
 		ExecStoreVirtualTuple(slot);
 		table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
 		if (rri->ri_NumIndices > 0)
-		{
-#if PG_VERSION_NUM >= 160000
-			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false,
-											NULL, NIL, false));
-#else
-			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false,
-											NULL, NIL));
-#endif
-		}
+			list_free(InsertIndexEntries(rri, slot, estate));
 		ResetPerTupleExprContext(estate);
 	}
 	ExecDropSingleTupleTableSlot(slot);

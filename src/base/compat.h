@@ -110,4 +110,18 @@
 	reindex_relation((relid), (flags), (params))
 #endif
 
+/*
+ * InsertIndexEntries(rri, slot, estate)
+ *		Enter the row in slot (just inserted) into every index of rri, no
+ *		conflict checking; returns the list of indexes to recheck (none
+ *		here: the caller frees it).  16 added the onlySummarizing argument.
+ */
+#if PG_VERSION_NUM >= 160000
+#define InsertIndexEntries(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define InsertIndexEntries(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

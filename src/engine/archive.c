@@ -441,16 +441,7 @@ ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
 
 		if (rri->ri_NumIndices > 0 && (!per_block || block != *last_block))
 		{
-			List	   *conflicts;
-
-#if PG_VERSION_NUM >= 160000
-			conflicts = ExecInsertIndexTuples(rri, slots[i], estate, false,
-											  false, NULL, NIL, false);
-#else
-			conflicts = ExecInsertIndexTuples(rri, slots[i], estate, false,
-											  false, NULL, NIL);
-#endif
-			list_free(conflicts);
+			list_free(InsertIndexEntries(rri, slots[i], estate));
 			*last_block = block;
 		}
 		ExecClearTuple(slots[i]);
