@@ -1109,6 +1109,11 @@ extern bool PeekChunkAfter(RunInfo *run, int32 after, ChunkInfo *chunk,
 extern bool ClaimChunk(RunInfo *run, int32 chunk_no, ChunkInfo *chunk,
 					   RunStatus *run_status);
 extern RunStatus ReadRunStatus(int64 run_id);
+/*
+ * ReadRunStatus after waiting for a transaction changing the run's row
+ * (backfill.cancel) to end.
+ */
+extern RunStatus ReadRunStatusSettled(int64 run_id);
 extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 int32 attempts_before, ChunkStatus *status,
 							 ChunkReport *report);

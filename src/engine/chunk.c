@@ -888,6 +888,32 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 }
 
 /*
+ * RunStatusOf
+ *		The run's status now (cancelled when the row is gone); with
+ *		settled, after waiting (FOR SHARE) for a transaction that is
+ *		changing the run's row to end.  Caller is connected to SPI.
+ */
+static RunStatus
+RunStatusOf(int64 run_id, bool settled)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	RunStatus	status;
+
+	values[0] = Int64GetDatum(run_id);
+	CatalogExec(settled ?
+				"SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 FOR SHARE" :
+				"SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
+		RUN_CANCELLED;
+	SPI_freetuptable(SPI_tuptable);
+	return status;
+}
+
+/*
  * ReadRunStatus
  *		The run's status now (cancelled when the row is gone).  Caller is
  *		connected to SPI.
@@ -895,18 +921,21 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 RunStatus
 ReadRunStatus(int64 run_id)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	RunStatus	status;
+	return RunStatusOf(run_id, false);
+}
 
-	values[0] = Int64GetDatum(run_id);
-	CatalogExec("SELECT status FROM backfill.runs"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	status = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
-		RUN_CANCELLED;
-	SPI_freetuptable(SPI_tuptable);
-	return status;
+/*
+ * ReadRunStatusSettled
+ *		See backfill.h: ReadRunStatus after waiting for a transaction that
+ *		is changing the run's row to end.  backfill.cancel locks that row
+ *		before it terminates the run's workers, so a leader whose worker
+ *		stopped without recording its chunk reads such a worker's run as
+ *		cancelled, not its chunk as failed.  Caller is connected to SPI.
+ */
+RunStatus
+ReadRunStatusSettled(int64 run_id)
+{
+	return RunStatusOf(run_id, true);
 }
 
 /*

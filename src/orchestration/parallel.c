@@ -565,7 +565,8 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 								&report);
 	if (!recorded)
 	{
-		RunStatus	rs = ReadRunStatus(m->run->run_id);
+		/* a cancel terminating the workers: wait for it to commit */
+		RunStatus	rs = ReadRunStatusSettled(m->run->run_id);
 
 		if (rs == RUN_CANCELLED || cstatus == CHUNK_CANCELLED)
 			cancelled = true;

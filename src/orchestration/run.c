@@ -477,11 +477,15 @@ BackfillRange(const PlanRequest *req, int parallel)
 
 /*
  * CancelRun
- *		See backfill.h: the chunks cancelled.  The background workers of
- *		parallel chunks are terminated first (their chunks roll back);
+ *		See backfill.h: the chunks cancelled.  The run becomes cancelled
+ *		first, so its row stays locked until this transaction ends: a
+ *		leader whose worker is terminated next waits for that before it
+ *		reads the run (ReadRunStatusSettled), and leaves the chunk to this
+ *		cancel instead of recording it as failed.  Then the background
+ *		workers of parallel chunks are terminated (their chunks roll back);
  *		then pending and failed chunks become cancelled (a chunk a session
- *		is executing right now is skipped and finishes), the run becomes
- *		cancelled and its schedule is removed.
+ *		is executing right now is skipped and finishes), and the run's
+ *		schedule is removed.
  *		Caller is connected to SPI.
  */
 int32
@@ -506,6 +510,10 @@ CancelRun(int64 run_id)
 				(errmsg("run %lld is already cancelled", (long long) run_id)));
 		return 0;
 	}
+	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"
+				" finished_at = pg_catalog.clock_timestamp()"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	(void) TerminateRunWorkers(run_id);
 
 	/*
@@ -522,10 +530,6 @@ CancelRun(int64 run_id)
 				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
-	CatalogExec("UPDATE backfill.runs SET status = 'cancelled',"
-				" finished_at = pg_catalog.clock_timestamp()"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	(void) ScheduleRemoveJob(run_id);
 	return n;
 }
