@@ -238,6 +238,8 @@ extern char *QualifiedRelName(Oid relid);
 
 /* A one-dimensional array of n elements (nulls may be NULL). */
 extern Datum MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype);
+/* The same for the OIDs of a list, as elements of type elemtype. */
+extern Datum MakeOidArray(List *oids, Oid elemtype);
 
 /*
  * Length limits of the texts the extension stores or shows (characters);

@@ -97,9 +97,9 @@ FetchRememberedExtension(Relation rel)
 /*
  * ExtensionRow
  *		A copy of backfill's pg_extension row in this database (NULL when
- *		the extension is not installed here), and its extversion (palloc'd;
- *		NULL if null).  The row's TID is remembered for the next call
- *		(FetchRememberedExtension).
+ *		the extension is not installed here), and, when version is not
+ *		NULL, its extversion (palloc'd; NULL if null).  The row's TID is
+ *		remembered for the next call (FetchRememberedExtension).
  */
 static HeapTuple
 ExtensionRow(char **version)
@@ -109,7 +109,8 @@ ExtensionRow(char **version)
 	SysScanDesc scan;
 	HeapTuple	tup;
 
-	*version = NULL;
+	if (version != NULL)
+		*version = NULL;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	tup = FetchRememberedExtension(rel);
 	if (tup == NULL)
@@ -129,7 +130,7 @@ ExtensionRow(char **version)
 			tup = NULL;
 		systable_endscan(scan);
 	}
-	if (tup != NULL)
+	if (tup != NULL && version != NULL)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
@@ -168,8 +169,7 @@ CatalogInstalledVersion(void)
 static Oid
 ExtensionOwner(void)
 {
-	char	   *version;
-	HeapTuple	tup = ExtensionRow(&version);
+	HeapTuple	tup = ExtensionRow(NULL);
 	Oid			owner;
 
 	if (tup == NULL)

@@ -82,6 +82,23 @@ MakeArray(Datum *elems, bool *nulls, int n, Oid elemtype)
 }
 
 /*
+ * MakeOidArray
+ *		A one-dimensional array of the OIDs of a list, as elements of type
+ *		elemtype (oid, regclass, ...).
+ */
+Datum
+MakeOidArray(List *oids, Oid elemtype)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(oids), 1));
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, oids)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	return MakeArray(elems, NULL, n, elemtype);
+}
+
+/*
  * RequireMaxLength
  *		Raise 22001 "<name> is too long" when text (may be NULL) has more
  *		than max characters.  Checked before the text is stored, parsed or

@@ -18,23 +18,11 @@
  */
 #include "postgres.h"
 
-
 #include "backfill.h"
 
 #ifndef BACKFILL_VERSION
 #error "BACKFILL_VERSION must be defined (the Makefile takes it from backfill.control)"
 #endif
-
-/*
- * InstalledVersion
- *		extversion of extension backfill in this database, palloc'd; NULL
- *		when the extension is not installed here (CatalogInstalledVersion).
- */
-static char *
-InstalledVersion(void)
-{
-	return CatalogInstalledVersion();
-}
 
 /*
  * CompareVersions
@@ -71,7 +59,7 @@ CompareVersions(const char *a, const char *b)
 bool
 CatalogVersionMatches(void)
 {
-	char	   *installed = InstalledVersion();
+	char	   *installed = CatalogInstalledVersion();
 
 	return installed != NULL && strcmp(installed, BACKFILL_VERSION) == 0;
 }
@@ -85,7 +73,7 @@ CatalogVersionMatches(void)
 void
 RequireCatalogVersion(void)
 {
-	char	   *installed = InstalledVersion();
+	char	   *installed = CatalogInstalledVersion();
 
 	if (installed == NULL)
 		ereport(ERROR,

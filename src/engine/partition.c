@@ -466,19 +466,12 @@ UnsafeReason(PartPlan *plan, Oid target, bool check_truncate)
 static bool
 Published(List *rels)
 {
-	Datum	   *elems;
-	ArrayType  *arr;
 	Oid			argtypes[1] = {OIDARRAYOID};
 	Datum		values[1];
-	ListCell   *lc;
-	int			n = 0;
 	bool		isnull;
+	bool		published;
 
-	elems = palloc(sizeof(Datum) * list_length(rels));
-	foreach(lc, rels)
-		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
-	arr = construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
-	values[0] = PointerGetDatum(arr);
+	values[0] = MakeOidArray(rels, OIDOID);
 
 	SpiConnect();
 	SpiExecPinned("SELECT EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables)"
@@ -489,9 +482,9 @@ Published(List *rels)
 				  "                ON c.relnamespace OPERATOR(pg_catalog.=) pn.pnnspid"
 				  "            WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1))",
 				  1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
-	n = SpiGetBool(0, 1, &isnull);
+	published = SpiGetBool(0, 1, &isnull);
 	SpiFinish();
-	return n != 0;
+	return published;
 }
 
 /*

@@ -718,20 +718,14 @@ static void
 NoticeUnwatchedParent(Oid target, Oid source)
 {
 	List	   *ancestors = get_partition_ancestors(source);
-	Datum	   *elems;
 	Oid			argtypes[2] = {REGCLASSOID, REGCLASSARRAYOID};
 	Datum		values[2];
-	ListCell   *lc;
-	int			n = 0;
 	bool		isnull;
 
 	if (ancestors == NIL)
 		return;
-	elems = palloc(sizeof(Datum) * list_length(ancestors));
-	foreach(lc, ancestors)
-		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
 	values[0] = ObjectIdGetDatum(target);
-	values[1] = MakeArray(elems, NULL, n, REGCLASSOID);
+	values[1] = MakeOidArray(ancestors, REGCLASSOID);
 	CatalogExec("SELECT EXISTS (SELECT FROM backfill.watches"
 				" WHERE target OPERATOR(pg_catalog.=) $1"
 				" AND source OPERATOR(pg_catalog.=) ANY ($2))",
@@ -1048,9 +1042,6 @@ LoadRelWatches(Oid relid)
 	CachedWatches *c;
 	bool		found;
 	List	   *ancestors;
-	Datum	   *ids;
-	int			nids;
-	ListCell   *lc;
 	int			i;
 
 	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
@@ -1069,13 +1060,8 @@ LoadRelWatches(Oid relid)
 			return CopyWatches(relid, c);
 	}
 
-	ancestors = get_partition_ancestors(relid);
-	ids = palloc(sizeof(Datum) * (list_length(ancestors) + 1));
-	nids = 0;
-	ids[nids++] = ObjectIdGetDatum(relid);
-	foreach(lc, ancestors)
-		ids[nids++] = ObjectIdGetDatum(lfirst_oid(lc));
-	c = ReadWatches(relid, MakeArray(ids, NULL, nids, REGCLASSOID));
+	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
+	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
 	return CopyWatches(relid, c);
 }
 
