@@ -83,7 +83,7 @@ extern bool backfill_notice_timing; /* the summary names the time taken */
  * (WATCH, relid): a writer to a watched source holds it in ShareLock from
  * its first statement to its commit; a chunk whose end passes the target's
  * watermark takes it in ExclusiveLock before it reads its source
- * (orchestration/watch.c, engine/chunk.c).
+ * (orchestration/watchlog.c, engine/chunk.c).
  */
 #define BACKFILL_LOCK_CLASS_WATCH	0x42460006
 
@@ -361,7 +361,7 @@ extern int	CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
 /*
  * The OID of backfill.watches (InvalidOid without it), and the relcache
  * invalidation of it that tells every backend's cache of watches and
- * watermarks (watch.c) to read them again, sent at commit: called by
+ * watermarks (watchlog.c) to read them again, sent at commit: called by
  * whatever changes the watches, a target's watermark or its chunk.
  */
 extern Oid	WatchesRelid(void);
@@ -1205,7 +1205,7 @@ extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
  */
 extern List *DownstreamOrder(Oid root, Edges *edges);
 
-/* ---- changed regions: watched sources and their log (watch.c) ---- */
+/* ---- changed regions: watched sources (watch.c) and their log (watchlog.c) ---- */
 
 /*
  * watch -> true when the watch is new (its triggers are installed on the

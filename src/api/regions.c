@@ -6,7 +6,8 @@
  *	  the WHEN clause _watch_row of its INSERT row triggers, and the
  *	  refresh jobs: schedule_refresh, unschedule_refresh and their tick
  *	  _refresh_tick.  The work is done by
- *	  orchestration/watch.c and orchestration/refresh.c.
+ *	  orchestration/watch.c, orchestration/watchlog.c and
+ *	  orchestration/refresh.c.
  *
  *-------------------------------------------------------------------------
  */

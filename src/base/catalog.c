@@ -705,7 +705,7 @@ WatchesRelid(void)
  * InvalidateWatchCache
  *		See backfill.h: a relcache invalidation of backfill.watches, sent
  *		when the current transaction commits, which every backend's cache
- *		of watches and watermarks (orchestration/watch.c) takes as "read
+ *		of watches and watermarks (orchestration/watchlog.c) takes as "read
  *		again".
  */
 void

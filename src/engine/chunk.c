@@ -104,7 +104,7 @@ ChunkLockTarget(Oid target, const char *time_column,
  *		ShareLock until they commit), and keeps writers from reading the
  *		old watermark until it commits (ExclusiveLock).  So those rows are
  *		either committed before the chunk reads its source, or logged
- *		(orchestration/watch.c).  A chunk behind the watermark takes nothing:
+ *		(orchestration/watchlog.c).  A chunk behind the watermark takes nothing:
  *		writes into it are always logged.  Called after the target lock, so
  *		no other chunk of the target moves the watermark meanwhile, but the
  *		chunks of one parallel call (the watermark moves by GREATEST).  With
@@ -489,7 +489,7 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" WHERE target OPERATOR(pg_catalog.=) $1"
 					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $2)",
 					2, argtypes, values, NULL, SPI_OK_UPDATE);
-		/* writers' cached watermarks (watch.c) are read again */
+		/* writers' cached watermarks (watchlog.c) are read again */
 		if (SPI_processed > 0)
 			InvalidateWatchCache();
 	}

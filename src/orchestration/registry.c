@@ -308,7 +308,7 @@ RegisterTarget(const Registration *reg)
 						"  registered_by = excluded.registered_by",
 						&args, SPI_OK_INSERT);
 	}
-	/* a watched target's chunk may have changed (watch.c's cache) */
+	/* a watched target's chunk may have changed (watchlog.c's cache) */
 	InvalidateWatchCache();
 	return version;
 }

@@ -12,7 +12,7 @@
 -- backfill.changed_regions.  A chunk build deletes the rows of its range
 -- that its snapshot sees; plan(..., only_chunks => 'stale') plans the
 -- built chunks that still have one.  C: api/regions.c,
--- orchestration/watch.c, engine/chunk.c.
+-- orchestration/watch.c, orchestration/watchlog.c, engine/chunk.c.
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE backfill.watches (

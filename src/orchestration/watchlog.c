@@ -1,0 +1,1288 @@
+/*-------------------------------------------------------------------------
+ *
+ * watchlog.c
+ *	  Changed regions: the work of the triggers watch.c installs on a
+ *	  watched source, which record which of the target's chunks a write
+ *	  touched (backfill.changed_regions), and the reader of those records
+ *	  for stale plans (cascade.c).
+ *
+ * The BEFORE INSERT statement trigger loads the source's watches for the
+ * transaction (the watch locks, then the watermarks: LoadRowSources), and
+ * the INSERT row trigger's WHEN clause, backfill._watch_row, reads only
+ * what it loaded (called any other way, it finds nothing and does
+ * nothing).  A row at or beyond every watermark costs one comparison
+ * (RowCall.fast); a row behind one has its time mapped to the target's
+ * chunk (ChunkCell, in the watch's TimeZone; a row in the chunk of the
+ * row before it costs one more comparison) and a chunk this transaction
+ * has not logged yet is noted as pending.  Every AFTER statement trigger
+ * writes the pending chunks first (FlushPending).
+ *
+ * The transition tables (of UPDATE and DELETE) are read once per watching
+ * target, in C, as the writer, the same way.  The chunks this transaction
+ * has not logged yet are appended to backfill.changed_regions without SQL
+ * (WriteChangedRegions, CatalogAppendRows: a transaction of single-row
+ * INSERTs into built days paid more for planning and running the catalog
+ * INSERT as the extension owner than for its own row).  A per-transaction hash
+ * (TopTransactionContext) remembers the noted and logged (target, chunk)
+ * pairs, so the log grows by at most one row per (target, chunk) per
+ * transaction; a rolled-back subtransaction forgets its own pairs (and a
+ * pair it wrote for its parent is pending again).
+ *
+ * The watermark (backfill.targets.watermark) is read after the writer
+ * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in ShareLock,
+ * held until it commits; a chunk whose end passes the watermark takes
+ * that lock in ExclusiveLock before it reads its source (chunk.c).  So a
+ * write left unlogged because it was beyond the watermark has either
+ * committed before the chunk read the source (its rows are in the chunk)
+ * or read the watermark the chunk moved (and is logged).
+ *
+ * The watches of a relation and their watermarks are cached across
+ * transactions in backend memory (watch_cache), so that a transaction of
+ * single-row INSERTs pays no catalog query.  Whatever changes them (watch,
+ * unwatch, a chunk moving a watermark, a new definition, unregister) sends
+ * a relcache invalidation of backfill.watches at commit
+ * (InvalidateWatchCache); the callback empties the cache, as it does for
+ * an invalidation of a cached source or target.  The cached watermark is
+ * used only after the watch locks are held and the invalidations received
+ * since (AcceptInvalidationMessages): a chunk that moved the watermark
+ * committed, and so queued its invalidation, before it released the lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "backfill.h"
+
+/* A (target, chunk) noted or logged by this transaction. */
+typedef struct LoggedKey
+{
+	Oid			target;
+	TimestampTz start;			/* DT_NOBEGIN: a TRUNCATE was logged */
+} LoggedKey;
+
+typedef struct LoggedEntry
+{
+	LoggedKey	key;
+	SubTransactionId subid;		/* the subtransaction that noted it */
+	bool		pending;		/* noted by _watch_row, not written yet */
+	SubTransactionId written;	/* the subtransaction that wrote it */
+	TimestampTz end;			/* pending: the chunk's end */
+	Oid			source;			/* pending: the watched source */
+} LoggedEntry;
+
+/* One target watching a source, as the trigger needs it. */
+typedef struct WatchEntry
+{
+	Oid			target;
+	Oid			source;
+	char	   *time_column;
+	char	   *timezone;
+	Interval   *chunk;
+	bool		has_watermark;
+	TimestampTz watermark;
+} WatchEntry;
+
+/*
+ * The watches of one watched source, for its INSERT row triggers: loaded
+ * by the BEFORE INSERT statement trigger of the source or of one of its
+ * partitions, with the watch locks taken in subtransaction subid.
+ */
+typedef struct RowSource
+{
+	Oid			source;			/* hash key */
+	SubTransactionId subid;
+	int			n;
+	WatchEntry *entries;
+} RowSource;
+
+/*
+ * What one _watch_row call site (one WHEN clause in one statement) keeps
+ * in fn_extra: the watches of its source by its column, valid while gen
+ * equals row_state_gen.  A value at or beyond fast (in the column's own
+ * representation: timestamps, a date as its midnight) is beyond every
+ * watermark.
+ */
+typedef struct RowItem
+{
+	WatchEntry *w;
+	pg_tz	   *tz;				/* the watch's TimeZone */
+	int64		limit;			/* at or beyond: beyond w's watermark */
+	TimestampTz lo;				/* the chunk noted last */
+	TimestampTz hi;
+} RowItem;
+
+typedef struct RowCall
+{
+	uint64		gen;
+	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
+	int64		fast;
+	int			n;
+	RowItem    *items;
+} RowCall;
+
+/* The watches of one relation the trigger fired on, for this transaction. */
+typedef struct RelWatches
+{
+	Oid			relid;			/* hash key */
+	bool		rows_loaded;	/* LoadRowSources has run for it */
+	int			n;
+	WatchEntry *entries;
+} RelWatches;
+
+static HTAB *logged = NULL;		/* LoggedEntry, in TopTransactionContext */
+static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
+static HTAB *row_sources = NULL;	/* RowSource, in TopTransactionContext */
+static int	npending = 0;		/* LoggedEntry pending in logged */
+static uint64 row_state_gen = 0;	/* changes when row_sources does */
+static bool callbacks_registered = false;
+
+/*
+ * The cache across transactions: RelWatches by relation (entries and
+ * targets in watch_cache_cxt), the targets to lock of each, and the OID of
+ * backfill.watches whose invalidation empties it.
+ */
+typedef struct CachedWatches
+{
+	Oid			relid;			/* hash key */
+	int			ntargets;
+	Oid		   *targets;		/* sorted: the lock order */
+	int			n;
+	WatchEntry *entries;
+} CachedWatches;
+
+static HTAB *watch_cache = NULL;
+static MemoryContext watch_cache_cxt = NULL;
+static Oid	watch_cache_rel = InvalidOid;
+static uint64 watch_cache_gen = 0;	/* counts the emptyings */
+
+/*
+ * WatchCacheCallback
+ *		Relcache invalidation callback: empty the cache when backfill.watches
+ *		(the signal of InvalidateWatchCache), a cached source or target, or
+ *		everything (InvalidOid) is invalidated.
+ */
+static void
+WatchCacheCallback(Datum arg, Oid relid)
+{
+	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
+
+	if (watch_cache == NULL)
+		return;
+	if (!hit)
+	{
+		HASH_SEQ_STATUS seq;
+		CachedWatches *c;
+
+		hash_seq_init(&seq, watch_cache);
+		while ((c = (CachedWatches *) hash_seq_search(&seq)) != NULL)
+		{
+			int			i;
+
+			hit = c->relid == relid;
+			for (i = 0; i < c->ntargets && !hit; i++)
+				hit = c->targets[i] == relid;
+			if (hit)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+		}
+	}
+	if (!hit)
+		return;
+	watch_cache = NULL;
+	watch_cache_rel = InvalidOid;
+	watch_cache_gen++;
+	MemoryContextReset(watch_cache_cxt);
+}
+
+/*
+ * WatchCache
+ *		The cache, made on first use (with its callback).
+ */
+static HTAB *
+WatchCache(void)
+{
+	HASHCTL		ctl;
+
+	if (watch_cache_cxt == NULL)
+	{
+		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+												"backfill watch cache",
+												ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
+	}
+	if (watch_cache == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(CachedWatches);
+		ctl.hcxt = watch_cache_cxt;
+		watch_cache = hash_create("backfill watch cache", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		watch_cache_rel = WatchesRelid();
+	}
+	return watch_cache;
+}
+
+/*
+ * WatchXactCallback
+ *		At the end of a transaction the hashes are gone with
+ *		TopTransactionContext: forget them.
+ */
+static void
+WatchXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+	{
+		logged = NULL;
+		rel_watches = NULL;
+		row_sources = NULL;
+		npending = 0;
+		row_state_gen++;
+	}
+}
+
+/*
+ * WatchSubXactCallback
+ *		A committed subtransaction hands its noted and logged pairs and its
+ *		loaded sources to its parent; an aborted one forgets the pairs it
+ *		noted (its rows and log rows are rolled back), makes the pairs it
+ *		wrote for its parent pending again, and forgets the watches it read
+ *		(its watch locks are released).
+ */
+static void
+WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	bool		abort = event == SUBXACT_EVENT_ABORT_SUB;
+
+	if (event != SUBXACT_EVENT_COMMIT_SUB && !abort)
+		return;
+	if (abort && rel_watches != NULL)
+	{
+		hash_destroy(rel_watches);
+		rel_watches = NULL;
+	}
+	if (row_sources != NULL)
+	{
+		RowSource  *rs;
+
+		hash_seq_init(&seq, row_sources);
+		while ((rs = (RowSource *) hash_seq_search(&seq)) != NULL)
+		{
+			if (rs->subid != mySubid)
+				continue;
+			if (abort)
+			{
+				(void) hash_search(row_sources, &rs->source, HASH_REMOVE, NULL);
+				row_state_gen++;
+			}
+			else
+				rs->subid = parentSubid;
+		}
+	}
+	if (logged != NULL)
+	{
+		LoggedEntry *e;
+
+		hash_seq_init(&seq, logged);
+		while ((e = (LoggedEntry *) hash_seq_search(&seq)) != NULL)
+		{
+			if (e->subid == mySubid)
+			{
+				if (!abort)
+					e->subid = parentSubid;
+				else
+				{
+					if (e->pending)
+						npending--;
+					(void) hash_search(logged, &e->key, HASH_REMOVE, NULL);
+					continue;
+				}
+			}
+			if (e->written == mySubid && !e->pending)
+			{
+				if (!abort)
+					e->written = parentSubid;
+				else
+				{
+					/* noted by a parent, written here: write it again */
+					e->pending = true;
+					npending++;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * WatchState
+ *		The per-transaction hashes, made on first use.
+ */
+static void
+WatchState(void)
+{
+	HASHCTL		ctl;
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(WatchXactCallback, NULL);
+		RegisterSubXactCallback(WatchSubXactCallback, NULL);
+		callbacks_registered = true;
+	}
+	if (logged == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(LoggedKey);
+		ctl.entrysize = sizeof(LoggedEntry);
+		ctl.hcxt = TopTransactionContext;
+		logged = hash_create("backfill logged chunks", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		npending = 0;
+	}
+	if (row_sources == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RowSource);
+		ctl.hcxt = TopTransactionContext;
+		row_sources = hash_create("backfill row sources", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		row_state_gen++;
+	}
+	if (rel_watches == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RelWatches);
+		ctl.hcxt = TopTransactionContext;
+		rel_watches = hash_create("backfill watches", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+}
+
+
+/* ----------------------------------------------------------------
+ *		the trigger
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * TakeWatchLock
+ *		The writer's share of a target's watch lock, until it commits.
+ */
+static void
+TakeWatchLock(Oid target)
+{
+	LOCKTAG		tag;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+}
+
+/*
+ * CopyWatches
+ *		The transaction's RelWatches of relid, copied from a cache entry into
+ *		TopTransactionContext (the cache may be emptied mid-transaction).
+ *		Under a transaction snapshot the watermark may be older than one a
+ *		chunk has committed since: every row is logged.
+ */
+static RelWatches *
+CopyWatches(Oid relid, const CachedWatches *c)
+{
+	RelWatches *rw;
+	MemoryContext old;
+	int			k;
+
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
+	rw->rows_loaded = false;
+	rw->n = c->n;
+	rw->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < c->n; k++)
+	{
+		WatchEntry *e = &rw->entries[k];
+
+		e->target = c->entries[k].target;
+		e->source = c->entries[k].source;
+		e->time_column = pstrdup(c->entries[k].time_column);
+		e->timezone = pstrdup(c->entries[k].timezone);
+		e->chunk = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+		e->has_watermark = c->entries[k].has_watermark;
+		e->watermark = c->entries[k].watermark;
+		if (IsolationUsesXactSnapshot())
+		{
+			e->has_watermark = true;
+			e->watermark = DT_NOEND;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return rw;
+}
+
+/*
+ * ReadWatches
+ *		Read the targets watching relid (the relation or one of its
+ *		partition ancestors; ids) into a new cache entry: first the
+ *		targets, each target's watch lock taken, then the watches with
+ *		their watermarks (as the extension owner).  The entry is in the
+ *		cache unless an invalidation came in while it was read (then in
+ *		the caller's memory, for this statement only).  Caller is
+ *		connected to SPI.
+ */
+static CachedWatches *
+ReadWatches(Oid relid, Datum ids)
+{
+	Oid			argtypes[1] = {REGCLASSARRAYOID};
+	Datum		values[1];
+	uint64		gen;
+	uint64		k;
+	int			ntargets;
+	Oid		   *targets;
+	CachedWatches *c;
+	MemoryContext old;
+
+	values[0] = ids;
+	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
+				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	ntargets = (int) SPI_processed;
+	targets = palloc(sizeof(Oid) * Max(ntargets, 1));
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		targets[k] = SpiGetOid(k, 1, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	for (k = 0; k < (uint64) ntargets; k++)
+		TakeWatchLock(targets[k]);
+	AcceptInvalidationMessages();
+	gen = watch_cache_gen;
+
+	CatalogExec("SELECT w.target::pg_catalog.oid, w.time_column::pg_catalog.text,"
+				" w.timezone, d.chunk,"
+				" COALESCE(t.watermark,"
+				"  (SELECT pg_catalog.max(c.chunk_end) FROM backfill.chunks c"
+				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
+				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[]))),"
+				" w.source::pg_catalog.oid"
+				" FROM backfill.watches w"
+				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) w.target"
+				" JOIN backfill.definitions d ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) w.target::pg_catalog.oid"
+				" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+
+	/*
+	 * What was read is right for this transaction (its locks are held); it
+	 * is cached unless an invalidation came in meanwhile.
+	 */
+	(void) WatchCache();
+	if (gen == watch_cache_gen)
+	{
+		old = MemoryContextSwitchTo(watch_cache_cxt);
+		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
+	}
+	else
+	{
+		old = CurrentMemoryContext;
+		c = palloc(sizeof(CachedWatches));
+		c->relid = relid;
+	}
+	c->ntargets = ntargets;
+	c->targets = palloc(sizeof(Oid) * Max(ntargets, 1));
+	memcpy(c->targets, targets, sizeof(Oid) * ntargets);
+	c->n = (int) SPI_processed;
+	c->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < SPI_processed; k++)
+	{
+		WatchEntry *e = &c->entries[k];
+		bool		isnull;
+		Datum		d;
+
+		e->target = SpiGetOid(k, 1, &isnull);
+		e->time_column = SpiGetText(k, 2);
+		e->timezone = SpiGetText(k, 3);
+		e->chunk = DatumGetIntervalP(SpiGetDatumCopy(k, 4, &isnull));
+		d = SpiGetDatumCopy(k, 5, &isnull);
+		e->has_watermark = !isnull;
+		if (!isnull)
+			e->watermark = DatumGetTimestampTz(d);
+		e->source = SpiGetOid(k, 6, &isnull);
+	}
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+	return c;
+}
+
+/*
+ * LoadRelWatches
+ *		The targets watching relation relid (a watched source, or a
+ *		partition of one), for this transaction, with each target's watch
+ *		lock held and its watermark read after it: from the cache when its
+ *		entry survives the invalidations received once the locks are held,
+ *		else read (ReadWatches).  Caller is connected to SPI.
+ */
+static RelWatches *
+LoadRelWatches(Oid relid)
+{
+	RelWatches *rw;
+	CachedWatches *c;
+	bool		found;
+	List	   *ancestors;
+	int			i;
+
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
+	if (found)
+		return rw;
+
+	c = (CachedWatches *) hash_search(WatchCache(), &relid, HASH_FIND, &found);
+	if (found)
+	{
+		uint64		gen = watch_cache_gen;
+
+		for (i = 0; i < c->ntargets; i++)
+			TakeWatchLock(c->targets[i]);
+		AcceptInvalidationMessages();
+		if (gen == watch_cache_gen)
+			return CopyWatches(relid, c);
+	}
+
+	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
+	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
+	return CopyWatches(relid, c);
+}
+
+/*
+ * WriteChangedRegions
+ *		Write m rows of backfill.changed_regions (target, chunk start and
+ *		end, source; changed now()) in the caller's transaction: appended
+ *		without SQL (CatalogAppendRows) when the table allows it, else in
+ *		one INSERT as the extension owner.
+ */
+static void
+WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
+					const Datum *ends, const Datum *sources)
+{
+	Datum	   *row = palloc(sizeof(Datum) * 5 * Max(m, 1));
+	bool	   *nulls = palloc0(sizeof(bool) * 5 * Max(m, 1));
+	bool	   *no_source = palloc0(sizeof(bool) * Max(m, 1));
+	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	Oid			argtypes[4] = {REGCLASSARRAYOID, TIMESTAMPTZARRAYOID,
+	TIMESTAMPTZARRAYOID, REGCLASSARRAYOID};
+	Datum		values[4];
+	int			i;
+
+	for (i = 0; i < m; i++)
+	{
+		if (DatumGetTimestampTz(starts[i]) >= DatumGetTimestampTz(ends[i]))
+			elog(ERROR, "backfill: empty changed chunk");
+		row[i * 5] = targets[i];
+		row[i * 5 + 1] = starts[i];
+		row[i * 5 + 2] = ends[i];
+		row[i * 5 + 3] = now;
+		row[i * 5 + 4] = sources[i];
+		no_source[i] = !OidIsValid(DatumGetObjectId(sources[i]));
+		nulls[i * 5 + 4] = no_source[i];
+	}
+	if (CatalogAppendRows("changed_regions", 5, m, row, nulls))
+		return;
+	values[0] = MakeArray((Datum *) targets, NULL, m, REGCLASSOID);
+	values[1] = MakeArray((Datum *) starts, NULL, m, TIMESTAMPTZOID);
+	values[2] = MakeArray((Datum *) ends, NULL, m, TIMESTAMPTZOID);
+	values[3] = MakeArray((Datum *) sources, no_source, m, REGCLASSOID);
+	CatalogExec("INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT u.t, u.s, u.e, pg_catalog.now(), u.src"
+				" FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
+				"  pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(t, s, e, src)",
+				4, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * LogNewCells
+ *		Insert the cells [starts[i], ends[i]) of target that this
+ *		transaction has not logged yet (or only noted as pending), in one
+ *		catalog statement.
+ */
+static void
+LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
+			int n)
+{
+	Datum	   *s = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *e = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *t = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *src = palloc(sizeof(Datum) * Max(n, 1));
+	int			m = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		LoggedKey	key;
+		LoggedEntry *entry;
+		bool		found;
+
+		memset(&key, 0, sizeof(key));
+		key.target = target;
+		key.start = starts[i];
+		entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+		if (found && !entry->pending)
+			continue;
+		if (found)
+		{
+			/* noted by _watch_row, written here (with this source) */
+			entry->pending = false;
+			npending--;
+		}
+		else
+			entry->subid = GetCurrentSubTransactionId();
+		entry->written = GetCurrentSubTransactionId();
+		s[m] = TimestampTzGetDatum(starts[i]);
+		e[m] = TimestampTzGetDatum(ends[i]);
+		m++;
+	}
+	if (m == 0)
+		return;
+	for (i = 0; i < m; i++)
+	{
+		t[i] = ObjectIdGetDatum(target);
+		src[i] = ObjectIdGetDatum(source);
+	}
+	WriteChangedRegions(m, t, s, e, src);
+}
+
+/*
+ * LogTruncate
+ *		A TRUNCATE of a watched source: every built chunk of the target
+ *		behind its watermark is logged (once per transaction).
+ */
+static void
+LogTruncate(WatchEntry *w, Oid source)
+{
+	LoggedKey	key;
+	bool		found;
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, REGCLASSOID};
+	Datum		values[3];
+	LoggedEntry *entry;
+
+	memset(&key, 0, sizeof(key));
+	key.target = w->target;
+	key.start = DT_NOBEGIN;
+	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	if (found)
+		return;
+	entry->subid = GetCurrentSubTransactionId();
+	entry->pending = false;
+	entry->written = entry->subid;
+	values[0] = ObjectIdGetDatum(w->target);
+	values[1] = TimestampTzGetDatum(w->watermark);
+	values[2] = ObjectIdGetDatum(source);
+	CatalogExec("INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT DISTINCT $1::pg_catalog.regclass, c.chunk_start, c.chunk_end,"
+				"  pg_catalog.now(), $3::pg_catalog.regclass"
+				" FROM backfill.chunks c"
+				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				" WHERE r.target OPERATOR(pg_catalog.=) $1"
+				" AND c.status OPERATOR(pg_catalog.=) 'done'"
+				" AND c.chunk_start OPERATOR(pg_catalog.<) $2",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * RowTime
+ *		The time of a transition row's watched column as timestamptz (a
+ *		timestamp or date read in the session TimeZone); false for NULL or
+ *		a value out of timestamptz's range.
+ */
+static bool
+RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
+		TimestampTz *t)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+	int			overflow = 0;
+
+	if (isnull)
+		return false;
+	if (basetype == TIMESTAMPOID)
+		*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(d), &overflow);
+	else if (basetype == DATEOID)
+		*t = date2timestamptz_opt_overflow(DatumGetDateADT(d), &overflow);
+	else
+		*t = DatumGetTimestampTz(d);
+	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+}
+
+/*
+ * ScanTransitionTable
+ *		Add the chunks of the rows of one transition table that lie behind
+ *		w's watermark to cells (starts/ends, *n of them, room for *room),
+ *		reading the tuplestore with a read pointer of its own, as a scan of
+ *		the table in a query would.  A row in the same chunk as the row
+ *		before it costs one comparison; ChunkCell is computed only when a
+ *		row leaves the last chunk found.
+ */
+static void
+ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
+					Oid basetype, WatchEntry *w, TimestampTz **starts,
+					TimestampTz **ends, int *n, int *room)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+	TimestampTz lo = DT_NOEND;
+	TimestampTz hi = DT_NOBEGIN;
+
+	tuplestore_copy_read_pointer(ts, 0, ptr);
+	tuplestore_select_read_pointer(ts, ptr);
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		TimestampTz t;
+		int			k;
+		bool		seen = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!RowTime(slot, attnum, basetype, &t) || t >= w->watermark)
+			continue;
+		if (t >= lo && t < hi)
+			continue;
+		ChunkCell(t, w->chunk, &lo, &hi);
+		for (k = *n - 1; k >= 0 && k >= *n - 8; k--)
+			if ((*starts)[k] == lo)
+				seen = true;
+		if (seen)
+			continue;
+		if (*n >= *room)
+		{
+			*room *= 2;
+			*starts = repalloc(*starts, sizeof(TimestampTz) * *room);
+			*ends = repalloc(*ends, sizeof(TimestampTz) * *room);
+		}
+		(*starts)[*n] = lo;
+		(*ends)[*n] = hi;
+		(*n)++;
+	}
+	tuplestore_select_read_pointer(ts, 0);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * WatchedColumn
+ *		The attribute number of w's time column in rel (the source or one
+ *		of its partitions) and its base type; 42703 when the column is
+ *		gone or no longer of a time type (renamed, dropped), so that
+ *		writes fail rather than silently record nothing.
+ */
+static AttrNumber
+WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	AttrNumber	attnum = InvalidAttrNumber;
+	int			k;
+
+	for (k = 0; k < tupdesc->natts; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, k);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), w->time_column) == 0)
+			attnum = att->attnum;
+	}
+	*basetype = attnum == InvalidAttrNumber ? InvalidOid :
+		getBaseType(TupleDescAttr(tupdesc, attnum - 1)->atttypid);
+	if (*basetype != TIMESTAMPTZOID && *basetype != TIMESTAMPOID &&
+		*basetype != DATEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("watched column \"%s\" of relation %s does not exist",
+						w->time_column, QualifiedRelName(w->source)),
+				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
+				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
+	return attnum;
+}
+
+/*
+ * LogRows
+ *		The chunks of target w that the rows of the statement's transition
+ *		tables touched behind its watermark, each row's time mapped to its
+ *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
+ *		transaction has not logged yet written (WriteChangedRegions).
+ *		The transition tables are read in C, as the writer, row by row:
+ *		no query is planned per statement, and nothing is written per row.
+ */
+static void
+LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	AttrNumber	attnum;
+	Oid			basetype;
+	int			nest = 0;
+	bool		same_zone;
+	int			n = 0;
+	int			room = 16;
+	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
+	TimestampTz *ends = palloc(sizeof(TimestampTz) * room);
+
+	attnum = WatchedColumn(rel, w, &basetype);
+
+	/*
+	 * The watch's TimeZone for the timestamp and date columns and the grid;
+	 * set only when the session's is another one (set and popped, it costs
+	 * more than a single-row statement's scan).
+	 */
+	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
+					   w->timezone) == 0;
+	if (!same_zone)
+	{
+		nest = NewGUCNestLevel();
+		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	}
+	if (trigdata->tg_oldtable != NULL)
+		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
+	if (trigdata->tg_newtable != NULL)
+		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
+							w, &starts, &ends, &n, &room);
+	if (!same_zone)
+		AtEOXact_GUC(true, nest);
+	if (n > 0)
+		LogNewCells(w->target, source, starts, ends, n);
+}
+
+/*
+ * FlushPending
+ *		Write the chunks noted as pending by _watch_row (of every source and
+ *		target: WriteChangedRegions), and remember them as written by
+ *		this subtransaction.  Called first by every AFTER statement trigger.
+ */
+static void
+FlushPending(void)
+{
+	HASH_SEQ_STATUS seq;
+	LoggedEntry *e;
+	Datum	   *t;
+	Datum	   *s;
+	Datum	   *en;
+	Datum	   *src;
+	int			m = 0;
+
+	if (logged == NULL || npending <= 0)
+		return;
+	t = palloc(sizeof(Datum) * npending);
+	s = palloc(sizeof(Datum) * npending);
+	en = palloc(sizeof(Datum) * npending);
+	src = palloc(sizeof(Datum) * npending);
+	hash_seq_init(&seq, logged);
+	while ((e = (LoggedEntry *) hash_seq_search(&seq)) != NULL)
+	{
+		if (!e->pending || m >= npending)
+			continue;
+		t[m] = ObjectIdGetDatum(e->key.target);
+		s[m] = TimestampTzGetDatum(e->key.start);
+		en[m] = TimestampTzGetDatum(e->end);
+		src[m] = ObjectIdGetDatum(e->source);
+		e->pending = false;
+		e->written = GetCurrentSubTransactionId();
+		m++;
+	}
+	npending = 0;
+	if (m == 0)
+		return;
+	WriteChangedRegions(m, t, s, en, src);
+}
+
+/*
+ * LoadRowSources
+ *		The BEFORE INSERT statement trigger of rel (a watched source or a
+ *		partition of one): its watches for this transaction, with the watch
+ *		locks taken and the watermarks read after them (LoadRelWatches),
+ *		kept by watched source for the source's row triggers (_watch_row),
+ *		once each watched column is found in rel (WatchedColumn).  Caller
+ *		is connected to SPI.
+ */
+static void
+LoadRowSources(Relation rel)
+{
+	RelWatches *rw = LoadRelWatches(RelationGetRelid(rel));
+	int			i;
+
+	if (rw->rows_loaded)
+		return;
+	rw->rows_loaded = true;
+	for (i = 0; i < rw->n; i++)
+	{
+		Oid			source = rw->entries[i].source;
+		RowSource  *rs;
+		bool		found;
+		int			j;
+
+		rs = (RowSource *) hash_search(row_sources, &source, HASH_ENTER, &found);
+		if (found)
+			continue;
+		rs->subid = GetCurrentSubTransactionId();
+		rs->n = 0;
+		rs->entries = MemoryContextAlloc(TopTransactionContext,
+										 sizeof(WatchEntry) * rw->n);
+		row_state_gen++;
+		for (j = 0; j < rw->n; j++)
+		{
+			Oid			basetype;
+
+			if (rw->entries[j].source != source)
+				continue;
+			(void) WatchedColumn(rel, &rw->entries[j], &basetype);
+			rs->entries[rs->n++] = rw->entries[j];
+		}
+	}
+}
+
+/*
+ * RowCallSetup
+ *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
+ *		watches of source whose time column is column, each with the limit
+ *		from which a value (in the column's type argtype) is beyond its
+ *		watermark: the watermark itself for timestamptz; for timestamp and
+ *		date, the watermark's local time in the watch's TimeZone plus a day
+ *		(more than any change of a zone's offset: the values in that day are
+ *		converted and compared exactly).  No watches loaded: nothing.
+ */
+static RowCall *
+RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
+{
+	RowCall    *rc = (RowCall *) flinfo->fn_extra;
+	RowSource  *rs = NULL;
+	int			i;
+
+	if (rc == NULL)
+	{
+		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
+		rc->argtype = getBaseType(get_fn_expr_argtype(flinfo, 2));
+		if (rc->argtype != TIMESTAMPTZOID && rc->argtype != TIMESTAMPOID &&
+			rc->argtype != DATEOID)
+		{
+			Oid		   *argtypes;
+			int			nargs;
+
+			/* no call expression: the function's own argument type */
+			(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+			if (nargs != 3)
+				elog(ERROR, "backfill._watch_row takes 3 arguments");
+			rc->argtype = argtypes[2];
+		}
+		flinfo->fn_extra = rc;
+	}
+	rc->gen = row_state_gen;
+	rc->fast = DT_NOBEGIN;
+	rc->n = 0;
+	if (row_sources != NULL)
+		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
+	if (rs == NULL)
+		return rc;
+	if (rc->items == NULL)
+		rc->items = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(RowItem) * rs->n);
+	else
+		rc->items = repalloc(rc->items, sizeof(RowItem) * rs->n);
+	for (i = 0; i < rs->n; i++)
+	{
+		WatchEntry *w = &rs->entries[i];
+		RowItem    *it;
+
+		if (strcmp(w->time_column, column) != 0)
+			continue;
+		it = &rc->items[rc->n++];
+		it->w = w;
+		it->lo = DT_NOEND;
+		it->hi = DT_NOBEGIN;
+		it->tz = pg_tzset(w->timezone);
+		if (it->tz == NULL)
+			elog(ERROR, "could not load time zone \"%s\"", w->timezone);
+		if (!w->has_watermark)
+			it->limit = DT_NOBEGIN;
+		else if (rc->argtype == TIMESTAMPTZOID ||
+				 TIMESTAMP_NOT_FINITE(w->watermark))
+			it->limit = w->watermark;
+		else
+		{
+			struct pg_tm tm;
+			fsec_t		fsec;
+			int			tzoff;
+			Timestamp	local;
+
+			if (timestamp2tm(w->watermark, &tzoff, &tm, &fsec, NULL, it->tz) != 0 ||
+				tm2timestamp(&tm, fsec, NULL, &local) != 0)
+				local = DT_NOBEGIN;
+			it->limit = TIMESTAMP_NOT_FINITE(local) ? local : local + USECS_PER_DAY;
+		}
+		rc->fast = Max(rc->fast, it->limit);
+	}
+	return rc;
+}
+
+/*
+ * RowValueTime
+ *		A row's time value (of type argtype) as timestamptz, a timestamp or
+ *		date read in zone tz; false for a value out of timestamptz's range.
+ *		The session's zone is swapped only around conversions that cannot
+ *		raise an error.
+ */
+static bool
+RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
+{
+	int			overflow = 0;
+	pg_tz	   *save = session_timezone;
+
+	if (argtype == TIMESTAMPTZOID)
+		*t = DatumGetTimestampTz(value);
+	else
+	{
+		session_timezone = tz;
+		if (argtype == TIMESTAMPOID)
+			*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(value), &overflow);
+		else
+			*t = date2timestamptz_opt_overflow(DatumGetDateADT(value), &overflow);
+		session_timezone = save;
+	}
+	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+}
+
+/*
+ * NotePending
+ *		Note the chunk [lo, hi) of target as changed by a row of source,
+ *		unless this transaction has noted or logged it already.
+ */
+static void
+NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
+{
+	LoggedKey	key;
+	LoggedEntry *entry;
+	bool		found;
+
+	memset(&key, 0, sizeof(key));
+	key.target = target;
+	key.start = lo;
+	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	if (found)
+		return;
+	entry->subid = GetCurrentSubTransactionId();
+	entry->pending = true;
+	entry->written = InvalidSubTransactionId;
+	entry->end = hi;
+	entry->source = source;
+	npending++;
+}
+
+/*
+ * WatchRowNote
+ *		See backfill.h: the work of backfill._watch_row(source, column,
+ *		value), the WHEN clause of an INSERT row trigger, for one row.  A
+ *		value at or beyond every watermark costs one comparison; behind
+ *		one, the row's chunk is noted as pending unless it is the chunk this
+ *		call site noted last.  Only the watches the source's BEFORE INSERT
+ *		statement trigger loaded in this transaction are read: called any
+ *		other way, it does nothing.
+ */
+void
+WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column, Datum value)
+{
+	RowCall    *rc = (RowCall *) flinfo->fn_extra;
+	int64		v;
+	int			i;
+
+	if (rc == NULL || rc->gen != row_state_gen)
+		rc = RowCallSetup(flinfo, source, column);
+	if (rc->n == 0)
+		return;
+	if (rc->argtype == DATEOID)
+	{
+		DateADT		d = DatumGetDateADT(value);
+
+		if (DATE_NOT_FINITE(d))
+			return;
+		v = (int64) d * USECS_PER_DAY;
+	}
+	else
+		v = DatumGetInt64(value);
+	if (v >= rc->fast)
+		return;
+
+	for (i = 0; i < rc->n; i++)
+	{
+		RowItem    *it = &rc->items[i];
+		WatchEntry *w = it->w;
+		TimestampTz t;
+		TimestampTz lo;
+		TimestampTz hi;
+		int			nest = 0;
+		bool		same_zone;
+
+		if (v >= it->limit || !RowValueTime(value, rc->argtype, it->tz, &t) ||
+			t >= w->watermark || (t >= it->lo && t < it->hi))
+			continue;
+		/* the chunk, on the grid of the watch's TimeZone */
+		same_zone = strcmp(GetConfigOption("TimeZone", false, false),
+						   w->timezone) == 0;
+		if (!same_zone)
+		{
+			nest = NewGUCNestLevel();
+			(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		}
+		ChunkCell(t, w->chunk, &lo, &hi);
+		if (!same_zone)
+			AtEOXact_GUC(true, nest);
+		it->lo = lo;
+		it->hi = hi;
+		NotePending(w->target, source, lo, hi);
+	}
+}
+
+/*
+ * WatchTriggerIdle
+ *		See backfill.h: whether the trigger call has nothing to do: a
+ *		BEFORE INSERT trigger of a relation whose watches this transaction
+ *		has loaded for its row triggers, or an AFTER INSERT trigger without
+ *		transition table when nothing is pending.  Reads memory only.
+ */
+bool
+WatchTriggerIdle(TriggerData *trigdata)
+{
+	TriggerEvent ev = trigdata->tg_event;
+
+	if (TRIGGER_FIRED_BEFORE(ev))
+	{
+		Oid			relid = RelationGetRelid(trigdata->tg_relation);
+		RelWatches *rw;
+
+		if (rel_watches == NULL || row_sources == NULL)
+			return false;
+		rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, NULL);
+		return rw != NULL && rw->rows_loaded;
+	}
+	return TRIGGER_FIRED_BY_INSERT(ev) && trigdata->tg_newtable == NULL &&
+		npending == 0;
+}
+
+/*
+ * WatchTriggerFire
+ *		See backfill.h: the work of backfill._watch_trigger for one
+ *		statement.  BEFORE INSERT: load the watches for the row triggers.
+ *		AFTER: write the pending chunks of the row triggers, then read the
+ *		transition tables (UPDATE, DELETE; INSERT of the old layout) or log
+ *		a TRUNCATE.  Nothing is logged for a target that no build has
+ *		covered yet (no watermark).  A row trigger's WHEN is always false:
+ *		called for a row (a trigger made by hand), it does nothing.
+ */
+void
+WatchTriggerFire(TriggerData *trigdata)
+{
+	Relation	rel = trigdata->tg_relation;
+	Oid			relid = RelationGetRelid(rel);
+	TriggerEvent ev = trigdata->tg_event;
+	bool		truncate = TRIGGER_FIRED_BY_TRUNCATE(ev);
+	bool		has_old = trigdata->tg_oldtable != NULL;
+	bool		has_new = trigdata->tg_newtable != NULL;
+	RelWatches *rw;
+	int			i;
+
+	if (TRIGGER_FIRED_FOR_ROW(ev))
+		return;
+	WatchState();
+	if (TRIGGER_FIRED_BEFORE(ev))
+	{
+		if (TRIGGER_FIRED_BY_INSERT(ev))
+			LoadRowSources(rel);
+		return;
+	}
+	FlushPending();
+	if (!truncate && !has_old && !has_new)
+		return;
+	rw = LoadRelWatches(relid);
+	for (i = 0; i < rw->n; i++)
+	{
+		WatchEntry *w = &rw->entries[i];
+
+		CHECK_FOR_INTERRUPTS();
+		if (!w->has_watermark)
+			continue;
+		if (truncate)
+			LogTruncate(w, relid);
+		else
+			LogRows(w, relid, trigdata);
+	}
+}
+
+/* ----------------------------------------------------------------
+ *		reading the log
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * LoadChangedRegions
+ *		See backfill.h.
+ */
+int
+LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
+				   ChangedRegion **out)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	int			n;
+	int			k;
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT chunk_start, chunk_end, pg_catalog.min(changed_at)"
+				" FROM backfill.changed_regions"
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND chunk_start OPERATOR(pg_catalog.<) $3"
+				" AND chunk_end OPERATOR(pg_catalog.>) $2"
+				" GROUP BY 1, 2 ORDER BY 1, 2",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	*out = palloc(sizeof(ChangedRegion) * Max(n, 1));
+	for (k = 0; k < n; k++)
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		(*out)[k].lo = DatumGetTimestampTz(SpiGetDatumCopy(k, 1, &isnull));
+		(*out)[k].hi = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+		(*out)[k].changed_at = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
