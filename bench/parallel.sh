@@ -117,14 +117,21 @@ refill() {
     echo "SELECT backfill.plan('$target', '2026-01-01', '2026-01-31', probe => false) AS r \\gset
 CALL backfill.run(:r$args);"
 }
+# one repetition runs the five variants in an order rotated by one each
+# time, so that a drift of the machine's speed within a repetition does not
+# weigh on the same variant every time
+variants=("hand|" "today|" "p1|, parallel => 1" "p2|, parallel => 2" "p4|, parallel => 4")
 for rep in $(seq 1 "$REPS"); do
     log "rollup, repetition $rep"
-    q -c "CHECKPOINT"
-    timed hand "$rep" "CALL bench.by_hand()"
-    for variant in "today|" "p1|, parallel => 1" "p2|, parallel => 2" "p4|, parallel => 4"; do
+    for k in 0 1 2 3 4; do
+        variant=${variants[$(( (rep - 1 + k) % 5 ))]}
         name=${variant%%|*}
         args=${variant#*|}
         q -c "CHECKPOINT"
+        if [ "$name" = hand ]; then
+            timed hand "$rep" "CALL bench.by_hand()"
+            continue
+        fi
         t0=$(now)
         refill bench.rollup "$args" | q >/dev/null
         t1=$(now)
@@ -175,5 +182,16 @@ UNION ALL SELECT 'parallel 1 / hand-written loop (time)',
        round(((SELECT s FROM v WHERE test = 'p1') / (SELECT s FROM v WHERE test = 'hand'))::numeric, 2)
 UNION ALL SELECT 'heap refill: parallel 2 vs 1 speed-up',
        round(((SELECT s FROM v WHERE test = 'heap_p1') / (SELECT s FROM v WHERE test = 'heap_p2'))::numeric, 2);
+-- the same ratios paired: the median over the repetitions of each
+-- repetition's own ratio (both variants timed within the same minutes)
+SELECT a || ' / ' || b AS paired_time_ratio,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x.seconds / y.seconds)::numeric, 2) AS median,
+       round(min(x.seconds / y.seconds)::numeric, 2) AS min,
+       round(max(x.seconds / y.seconds)::numeric, 2) AS max
+  FROM (VALUES ('p2', 'p1'), ('p4', 'p2'), ('p1', 'today'), ('p1', 'hand'),
+               ('heap_p2', 'heap_p1')) AS g(a, b)
+  JOIN bench.timings x ON x.test = g.a
+  JOIN bench.timings y ON y.test = g.b AND y.rep = x.rep
+ GROUP BY a, b ORDER BY a, b;
 SQL
 log "total $(printf '%.0f' "$(echo "$(now) - $started" | bc)") s"
