@@ -13,7 +13,9 @@
 # transactions of DELETE + INSERT ... SELECT, and the same keeping the deleted
 # rows with DELETE ... RETURNING into a table shaped like the archive (its run
 # and chunk columns, its BRIN index).  Their ratio is what keeping costs any
-# SQL on this machine, the floor goal 1 is measured against.
+# SQL on this machine, the floor goal 1 is measured against.  Every test's
+# median WAL (MB, from the WAL insert position around it) is printed beside
+# its time: keeping writes every replaced row a second time.
 #
 #   bash bench/undo.sh                                   (as root, like bench/run.sh)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/undo.sh  (a developer sandbox)
@@ -61,26 +63,30 @@ bindir=$("$PG_CONFIG" --bindir)
 
 . bench/lib.sh
 bench_cluster
-# timed NAME REP SQL [SQL]: run the statements in one session, each in its
-# own transaction, and record the wall time
+# measure NAME REP PSQL-ARGUMENTS...: run psql with those arguments, and
+# record its wall time and the WAL written meanwhile (MB)
+measure() {
+    local name=$1 rep=$2 t0 t1 lsn
+    shift 2
+    lsn=$(q -At -c "SELECT pg_current_wal_insert_lsn()")
+    t0=$(now)
+    q "$@" >/dev/null
+    t1=$(now)
+    q -c "INSERT INTO bench.timings
+          SELECT '$name', $rep, $t1 - $t0,
+                 pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn') / 1e6"
+}
+# timed NAME REP SQL [SQL]: the statements in one session, each in its
+# own transaction
 timed() {
-    local t0 t1 name=$1 rep=$2
+    local name=$1 rep=$2
     shift 2
     local args=()
     for s in "$@"; do args+=(-c "$s"); done
-    t0=$(now)
-    q "${args[@]}" >/dev/null
-    t1=$(now)
-    q -c "INSERT INTO bench.timings VALUES ('$name', $rep, $t1 - $t0)"
+    measure "$name" "$rep" "${args[@]}"
 }
 # timed_file NAME REP FILE: the same for a script of statements
-timed_file() {
-    local t0 t1
-    t0=$(now)
-    q -f "$3" >/dev/null
-    t1=$(now)
-    q -c "INSERT INTO bench.timings VALUES ('$1', $2, $t1 - $t0)"
-}
+timed_file() { measure "$1" "$2" -f "$3"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 LO="2024-01-01 00:00+00"
 HI=$(q -At -c "SELECT ('2024-01-01 00:00+00'::timestamptz + $DAYS * interval '1 day')::text")
@@ -90,7 +96,7 @@ log "loading $DAYS days x $PER_DAY payments, $REPS repetitions"
 q >/dev/null <<SQL
 CREATE EXTENSION backfill;
 CREATE SCHEMA bench;
-CREATE TABLE bench.timings (test text, rep int, seconds float8);
+CREATE TABLE bench.timings (test text, rep int, seconds float8, wal_mb float8);
 CREATE TABLE bench.payments (id bigint NOT NULL, paid_at timestamptz NOT NULL,
                              account_id int NOT NULL, amount numeric(12,2) NOT NULL,
                              status text NOT NULL);
@@ -231,7 +237,8 @@ log "report"
 q <<SQL
 \pset footer off
 SELECT test, count(*) AS reps, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::numeric, 2) AS median_s,
-       round(min(seconds)::numeric, 2) AS min_s, round(max(seconds)::numeric, 2) AS max_s
+       round(min(seconds)::numeric, 2) AS min_s, round(max(seconds)::numeric, 2) AS max_s,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY wal_mb)::numeric) AS median_wal_mb
   FROM bench.timings GROUP BY test ORDER BY test;
 WITH m AS (SELECT test, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s
              FROM bench.timings GROUP BY test)
