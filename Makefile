@@ -7,6 +7,7 @@ OBJS = \
 	src/base/settings.o \
 	src/base/util.o \
 	src/base/spi.o \
+	src/base/guard.o \
 	src/base/catalog.o \
 	src/base/identity.o \
 	src/base/range.o \
@@ -22,6 +23,7 @@ OBJS = \
 	src/base/failures.o \
 	src/engine/ledger.o \
 	src/engine/keptleaf.o \
+	src/engine/archivestore.o \
 	src/engine/archive.o \
 	src/engine/replace.o \
 	src/engine/partition.o \

@@ -389,16 +389,30 @@ SELECT count(*) AS found_by_brin FROM :wide_archive WHERE _backfill_run = :w3;
 SELECT count(*) AS found_by_brin FROM :wide_archive WHERE _backfill_run = :w2;
 RESET enable_seqscan;
 SELECT count(*) AS found_by_seqscan FROM :wide_archive WHERE _backfill_run = :w3;
--- the target's column type changes: the archive's stays, the INSERT casts
+-- the target's column type changes: the next keeping chunk makes a new
+-- archive table, of the new type (the first keeps its rows as they were;
+-- no row is converted to be kept), and a revert puts them back exactly
 ALTER TABLE undo.wide ALTER COLUMN id TYPE bigint;
 ALTER TABLE undo.wide_src ALTER COLUMN id TYPE bigint;
 SELECT undo.md5('undo.wide') AS wide_v3 \gset
 SELECT backfill.plan('undo.wide', '2024-01-01', '2024-01-03', probe => false) AS w4 \gset
 CALL backfill.run(:w4);
 SELECT chunk_no, rows_deleted, rows_kept FROM undo.chunks(:w4);
+SELECT DISTINCT archive AS wide_archive2 FROM backfill.archived_chunks
+ WHERE run_id = :w4 \gset
+SELECT count(*) AS wide_archives, :'wide_archive2' <> :'wide_archive' AS new_table,
+       (SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+         WHERE attrelid = :'wide_archive2'::regclass AND attname = 'id') AS new_id_type,
+       (SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+         WHERE attrelid = :'wide_archive'::regclass AND attname = 'id') AS old_id_type
+  FROM backfill.archives WHERE target = 'undo.wide'::regclass;
 SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) = :'wide_v3' AS kept_exactly
-  FROM (SELECT id, at, amount, note, big FROM :wide_archive
+  FROM (SELECT id, at, amount, note, big FROM :wide_archive2
          WHERE _backfill_run = :w4) x;
+SELECT backfill.revert(:w4) AS w5 \gset
+CALL backfill.run(:w5);
+CALL backfill.run(:w5);
+SELECT undo.md5('undo.wide') = :'wide_v3' AS reverted_exactly;
 
 -- Clean up.
 SET client_min_messages = warning;

@@ -511,6 +511,12 @@ extern char *ValidateHorizon(const char *horizon);
 /* The time column's type, after checking it exists and is usable. */
 extern Oid	TimeColumnType(Oid target, const char *time_column);
 
+/*
+ * Check that target still exists and is a table or a partitioned table
+ * (42P01, 42809).
+ */
+extern void CheckTargetKind(Oid target);
+
 /* Check that the current user may DELETE from and INSERT into target. */
 extern void CheckTargetPrivileges(Oid target);
 
@@ -823,6 +829,67 @@ extern bool LedgerAgrees(Datum measure, Datum ledger, Datum tolerance);
 extern bool LedgerCompare(Datum measure, bool measure_null, Datum ledger,
 						  bool ledger_null, Datum tolerance);
 
+/* ---- archive tables as storage, from C only (archivestore.c) ---- */
+
+/* The schema of the archive tables. */
+#define ARCHIVE_SCHEMA "backfill_archive"
+
+/*
+ * Create table backfill_archive.<name> of the columns "desc" for "owner",
+ * with "persistence" (RELPERSISTENCE_*), no grant, and with "brin" a BRIN
+ * index on (_backfill_run, _backfill_chunk); returns its OID.  From C: no
+ * SQL, no event trigger, no permission check.
+ */
+extern Oid	ArchiveStoreCreate(const char *name, TupleDesc desc, Oid owner,
+							   char persistence, bool brin);
+
+/* Drop an archive table (and what belongs to it) from C. */
+extern void ArchiveStoreDrop(Oid relid);
+
+/*
+ * Open an archive table locked in "mode"; an internal error unless it is
+ * a plain heap table of backfill_archive.
+ */
+extern Relation ArchiveStoreOpen(Oid relid, LOCKMODE mode);
+
+/*
+ * Whether an archive table is still as made: owned by "owner", no
+ * trigger, rule, policy, constraint, default, generated or NOT NULL
+ * column, only BRIN indexes on its run and chunk.
+ */
+extern bool ArchiveStoreIsPlain(Relation rel, Oid owner);
+
+/* What ArchiveStoreAppend writes into an archive column (else a row's). */
+#define ARCHIVE_MAP_NULL	(-1)
+#define ARCHIVE_MAP_RUN		(-2)
+#define ARCHIVE_MAP_CHUNK	(-3)
+
+/*
+ * Append the rows of "store" (of descriptor rowdesc) to archive table rel
+ * (opened with ArchiveStoreOpen, RowExclusiveLock, and plain): map has one
+ * entry per attribute of rel, the row's column it takes or ARCHIVE_MAP_*.
+ * Returns how many rows were written.
+ */
+extern int64 ArchiveStoreAppend(Relation rel, const int *map,
+								TupleDesc rowdesc, Tuplestorestate *store,
+								int64 run_id, int32 chunk_no);
+
+/* Called with each row an archive scan finds, in a slot of the table's. */
+typedef void (*ArchiveRowFn) (TupleTableSlot *slot, void *arg);
+
+/*
+ * Call fn for every row of archive table rel kept by run_id (by its chunk
+ * chunk_no; 0: every chunk); returns how many.
+ */
+extern int64 ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
+							  ArchiveRowFn fn, void *arg);
+
+/* Call fn for every row of a table of backfill_archive (a kept leaf's). */
+extern int64 ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg);
+
+/* Delete the rows ArchiveStoreScan would find; returns how many. */
+extern int64 ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no);
+
 /* ---- the archive of replaced rows (archive.c) ---- */
 
 /* Where a keeping chunk puts the rows it replaces: its run and chunk. */
@@ -834,15 +901,9 @@ typedef struct ArchiveKeep
 } ArchiveKeep;
 
 /*
- * The archive table of target (backfill.archives), InvalidOid when it has
- * none.  Caller is connected to SPI.
- */
-extern Oid	ArchiveOf(Oid target);
-
-/*
  * Delete the target's rows in [lo, hi) as the current user and move them
- * into the target's archive (created on first use) under keep's run and
- * chunk, recorded in backfill.archived_chunks; returns how many.
+ * into the target's archive (a table made on first use) under keep's run
+ * and chunk, recorded in backfill.archived_chunks; returns how many.
  */
 extern int64 ArchiveDeleteRange(Oid target, const char *time_column,
 								TimestampTz lo, TimestampTz hi,
@@ -854,32 +915,30 @@ extern int64 ArchiveDeleteRange(Oid target, const char *time_column,
  */
 extern int64 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no);
 
-/*
- * Register the kept rows of run_id (of chunk_no; 0: every chunk) as the
- * relation "name" on the caller's SPI connection, with the column
- * _backfill_chunk; returns the quoted list of the columns the target and
- * its archive share, and in *store_out the store, which the caller ends
- * (tuplestore_end) when done, and in *target_list the same columns read
- * from the target "t", each cast to its archive column's type.  The caller
- * checks the reader's rights first.
- */
-extern char *ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
-								 const char *name,
-								 Tuplestorestate **store_out,
-								 char **target_list);
+/* A column of the kept rows ArchiveRegisterKept registers. */
+typedef struct KeptColumn
+{
+	char	   *name;			/* the target's column (not quoted) */
+	Oid			target_type;	/* its type in the target now */
+	Oid			type;			/* its type in the kept rows */
+	int32		typmod;
+	Oid			collation;
+	bool		rendered;		/* type is text: each kept value as its own
+								 * type's output (the column's type changed
+								 * since the rows were kept) */
+} KeptColumn;
 
 /*
- * The kept rows of the target's archive as a query to run as the extension
- * owner (one SELECT of _backfill_chunk and the shared columns, run_id as
- * parameter $run_param and the chunk, NULL for all, as $chunk_param), with
- * in *target_list the same columns read from the target as "t", cast to
- * the archive's types, and in *common_list their quoted names; NULL when
- * a column's type is not built in (its casts could be user code): the
- * caller then uses ArchiveRegisterKept.
+ * Register the kept rows of run_id (of chunk_no; 0: every chunk) as the
+ * relation "name" on the caller's SPI connection: the columns *columns
+ * (*ncolumns of them), then _backfill_chunk.  Returns the store, which the
+ * caller ends (tuplestore_end) after unregistering it.  The caller checks
+ * the reader's rights first.
  */
-extern char *ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no,
-								int run_param, int chunk_param,
-								char **target_list, char **common_list);
+extern Tuplestorestate *ArchiveRegisterKept(Oid target, int64 run_id,
+											int32 chunk_no, const char *name,
+											KeptColumn **columns,
+											int *ncolumns);
 
 /*
  * Keep the files of the leaf partitions "leaves" (OIDs) of target, whose
@@ -907,12 +966,11 @@ extern int64 ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 extern bool KeptLeafEligible(Oid leaf);
 
 /*
- * Create the (empty) table of backfill_archive, owned by the extension
- * owner, of the column definitions "columns", that will hold the files
- * leaf "leaf" had before chunk chunk_no of run_id; returns its OID.
+ * Create the (empty) table of backfill_archive, owned by the leaf's owner,
+ * of the leaf's columns, that will hold the files leaf "leaf" had before
+ * chunk chunk_no of run_id; returns its OID.
  */
-extern Oid	KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no,
-						   const char *columns);
+extern Oid	KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no);
 
 /*
  * Exchange the files of leaf and kept (55000 when their columns differ)

@@ -124,4 +124,82 @@
 	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
 #endif
 
+
+/*
+ * BackfillDefineIndex(relid, stmt)
+ *		CREATE INDEX from C on a table the extension made, with no
+ *		permission check and no notice.  16 added the number of partitions
+ *		(total_parts), 19 a ParseState for error positions first.
+ */
+#include "commands/defrem.h"
+#if PG_VERSION_NUM >= 190000
+#define BackfillDefineIndex(relid, stmt) \
+	DefineIndex(NULL, (relid), (stmt), InvalidOid, InvalidOid, InvalidOid, \
+				-1, false, false, false, false, true)
+#elif PG_VERSION_NUM >= 160000
+#define BackfillDefineIndex(relid, stmt) \
+	DefineIndex((relid), (stmt), InvalidOid, InvalidOid, InvalidOid, -1, \
+				false, false, false, false, true)
+#else
+#define BackfillDefineIndex(relid, stmt) \
+	DefineIndex((relid), (stmt), InvalidOid, InvalidOid, InvalidOid, \
+				false, false, false, false, true)
+#endif
+
+/*
+ * BackfillBeginBitmapScan(index, snapshot, nkeys)
+ *		index_beginscan_bitmap; 18 added the scan's instrumentation.
+ */
+#include "access/genam.h"
+#if PG_VERSION_NUM >= 180000
+#define BackfillBeginBitmapScan(index, snapshot, nkeys) \
+	index_beginscan_bitmap((index), (snapshot), NULL, (nkeys))
+#else
+#define BackfillBeginBitmapScan(index, snapshot, nkeys) \
+	index_beginscan_bitmap((index), (snapshot), (nkeys))
+#endif
+
+/*
+ * BackfillBitmapBegin(tbm) / BackfillBitmapNext(it) / BackfillBitmapEnd(it)
+ *		The blocks of a TID bitmap in order (InvalidBlockNumber at the end).
+ *		18 renamed the backend-local iterator (TBMPrivateIterator) and made
+ *		it fill a result the caller provides.
+ */
+#include "nodes/tidbitmap.h"
+#if PG_VERSION_NUM >= 180000
+typedef TBMPrivateIterator BackfillBitmapIterator;
+#define BackfillBitmapBegin(tbm) tbm_begin_private_iterate(tbm)
+#define BackfillBitmapEnd(it) tbm_end_private_iterate(it)
+static inline BlockNumber
+BackfillBitmapNext(BackfillBitmapIterator *it)
+{
+	TBMIterateResult res;
+
+	return tbm_private_iterate(it, &res) ? res.blockno : InvalidBlockNumber;
+}
+#else
+typedef TBMIterator BackfillBitmapIterator;
+#define BackfillBitmapBegin(tbm) tbm_begin_iterate(tbm)
+#define BackfillBitmapEnd(it) tbm_end_iterate(it)
+static inline BlockNumber
+BackfillBitmapNext(BackfillBitmapIterator *it)
+{
+	TBMIterateResult *res = tbm_iterate(it);
+
+	return res != NULL ? res->blockno : InvalidBlockNumber;
+}
+#endif
+
+/*
+ * BackfillPostParseAnalyzeHook
+ *		The signature of post_parse_analyze_hook: 19 made the jumble state
+ *		const.
+ */
+#include "parser/analyze.h"
+#if PG_VERSION_NUM >= 190000
+#define BACKFILL_JUMBLE_CONST const
+#else
+#define BACKFILL_JUMBLE_CONST
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -260,18 +261,20 @@ RaiseCheckDoesNotExist(int64 check_id)
  *		caller who may SELECT every column of the target, and, since the
  *		archive is not filtered by the target's row-level security
  *		policies, only when no policy applies to the caller (RLS disabled,
- *		the table owner, or BYPASSRLS).  42501 otherwise.
+ *		the table owner, or BYPASSRLS).  42501 otherwise; the target must be
+ *		a table (CheckTargetKind), and stays locked for the transaction.
  */
 void
 CheckKeptRowsReadable(Oid target)
 {
 	Oid			userid = GetUserId();
-	char	   *relname = get_rel_name(target);
 
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", target)));
+	/*
+	 * Locked first, so that it stays what it is checked to be until the
+	 * transaction ends (a table cannot become a view under the lock).
+	 */
+	LockRelationOid(target, AccessShareLock);
+	CheckTargetKind(target);
 	if (pg_class_aclcheck(target, userid, ACL_SELECT) != ACLCHECK_OK &&
 		pg_attribute_aclcheck_all(target, userid, ACL_SELECT,
 								  ACLMASK_ALL) != ACLCHECK_OK)

@@ -720,21 +720,17 @@ RelkindName(char relkind)
 }
 
 /*
- * CheckTargetPrivileges
- *		See backfill.h.  The target must be a plain or partitioned table on
- *		which the current user holds SELECT, INSERT and DELETE, and without
- *		row-level security applying to the current user: a DELETE under RLS
- *		silently skips the rows the user cannot see, so the range would end
- *		up holding old and new rows side by side.
+ * CheckTargetKind
+ *		See backfill.h: 42P01 when target is gone, 42809 unless it is a
+ *		table or a partitioned table (a view, say: PostgreSQL 15 still
+ *		turns an empty table into a view by CREATE RULE "_RETURN", keeping
+ *		its OID, and a view's query is its owner's code).
  */
 void
-CheckTargetPrivileges(Oid target)
+CheckTargetKind(Oid target)
 {
 	char		relkind = get_rel_relkind(target);
 	char	   *relname = get_rel_name(target);
-	Oid			userid = GetUserId();
-	StringInfoData missing;
-	int			nmissing = 0;
 
 	if (relname == NULL)
 		ereport(ERROR,
@@ -746,6 +742,25 @@ CheckTargetPrivileges(Oid target)
 				 errmsg("\"%s\" is not a table", relname),
 				 errdetail("\"%s\" is %s; a backfill target must be a table or a partitioned table.",
 						   relname, RelkindName(relkind))));
+}
+
+/*
+ * CheckTargetPrivileges
+ *		See backfill.h.  The target must be a plain or partitioned table on
+ *		which the current user holds SELECT, INSERT and DELETE, and without
+ *		row-level security applying to the current user: a DELETE under RLS
+ *		silently skips the rows the user cannot see, so the range would end
+ *		up holding old and new rows side by side.
+ */
+void
+CheckTargetPrivileges(Oid target)
+{
+	char	   *relname = get_rel_name(target);
+	Oid			userid = GetUserId();
+	StringInfoData missing;
+	int			nmissing = 0;
+
+	CheckTargetKind(target);
 
 	initStringInfo(&missing);
 	if (pg_class_aclcheck(target, userid, ACL_SELECT) != ACLCHECK_OK)

@@ -2,113 +2,128 @@
  *
  * archive.c
  *	  The archive of what backfills replaced (keep_replaced, doc/undo.md):
- *	  one table per target, backfill_archive.t_<oid>, created by the first
- *	  keeping chunk; the rows a chunk deletes moved into it in the chunk's
- *	  transaction; the rows of a kept chunk put back into the target (a
- *	  revert chunk); the rows of a kept run read for diff; purging.
+ *	  which archive table holds a chunk's kept rows, the rows a chunk
+ *	  deletes moved into it in the chunk's transaction, the rows of a kept
+ *	  chunk put back into the target (a revert chunk), the kept rows of a
+ *	  run read for diff, purging.
  *
  * Rights.  The target is read and written as the current user (the
- * definition's author, inside a chunk's author gate); the archive only as
- * the extension owner (CatalogExec), in a schema nobody else may use.  The
- * rows cross between the two through a tuplestore that one statement
- * fills and the next reads as an ephemeral named relation ("backfill_rows",
- * as a trigger's transition table): the author's DELETE ... RETURNING
- * fills it and the extension writes it into the archive (from C, in
- * batches, as COPY: ArchiveWriteRows; with an INSERT as the owner when the
- * archive is not a plain copy of the target's columns); the owner's
- * SELECT from the archive fills it and the author's INSERT into the
- * target reads it.  So the author never holds a privilege on the archive,
- * and the owner never writes the user's table (whose triggers and
- * defaults are the user's code).  The store of a keeping chunk holds up to
- * the larger of work_mem and maintenance_work_mem in memory before it
- * spills to disk (it lives for one chunk); diff reads the archive in place
- * when it can (ArchiveKeptInPlace).  The archive's index on (_backfill_run,
- * _backfill_chunk) is a BRIN index: the archive is appended chunk after
- * chunk, so block ranges stay narrow, and a keeping chunk does not pay a
- * btree insertion per row (only one BRIN entry per heap block it fills:
- * BrinOfRunAndChunk).
+ * definition's author, inside a chunk's author gate).  The archive tables
+ * belong to the target's owner and are touched only from C, as heap pages
+ * (archivestore.c): no SQL statement ever names them, so none runs with
+ * the extension owner's rights on them, and no function of a type, cast,
+ * default, trigger or policy runs when rows go in or out.  The catalog
+ * rows that say what each table holds (backfill.archives,
+ * archived_chunks, archived_leaves) are written through CatalogExec.  The
+ * rows cross between the target and the archive in a tuplestore: the
+ * author's DELETE ... RETURNING fills it and ArchiveStoreAppend empties it
+ * into the archive; ArchiveStoreScan fills it from the archive and the
+ * author's INSERT into the target reads it as an ephemeral named relation
+ * ("backfill_rows").  The store of a keeping chunk holds up to the larger
+ * of work_mem and maintenance_work_mem in memory before it spills to disk
+ * (it lives for one chunk).
  *
- * Columns.  The archive has the target's columns, each of the base type
- * of its domain (a domain's CHECK is the user's code: it must not run
- * with the owner's rights), plus _backfill_run and _backfill_chunk.  A
- * column added to the target later is added to the archive by the next
- * keeping chunk; a column dropped from the target stays in the archive.
+ * Generations.  An archive table's columns are those of the target when
+ * it was made (each of the base type of its domain: a domain's CHECK is
+ * never needed to store a value), plus _backfill_run and _backfill_chunk.
+ * A keeping chunk writes into the target's newest archive while that
+ * table still has exactly the target's columns and belongs to the
+ * target's owner; otherwise (a column added, dropped or of another type,
+ * the table given to another owner) it makes a new one,
+ * t_<target>_<run>_<chunk>.  Each kept chunk records the table that
+ * holds its rows, so rows are never converted from one type to another to
+ * be kept, and two chunks that run at once (parallel workers of one call)
+ * never make the same table.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/heapam.h"
-#include "access/hio.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/tableam.h"
-#include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_attribute.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "storage/bufmgr.h"
-#include "storage/lmgr.h"
+#include "parser/parse_relation.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "backfill.h"
 
-/* the name the rows crossing between the two rights go by */
+/* the name the rows crossing between the target and the archive go by */
 #define ARCHIVE_ROWS "backfill_rows"
-
-/* a keeping chunk writes the archive in batches of at most this many rows */
-#define ARCHIVE_BATCH_ROWS 1000
-/* ... or of about this many bytes (as COPY's buffered multi-insert) */
-#define ARCHIVE_BATCH_BYTES (64 * 1024)
 
 /* The columns of a relation (not dropped), in attribute order. */
 typedef struct RelColumns
 {
 	int			n;
 	char	  **names;
-	Oid		   *types;
-	int32	   *typmods;
+	AttrNumber *attnums;
+	Oid		   *types;			/* as declared (a domain, maybe) */
+	Oid		   *bases;			/* the base type of each */
+	int32	   *typmods;		/* the base type's typmod */
 	Oid		   *collations;
 	bool	   *generated;
 } RelColumns;
 
 /*
  * ReadColumns
- *		The columns of relation relid that are not dropped.
+ *		The columns of relation rel that are not dropped, and not the
+ *		archive's own _backfill_run and _backfill_chunk.
  */
 static RelColumns *
-ReadColumns(Oid relid)
+ReadColumns(Relation rel)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
 	RelColumns *cols = palloc0(sizeof(RelColumns));
 	int			i;
 
-	cols->names = palloc(sizeof(char *) * desc->natts);
-	cols->types = palloc(sizeof(Oid) * desc->natts);
-	cols->typmods = palloc(sizeof(int32) * desc->natts);
-	cols->collations = palloc(sizeof(Oid) * desc->natts);
-	cols->generated = palloc(sizeof(bool) * desc->natts);
+	cols->names = palloc(sizeof(char *) * Max(desc->natts, 1));
+	cols->attnums = palloc(sizeof(AttrNumber) * Max(desc->natts, 1));
+	cols->types = palloc(sizeof(Oid) * Max(desc->natts, 1));
+	cols->bases = palloc(sizeof(Oid) * Max(desc->natts, 1));
+	cols->typmods = palloc(sizeof(int32) * Max(desc->natts, 1));
+	cols->collations = palloc(sizeof(Oid) * Max(desc->natts, 1));
+	cols->generated = palloc(sizeof(bool) * Max(desc->natts, 1));
 	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int32		typmod = att->atttypmod;
 
-		if (att->attisdropped)
+		if (att->attisdropped ||
+			strcmp(NameStr(att->attname), "_backfill_run") == 0 ||
+			strcmp(NameStr(att->attname), "_backfill_chunk") == 0)
 			continue;
 		cols->names[cols->n] = pstrdup(NameStr(att->attname));
+		cols->attnums[cols->n] = att->attnum;
 		cols->types[cols->n] = att->atttypid;
-		cols->typmods[cols->n] = att->atttypmod;
+		cols->bases[cols->n] = getBaseTypeAndTypmod(att->atttypid, &typmod);
+		cols->typmods[cols->n] = typmod;
 		cols->collations[cols->n] = att->attcollation;
 		cols->generated[cols->n] = (att->attgenerated != '\0');
 		cols->n++;
 	}
+	return cols;
+}
+
+/*
+ * ReadColumnsOf
+ *		ReadColumns of relation relid.
+ */
+static RelColumns *
+ReadColumnsOf(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	RelColumns *cols = ReadColumns(rel);
+
 	table_close(rel, AccessShareLock);
 	return cols;
 }
@@ -131,12 +146,13 @@ ColumnIndex(const RelColumns *cols, const char *name)
 /*
  * RowsDesc
  *		The tuple descriptor of rows of the columns "which" (indexes into
- *		cols, n of them), for a tuplestore read as a relation.
+ *		cols, n of them), each of its base type, for a tuplestore read as
+ *		a relation.
  */
 static TupleDesc
-RowsDesc(const RelColumns *cols, const int *which, int n, bool with_chunk)
+RowsDesc(const RelColumns *cols, const int *which, int n)
 {
-	TupleDesc	desc = CreateTemplateTupleDesc(n + (with_chunk ? 1 : 0));
+	TupleDesc	desc = CreateTemplateTupleDesc(Max(n, 1));
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -144,13 +160,12 @@ RowsDesc(const RelColumns *cols, const int *which, int n, bool with_chunk)
 		int			k = which[i];
 
 		TupleDescInitEntry(desc, (AttrNumber) (i + 1), cols->names[k],
-						   cols->types[k], cols->typmods[k], 0);
+						   cols->bases[k], cols->typmods[k], 0);
 		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
 									cols->collations[k]);
 	}
-	if (with_chunk)
-		TupleDescInitEntry(desc, (AttrNumber) (n + 1), "_backfill_chunk",
-						   INT4OID, -1, 0);
+	if (n == 0)
+		TupleDescInitEntry(desc, 1, "_backfill_none", BOOLOID, -1, 0);
 	return desc;
 }
 
@@ -174,28 +189,105 @@ ColumnList(const RelColumns *cols, const int *which, int n,
 }
 
 /*
- * ColumnDdl
- *		The definition of an archive column for column k of cols: its name
- *		and the base type of its type (a domain's checks are user code).
+ * RelOwner
+ *		The owner of relation relid.
  */
-static char *
-ColumnDdl(const RelColumns *cols, int k)
+static Oid
+RelOwner(Oid relid)
 {
-	int32		typmod = cols->typmods[k];
-	Oid			base = getBaseTypeAndTypmod(cols->types[k], &typmod);
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
 
-	return psprintf("%s %s", quote_identifier(cols->names[k]),
-					format_type_extended(base, typmod,
-										 FORMAT_TYPE_TYPEMOD_GIVEN |
-										 FORMAT_TYPE_FORCE_QUALIFY));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
 }
 
 /*
- * ArchiveOf
- *		See backfill.h.
+ * ArchiveDesc
+ *		The columns of a new archive table for the columns "cols": each of
+ *		its base type, then _backfill_run and _backfill_chunk.
  */
-Oid
-ArchiveOf(Oid target)
+static TupleDesc
+ArchiveDesc(const RelColumns *cols)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(cols->n + 2);
+	int			i;
+
+	for (i = 0; i < cols->n; i++)
+	{
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), cols->names[i],
+						   cols->bases[i], cols->typmods[i], 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
+									cols->collations[i]);
+	}
+	TupleDescInitEntry(desc, (AttrNumber) (cols->n + 1), "_backfill_run",
+					   INT8OID, -1, 0);
+	TupleDescInitEntry(desc, (AttrNumber) (cols->n + 2), "_backfill_chunk",
+					   INT4OID, -1, 0);
+	return desc;
+}
+
+/*
+ * ArchiveFits
+ *		Whether archive table "rel" takes the rows of "cols" as they are
+ *		(ArchiveStoreAppend): plain (ArchiveStoreIsPlain) and owned by
+ *		"owner", with exactly the columns of cols, each of the same base
+ *		type and typmod, and its run and chunk.  Fills "map" (one entry
+ *		per attribute of rel): the position in cols of each column, or
+ *		ARCHIVE_MAP_RUN, ARCHIVE_MAP_CHUNK, ARCHIVE_MAP_NULL (dropped).
+ */
+static bool
+ArchiveFits(Relation rel, Oid owner, const RelColumns *cols, int *map)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			matched = 0;
+	bool		run = false;
+	bool		chunk = false;
+	int			j;
+
+	if (!ArchiveStoreIsPlain(rel, owner))
+		return false;
+	for (j = 0; j < desc->natts; j++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, j);
+		const char *name = NameStr(att->attname);
+		int			k;
+
+		map[j] = ARCHIVE_MAP_NULL;
+		if (att->attisdropped)
+			continue;
+		if (strcmp(name, "_backfill_run") == 0 && att->atttypid == INT8OID)
+		{
+			map[j] = ARCHIVE_MAP_RUN;
+			run = true;
+			continue;
+		}
+		if (strcmp(name, "_backfill_chunk") == 0 && att->atttypid == INT4OID)
+		{
+			map[j] = ARCHIVE_MAP_CHUNK;
+			chunk = true;
+			continue;
+		}
+		k = ColumnIndex(cols, name);
+		if (k < 0 || att->atttypid != cols->bases[k] ||
+			att->atttypmod != cols->typmods[k])
+			return false;
+		map[j] = k;
+		matched++;
+	}
+	return run && chunk && matched == cols->n;
+}
+
+/*
+ * NewestArchive
+ *		The target's newest archive table (backfill.archives), InvalidOid
+ *		when it has none or that table no longer exists.
+ */
+static Oid
+NewestArchive(Oid target)
 {
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
@@ -204,38 +296,38 @@ ArchiveOf(Oid target)
 
 	values[0] = ObjectIdGetDatum(target);
 	CatalogExec("SELECT archive::pg_catalog.oid FROM backfill.archives"
-				" WHERE target OPERATOR(pg_catalog.=) $1",
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" ORDER BY created_at DESC, archive::pg_catalog.oid DESC LIMIT 1",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		archive = SpiGetOid(0, 1, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	if (OidIsValid(archive) && get_rel_name(archive) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the archive table of %s no longer exists",
-						QualifiedRelName(target)),
-				 errdetail("backfill.archives names relation OID %u.", archive)));
+		archive = InvalidOid;
 	return archive;
 }
 
 /*
- * ArchiveEnsure
- *		The archive table of target, created when it has none (as the
- *		extension owner, in backfill_archive, named t_<oid>, or t_<oid>_<n>
- *		when a restored archive holds that name), with every column of
- *		"cols" (columns added to the target since are added to it).  The
- *		caller holds the chunk's lock on the target, so two chunks never
- *		create it at once.  Caller is connected to SPI.
+ * ArchiveFor
+ *		The archive table that takes the rows chunk "keep" of target
+ *		deletes, of the columns "cols": the target's newest while it fits
+ *		(ArchiveFits), else a new one, t_<target>_<run>_<chunk>, made by
+ *		ArchiveStoreCreate for the target's owner and recorded in
+ *		backfill.archives.  Caller is connected to SPI and holds the
+ *		chunk's lock on the target.
  */
 static Oid
-ArchiveEnsure(Oid target, const RelColumns *cols)
+ArchiveFor(Oid target, const RelColumns *cols, const ArchiveKeep *keep)
 {
-	Oid			archive = ArchiveOf(target);
+	Oid			owner = RelOwner(target);
+	Oid			archive;
 	Oid			nsp;
-	int			i;
+	char	   *name;
+	int			n = 1;
+	CatalogArgs args;
 
-	if (ColumnIndex(cols, "_backfill_run") >= 0 ||
-		ColumnIndex(cols, "_backfill_chunk") >= 0)
+	if (get_attnum(target, "_backfill_run") != InvalidAttrNumber ||
+		get_attnum(target, "_backfill_chunk") != InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_COLUMN),
 				 errmsg("table %s has a column named \"_backfill_run\" or \"_backfill_chunk\"",
@@ -243,66 +335,43 @@ ArchiveEnsure(Oid target, const RelColumns *cols)
 				 errdetail("The archive of kept rows records each row's run and chunk in columns of these names."),
 				 errhint("Rename the column, or plan the run with keep_replaced => false.")));
 
+	archive = NewestArchive(target);
 	if (OidIsValid(archive))
 	{
-		RelColumns *have = ReadColumns(archive);
+		Relation	rel = ArchiveStoreOpen(archive, AccessShareLock);
+		int		   *map = palloc(sizeof(int) * Max(RelationGetDescr(rel)->natts, 1));
+		bool		fits = ArchiveFits(rel, owner, cols, map);
 
-		for (i = 0; i < cols->n; i++)
-		{
-			if (ColumnIndex(have, cols->names[i]) >= 0)
-				continue;
-			CatalogExecUnsaved(psprintf("ALTER TABLE %s ADD COLUMN %s",
-										QualifiedRelName(archive),
-										ColumnDdl(cols, i)),
-							   SPI_OK_UTILITY);
-		}
-		return archive;
+		table_close(rel, AccessShareLock);
+		if (fits)
+			return archive;
 	}
 
-	nsp = get_namespace_oid("backfill_archive", false);
-	{
-		StringInfoData ddl;
-		char	   *name = psprintf("t_%u", target);
-		int			n = 1;
-		CatalogArgs args;
+	nsp = get_namespace_oid(ARCHIVE_SCHEMA, false);
+	name = psprintf("t_%u_%lld_%d", target, (long long) keep->run_id,
+					keep->chunk_no);
+	while (OidIsValid(get_relname_relid(name, nsp)))
+		name = psprintf("t_%u_%lld_%d_%d", target, (long long) keep->run_id,
+						keep->chunk_no, n++);
+	archive = ArchiveStoreCreate(name, ArchiveDesc(cols), owner,
+								 RELPERSISTENCE_PERMANENT, true);
 
-		while (OidIsValid(get_relname_relid(name, nsp)))
-			name = psprintf("t_%u_%d", target, n++);
-		initStringInfo(&ddl);
-		appendStringInfo(&ddl, "CREATE TABLE backfill_archive.%s (",
-						 quote_identifier(name));
-		for (i = 0; i < cols->n; i++)
-			appendStringInfo(&ddl, "%s, ", ColumnDdl(cols, i));
-		appendStringInfoString(&ddl,
-							   "_backfill_run pg_catalog.int8 NOT NULL,"
-							   " _backfill_chunk pg_catalog.int4 NOT NULL)");
-		CatalogExecUnsaved(ddl.data, SPI_OK_UTILITY);
-		CatalogExecUnsaved(psprintf("CREATE INDEX ON backfill_archive.%s"
-									" USING brin (_backfill_run, _backfill_chunk)",
-									quote_identifier(name)),
-						   SPI_OK_UTILITY);
-		CommandCounterIncrement();
-		archive = get_relname_relid(name, nsp);
-		if (!OidIsValid(archive))
-			elog(ERROR, "backfill: archive table %s was not created", name);
-
-		CatalogArgsInit(&args);
-		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
-		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive), false);
-		CatalogExecArgs("INSERT INTO backfill.archives (target, archive)"
-						" VALUES ($1, $2)",
-						&args, SPI_OK_INSERT);
-	}
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogExecArgs("INSERT INTO backfill.archives (archive, target)"
+					" VALUES ($1, $2)",
+					&args, SPI_OK_INSERT);
 	return archive;
 }
 
 /*
  * RecordKept
- *		The catalog's record of a kept chunk: how many rows its archive
- *		holds and until when (keep_for; NULL: until purged).
+ *		The catalog's record of a kept chunk: which archive table holds its
+ *		rows, how many, and until when (keep_for; NULL: until purged).
  */
 static void
-RecordKept(Oid target, const ArchiveKeep *keep, int64 rows)
+RecordKept(Oid target, const ArchiveKeep *keep, Oid archive, int64 rows)
 {
 	CatalogArgs args;
 
@@ -310,273 +379,23 @@ RecordKept(Oid target, const ArchiveKeep *keep, int64 rows)
 	CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive), false);
 	CatalogArg(&args, INT8OID, Int64GetDatum(rows), false);
 	CatalogArg(&args, INTERVALOID, PointerGetDatum(keep->keep_for),
 			   keep->keep_for == NULL);
 	CatalogExecArgs("INSERT INTO backfill.archived_chunks"
-					" (run_id, chunk_no, target, rows_kept, keep_until)"
-					" VALUES ($1, $2, $3, $4,"
-					" pg_catalog.now() OPERATOR(pg_catalog.+) $5)",
+					" (run_id, chunk_no, target, archive, rows_kept, keep_until)"
+					" VALUES ($1, $2, $3, $4, $5,"
+					" pg_catalog.now() OPERATOR(pg_catalog.+) $6)",
 					&args, SPI_OK_INSERT);
-}
-
-/*
- * ArchiveWriteable
- *		Whether the archive "rel" may be written from C with the rows of
- *		"cols" (ArchiveWriteRows): an ordinary table whose every column of
- *		the target's name has the base type the target's column has (a
- *		column whose type changed since the archive was made needs the
- *		INSERT's coercion), with no trigger, rule, CHECK, default,
- *		generated column, or NOT NULL other than the run's and chunk's;
- *		and, in "map" (one entry per archive attribute), the position in
- *		cols of each archive column (-1: none; -2: _backfill_run; -3:
- *		_backfill_chunk).  So nothing but the row's own bytes is written:
- *		no function that a user defines runs.
- */
-static bool
-ArchiveWriteable(Relation rel, const RelColumns *cols, int *map)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			j;
-
-	if (rel->rd_rel->relkind != RELKIND_RELATION ||
-		rel->rd_rel->relhastriggers || rel->rd_rel->relhasrules ||
-		(desc->constr != NULL &&
-		 (desc->constr->num_check > 0 || desc->constr->num_defval > 0 ||
-		  desc->constr->has_generated_stored)))
-		return false;
-	for (j = 0; j < desc->natts; j++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, j);
-		const char *name = NameStr(att->attname);
-		int			k;
-		int32		typmod;
-		Oid			base;
-
-		map[j] = -1;
-		if (att->attisdropped)
-			continue;
-		if (strcmp(name, "_backfill_run") == 0 && att->atttypid == INT8OID)
-		{
-			map[j] = -2;
-			continue;
-		}
-		if (strcmp(name, "_backfill_chunk") == 0 && att->atttypid == INT4OID)
-		{
-			map[j] = -3;
-			continue;
-		}
-		if (att->attnotnull || att->attgenerated != '\0')
-			return false;
-		k = ColumnIndex(cols, name);
-		if (k < 0)
-			continue;
-		typmod = cols->typmods[k];
-		base = getBaseTypeAndTypmod(cols->types[k], &typmod);
-		if (base != att->atttypid ||
-			(att->atttypmod != -1 && att->atttypmod != typmod))
-			return false;
-		map[j] = k;
-	}
-	return true;
-}
-
-/*
- * BrinOfRunAndChunk
- *		Whether every index of the archive (opened in rri) is a BRIN index
- *		on no column but _backfill_run and _backfill_chunk (map: as
- *		ArchiveWriteable fills it).  All the rows one chunk writes then
- *		have the same key in every index, so once a row of a heap block has
- *		been entered, entering another row of that block changes nothing:
- *		the block's range already covers that key (a summarization that
- *		runs meanwhile covers it too: it either scans the first row or sees
- *		it entered in its placeholder).  ArchiveFlush then enters one row
- *		per heap block instead of one per row.
- */
-static bool
-BrinOfRunAndChunk(ResultRelInfo *rri, const int *map)
-{
-	int			i;
-	int			k;
-
-	for (i = 0; i < rri->ri_NumIndices; i++)
-	{
-		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
-
-		if (rri->ri_IndexRelationDescs[i]->rd_rel->relam != BRIN_AM_OID)
-			return false;
-		for (k = 0; k < ii->ii_NumIndexAttrs; k++)
-		{
-			AttrNumber	att = ii->ii_IndexAttrNumbers[k];
-
-			if (att <= 0 || (map[att - 1] != -2 && map[att - 1] != -3))
-				return false;
-		}
-	}
-	return true;
-}
-
-/*
- * ArchiveFlush
- *		Writes the n rows of "slots" into the archive at once (one WAL
- *		record per page, through the bulk-insert state), then enters each
- *		in the archive's indexes (with "per_block": only the first row of
- *		each heap block, BrinOfRunAndChunk; *last_block is the block last
- *		entered, carried from batch to batch), and empties the slots.
- */
-static void
-ArchiveFlush(ResultRelInfo *rri, EState *estate, TupleTableSlot **slots,
-			 int n, BulkInsertState bistate, bool per_block,
-			 BlockNumber *last_block)
-{
-	int			i;
-
-	if (n == 0)
-		return;
-	table_multi_insert(rri->ri_RelationDesc, slots, n,
-					   GetCurrentCommandId(true), 0, bistate);
-	for (i = 0; i < n; i++)
-	{
-		BlockNumber block = ItemPointerGetBlockNumber(&slots[i]->tts_tid);
-
-		if (rri->ri_NumIndices > 0 && (!per_block || block != *last_block))
-		{
-			list_free(InsertIndexEntries(rri, slots[i], estate));
-			*last_block = block;
-		}
-		ExecClearTuple(slots[i]);
-	}
-	ResetPerTupleExprContext(estate);
-}
-
-/*
- * ArchiveWriteRows
- *		Writes the rows of "store" (of descriptor rowdesc: the columns of
- *		cols, in order) with the chunk's run and number into the archive,
- *		as COPY writes a table: table_multi_insert in batches through a
- *		BulkInsertState, and each batch's rows entered in the archive's
- *		indexes (its BRIN index) through the executor's index routine, not
- *		an executor per row.  The archive is the extension's own table and
- *		ArchiveWriteable has made sure that no user code runs in it: no
- *		trigger, default, check, domain (its columns are of base types),
- *		and no index on an expression or with a predicate.  Returns false,
- *		having written nothing, when the archive is not so (the caller then
- *		writes it with an INSERT as the extension owner).  The rows are
- *		WAL-logged: the chunk's commit makes them durable with the delete.
- */
-static bool
-ArchiveWriteRows(Oid archive, const RelColumns *cols, TupleDesc rowdesc,
-				 Tuplestorestate *store, const ArchiveKeep *keep,
-				 int64 *written)
-{
-	Relation	rel = table_open(archive, RowExclusiveLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	int		   *map = palloc(sizeof(int) * Max(desc->natts, 1));
-	EState	   *estate;
-	ResultRelInfo *rri;
-	BulkInsertState bistate;
-	TupleTableSlot *in;
-	TupleTableSlot **slots;
-	int			n = 0;
-	Size		bytes = 0;
-	bool		per_block;
-	BlockNumber last_block = InvalidBlockNumber;
-	int			i;
-
-	if (!ArchiveWriteable(rel, cols, map))
-	{
-		table_close(rel, NoLock);
-		return false;
-	}
-
-	rri = OpenPlainIndexes(rel, &estate);
-	if (rri == NULL)
-	{
-		table_close(rel, NoLock);
-		return false;
-	}
-
-	per_block = BrinOfRunAndChunk(rri, map);
-	bistate = GetBulkInsertState();
-
-	/*
-	 * Without the bulk-write ring: in a ring of 16 MB the chunk's backend
-	 * evicts, and so writes (flushing WAL first), every page of the archive
-	 * it filled, while the chunk's own INSERT into the target leaves its
-	 * pages to shared buffers.  The archive's pages go there too.
-	 */
-	FreeAccessStrategy(bistate->strategy);
-	bistate->strategy = NULL;
-	in = MakeSingleTupleTableSlot(rowdesc, &TTSOpsMinimalTuple);
-	slots = palloc(sizeof(TupleTableSlot *) * ARCHIVE_BATCH_ROWS);
-	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
-		slots[i] = table_slot_create(rel, NULL);
-
-	*written = 0;
-	while (tuplestore_gettupleslot(store, true, false, in))
-	{
-		TupleTableSlot *out = slots[n];
-		int			j;
-
-		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(in);
-		ExecClearTuple(out);
-		for (j = 0; j < desc->natts; j++)
-		{
-			switch (map[j])
-			{
-				case -1:
-					out->tts_values[j] = (Datum) 0;
-					out->tts_isnull[j] = true;
-					break;
-				case -2:
-					out->tts_values[j] = Int64GetDatum(keep->run_id);
-					out->tts_isnull[j] = false;
-					break;
-				case -3:
-					out->tts_values[j] = Int32GetDatum(keep->chunk_no);
-					out->tts_isnull[j] = false;
-					break;
-				default:
-					out->tts_values[j] = in->tts_values[map[j]];
-					out->tts_isnull[j] = in->tts_isnull[map[j]];
-					break;
-			}
-		}
-		ExecStoreVirtualTuple(out);
-		/* the row is copied into the slot: "in" is read again next */
-		bytes += ExecFetchSlotHeapTuple(out, true, NULL)->t_len;
-		n++;
-		(*written)++;
-		if (n == ARCHIVE_BATCH_ROWS || bytes >= ARCHIVE_BATCH_BYTES)
-		{
-			ArchiveFlush(rri, estate, slots, n, bistate, per_block,
-						 &last_block);
-			n = 0;
-			bytes = 0;
-		}
-	}
-	ArchiveFlush(rri, estate, slots, n, bistate, per_block, &last_block);
-
-	for (i = 0; i < ARCHIVE_BATCH_ROWS; i++)
-		ExecDropSingleTupleTableSlot(slots[i]);
-	ExecDropSingleTupleTableSlot(in);
-	FreeBulkInsertState(bistate);
-	table_finish_bulk_insert(rel, 0);
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-	table_close(rel, NoLock);
-	CommandCounterIncrement();
-	return true;
 }
 
 /*
  * ArchiveDeleteRange
  *		See backfill.h.  The DELETE runs as the current user (the author,
- *		in a chunk) with RETURNING into a tuplestore; ArchiveWriteRows
- *		writes it into the archive (or, when it cannot, an INSERT reading
- *		it as the extension owner).  Both in the caller's
- *		transaction: the chunk commits or rolls back both.
+ *		in a chunk) with RETURNING into a tuplestore; ArchiveStoreAppend
+ *		writes it into the archive table ArchiveFor chooses.  Both in the
+ *		caller's transaction: the chunk commits or rolls back both.
  */
 int64
 ArchiveDeleteRange(Oid target, const char *time_column,
@@ -590,12 +409,10 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 	Datum		values[2];
 	Oid			archive;
 	int64		rows;
-	int64		written = 0;
 	int			i;
-	CatalogArgs args;
 
 	SpiConnect();
-	cols = ReadColumns(target);
+	cols = ReadColumnsOf(target);
 	all = palloc(sizeof(int) * Max(cols->n, 1));
 	for (i = 0; i < cols->n; i++)
 		all[i] = i;
@@ -610,36 +427,26 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 	rows = (int64) SPI_processed;
 	dest->rDestroy(dest);
 
-	/* as the extension owner: they enter the archive */
-	archive = ArchiveEnsure(target, cols);
-	if (rows > 0 &&
-		ArchiveWriteRows(archive, cols, RowsDesc(cols, all, cols->n, false),
-						 store, keep, &written))
+	/* from C: they enter the archive */
+	archive = ArchiveFor(target, cols, keep);
+	if (rows > 0)
 	{
+		Relation	rel = ArchiveStoreOpen(archive, RowExclusiveLock);
+		int		   *map = palloc(sizeof(int) * Max(RelationGetDescr(rel)->natts, 1));
+		int64		written;
+
+		if (!ArchiveFits(rel, RelOwner(target), cols, map))
+			elog(ERROR, "backfill: archive table %s does not fit %s",
+				 QualifiedRelName(archive), QualifiedRelName(target));
+		written = ArchiveStoreAppend(rel, map, RowsDesc(cols, all, cols->n),
+									 store, keep->run_id, keep->chunk_no);
+		table_close(rel, NoLock);
 		if (written != rows)
 			elog(ERROR, "backfill: archived " INT64_FORMAT " of " INT64_FORMAT " rows",
 				 written, rows);
 	}
-	else if (rows > 0)
-	{
-		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(cols, all, cols->n, false),
-						store);
-		CatalogArgsInit(&args);
-		CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
-		CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
-		CatalogExecArgsOnce(psprintf("INSERT INTO %s (%s, _backfill_run, _backfill_chunk)"
-									 " SELECT %s, $1, $2 FROM " ARCHIVE_ROWS,
-									 QualifiedRelName(archive),
-									 ColumnList(cols, all, cols->n, ""),
-									 ColumnList(cols, all, cols->n, "")),
-							&args, SPI_OK_INSERT);
-		if ((int64) SPI_processed != rows)
-			elog(ERROR, "backfill: archived " UINT64_FORMAT " of " INT64_FORMAT " rows",
-				 SPI_processed, rows);
-		SpiUnregisterRows(ARCHIVE_ROWS);
-	}
 	tuplestore_end(store);
-	RecordKept(target, keep, rows);
+	RecordKept(target, keep, archive, rows);
 	SpiFinish();
 	return rows;
 }
@@ -668,33 +475,26 @@ RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
 
 /*
  * ArchiveKeepLeaves
- *		See backfill.h.  The target gets its (row) archive too, empty, so
- *		that it is listed in backfill.archives and archive_usage.  Caller
- *		is connected to SPI and holds the chunk's locks.
+ *		See backfill.h.  The target gets its row archive too (ArchiveFor,
+ *		empty for these rows), so that it is listed in backfill.archives
+ *		and archive_usage.  Caller is connected to SPI and holds the
+ *		chunk's locks.
  */
 void
 ArchiveKeepLeaves(Oid target, List *leaves, const ArchiveKeep *keep,
 				  int64 rows)
 {
 	ListCell   *lc;
+	Oid			archive = ArchiveFor(target, ReadColumnsOf(target), keep);
 
-	(void) ArchiveEnsure(target, ReadColumns(target));
-	RecordKept(target, keep, rows);
+	RecordKept(target, keep, archive, rows);
 	foreach(lc, leaves)
 	{
 		Oid			leaf = lfirst_oid(lc);
 		Oid			kept;
 
-		RelColumns *cols = ReadColumns(leaf);
-		StringInfoData ddl;
-		int			i;
-
 		CHECK_FOR_INTERRUPTS();
-		initStringInfo(&ddl);
-		for (i = 0; i < cols->n; i++)
-			appendStringInfo(&ddl, "%s%s", i > 0 ? ", " : "",
-							 ColumnDdl(cols, i));
-		kept = KeptLeafCreate(leaf, keep->run_id, keep->chunk_no, ddl.data);
+		kept = KeptLeafCreate(leaf, keep->run_id, keep->chunk_no);
 		KeptLeafExchange(leaf, kept);
 		RecordLeaf(target, keep, leaf, kept);
 	}
@@ -749,67 +549,13 @@ ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no)
 }
 
 /*
- * KeptLeavesUnion
- *		" UNION ALL SELECT ..." reading every kept leaf of run_id (of chunk
- *		chunk_no, 0: all) as rows of the archive's columns "from" (n of
- *		them, of "have"), each cast to its archive type, with the chunk
- *		number first or last; "" when the run kept no leaf.
- */
-static char *
-KeptLeavesUnion(int64 run_id, int32 chunk_no, const RelColumns *have,
-				const int *from, int n, bool chunk_first)
-{
-	List	   *leaves;
-	List	   *kepts;
-	List	   *chunks;
-	StringInfoData buf;
-	int			i;
-	int			j;
-
-	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
-	initStringInfo(&buf);
-	for (i = 0; i < list_length(kepts); i++)
-	{
-		StringInfoData cols;
-		RelColumns *kcols = ReadColumns(list_nth_oid(kepts, i));
-
-		CHECK_FOR_INTERRUPTS();
-		initStringInfo(&cols);
-		for (j = 0; j < n; j++)
-		{
-			const char *col = quote_identifier(have->names[from[j]]);
-
-			/* a column added to the target after the leaf was kept: NULL */
-			appendStringInfo(&cols, "%s%s%s::%s AS %s", j > 0 ? ", " : "",
-							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? "k." : "",
-							 ColumnIndex(kcols, have->names[from[j]]) >= 0 ? col : "NULL",
-							 format_type_extended(have->types[from[j]], -1,
-												  FORMAT_TYPE_TYPEMOD_GIVEN |
-												  FORMAT_TYPE_FORCE_QUALIFY),
-							 col);
-		}
-		if (chunk_first)
-			appendStringInfo(&buf, " UNION ALL SELECT %d%s%s FROM %s k",
-							 list_nth_int(chunks, i), n > 0 ? ", " : "",
-							 cols.data,
-							 QualifiedRelName(list_nth_oid(kepts, i)));
-		else
-			appendStringInfo(&buf, " UNION ALL SELECT %s%s%d FROM %s k",
-							 cols.data, n > 0 ? ", " : "",
-							 list_nth_int(chunks, i),
-							 QualifiedRelName(list_nth_oid(kepts, i)));
-	}
-	return buf.data;
-}
-
-/*
  * CheckKept
- *		The archive of chunk "chunk_no" of run_id must still hold its rows:
- *		55000 when the chunk kept nothing or its rows were purged.  Returns
- *		how many rows it kept.
+ *		Chunk "chunk_no" of run_id must have kept its rows, and they must
+ *		not be purged (55000 otherwise).  Returns how many rows it kept,
+ *		and in *archive the table that holds them.
  */
 static int64
-CheckKept(int64 run_id, int32 chunk_no)
+CheckKept(int64 run_id, int32 chunk_no, Oid *archive)
 {
 	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
@@ -820,7 +566,8 @@ CheckKept(int64 run_id, int32 chunk_no)
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = Int32GetDatum(chunk_no);
-	CatalogExec("SELECT rows_kept, purged_at IS NOT NULL, purged_at::pg_catalog.text"
+	CatalogExec("SELECT rows_kept, purged_at IS NOT NULL, purged_at::pg_catalog.text,"
+				" archive::pg_catalog.oid"
 				" FROM backfill.archived_chunks"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND chunk_no OPERATOR(pg_catalog.=) $2",
@@ -835,6 +582,9 @@ CheckKept(int64 run_id, int32 chunk_no)
 	purged = SpiGetBool(0, 2, &isnull);
 	if (purged)
 		purged_at = SpiGetText(0, 3);
+	*archive = SpiGetOid(0, 4, &isnull);
+	if (isnull)
+		*archive = InvalidOid;
 	SPI_freetuptable(SPI_tuptable);
 	if (purged)
 		ereport(ERROR,
@@ -847,12 +597,130 @@ CheckKept(int64 run_id, int32 chunk_no)
 }
 
 /*
+ * OpenKeptTable
+ *		Archive table "archive", which holds the rows of chunk chunk_no of
+ *		run_id, opened (ArchiveStoreOpen); 42P01 when it was dropped (its
+ *		owner's DROP OWNED, say): the kept rows are gone.
+ */
+static Relation
+OpenKeptTable(Oid archive, int64 run_id, int32 chunk_no, LOCKMODE mode)
+{
+	if (!OidIsValid(archive) || get_rel_name(archive) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the archive table of chunk %d of run %lld no longer exists",
+						chunk_no, (long long) run_id),
+				 errdetail("The table that held its kept rows was dropped (by its owner's DROP OWNED, or by hand)."),
+				 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
+	return ArchiveStoreOpen(archive, mode);
+}
+
+/*
+ * How a kept column is read into a store: from attribute "attnum" of the
+ * archive (0: none, NULL), as it is or as its text ("out": the output
+ * function of its type).
+ */
+typedef struct StoreColumn
+{
+	AttrNumber	attnum;
+	Oid			out;			/* InvalidOid: the value as it is */
+} StoreColumn;
+
+/* The state of ArchiveStoreScan's callback that fills a store. */
+typedef struct FillState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;			/* of the store's rows */
+	int			ncols;			/* columns of desc read from the archive */
+	StoreColumn *cols;
+	int32		chunk_no;		/* with_chunk and chunk_no 0: the row's */
+	AttrNumber	chunkatt;		/* the archive's chunk column; 0: none */
+	bool		with_chunk;		/* the last column of desc is the chunk */
+	Datum	   *values;
+	bool	   *nulls;
+	MemoryContext row_cxt;
+} FillState;
+
+/*
+ * FillRow
+ *		ArchiveRowFn that puts one kept row into the store (FillState).
+ *		Values rendered as text go through their type's output function:
+ *		for every type that is C code (a base type's, made by a
+ *		superuser), or PostgreSQL's own (enum, composite, range, array).
+ */
+static void
+FillRow(TupleTableSlot *slot, void *arg)
+{
+	FillState  *state = (FillState *) arg;
+	MemoryContext old = MemoryContextSwitchTo(state->row_cxt);
+	int			i;
+
+	for (i = 0; i < state->ncols; i++)
+	{
+		StoreColumn *c = &state->cols[i];
+
+		if (c->attnum <= 0)
+		{
+			state->values[i] = (Datum) 0;
+			state->nulls[i] = true;
+			continue;
+		}
+		state->values[i] = slot_getattr(slot, c->attnum, &state->nulls[i]);
+		if (!state->nulls[i] && OidIsValid(c->out))
+			state->values[i] =
+				CStringGetTextDatum(OidOutputFunctionCall(c->out,
+														  state->values[i]));
+	}
+	if (state->with_chunk)
+	{
+		if (state->chunkatt > 0)
+			state->values[state->ncols] = slot_getattr(slot, state->chunkatt,
+													   &state->nulls[state->ncols]);
+		else
+		{
+			state->values[state->ncols] = Int32GetDatum(state->chunk_no);
+			state->nulls[state->ncols] = false;
+		}
+	}
+	tuplestore_putvalues(state->store, state->desc, state->values,
+						 state->nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(state->row_cxt);
+}
+
+/*
+ * FillStart
+ *		A FillState for rows of "desc" into "store", ncols of them read from
+ *		the archive (cols filled by the caller), with or without the chunk
+ *		number last.
+ */
+static FillState *
+FillStart(Tuplestorestate *store, TupleDesc desc, int ncols, bool with_chunk)
+{
+	FillState  *state = palloc0(sizeof(FillState));
+
+	state->store = store;
+	state->desc = desc;
+	state->ncols = ncols;
+	state->cols = palloc0(sizeof(StoreColumn) * Max(ncols, 1));
+	state->with_chunk = with_chunk;
+	state->values = palloc(sizeof(Datum) * (ncols + 1));
+	state->nulls = palloc(sizeof(bool) * (ncols + 1));
+	state->row_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										   "backfill kept row",
+										   ALLOCSET_SMALL_SIZES);
+	return state;
+}
+
+/*
  * ArchiveRestoreRows
- *		See backfill.h.  The owner reads the kept rows into a tuplestore;
- *		the current user (the author, in a chunk) inserts them into the
- *		target, generated columns left to the table, identity values kept
- *		(OVERRIDING SYSTEM VALUE).  A count that differs from the one
- *		recorded when they were kept is an error: nothing is half restored.
+ *		See backfill.h.  The kept rows are read from their archive table
+ *		into a tuplestore (from C); the current user (the author, in a
+ *		chunk) inserts them into the target, generated columns left to the
+ *		table, identity values kept (OVERRIDING SYSTEM VALUE), a column
+ *		whose type changed since converted by the INSERT's assignment cast,
+ *		as the author.  A count that differs from the one recorded when
+ *		they were kept is an error: nothing is half restored.
  */
 int64
 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
@@ -864,25 +732,23 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 	int			n = 0;
 	int			i;
 	Oid			archive;
+	Relation	rel;
 	int64		kept;
 	int64		rows;
 	Tuplestorestate *store;
-	DestReceiver *dest;
-	CatalogArgs args;
+	TupleDesc	desc;
+	FillState  *state;
 
 	SpiConnect();
-	kept = CheckKept(run_id, chunk_no);
-	archive = ArchiveOf(target);
-	if (!OidIsValid(archive))
+	kept = CheckKept(run_id, chunk_no, &archive);
+	if (kept == 0)
 	{
-		if (kept > 0)
-			elog(ERROR, "backfill: run %lld kept rows but %s has no archive",
-				 (long long) run_id, QualifiedRelName(target));
 		SpiFinish();
 		return 0;
 	}
-	cols = ReadColumns(target);
-	have = ReadColumns(archive);
+	rel = OpenKeptTable(archive, run_id, chunk_no, AccessShareLock);
+	cols = ReadColumnsOf(target);
+	have = ReadColumns(rel);
 	which = palloc(sizeof(int) * Max(cols->n, 1));
 	from = palloc(sizeof(int) * Max(cols->n, 1));
 	for (i = 0; i < cols->n; i++)
@@ -896,19 +762,14 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 		n++;
 	}
 
-	/* as the extension owner: the kept rows leave the archive */
-	dest = SpiRowStore(&store);
-	CatalogArgsInit(&args);
-	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
-	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), false);
-	CatalogExecArgsInto(psprintf("SELECT %s FROM %s"
-								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
-								 " AND _backfill_chunk OPERATOR(pg_catalog.=) $2",
-								 ColumnList(have, from, n, ""),
-								 QualifiedRelName(archive)),
-						&args, dest, SPI_OK_SELECT);
-	rows = (int64) SPI_processed;
-	dest->rDestroy(dest);
+	/* from C: the kept rows leave the archive */
+	desc = RowsDesc(have, from, n);
+	store = tuplestore_begin_heap(false, false, work_mem);
+	state = FillStart(store, desc, n, false);
+	for (i = 0; i < n; i++)
+		state->cols[i].attnum = have->attnums[from[i]];
+	rows = ArchiveStoreScan(rel, run_id, chunk_no, FillRow, state);
+	table_close(rel, AccessShareLock);
 	if (rows != kept)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -920,7 +781,7 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 	/* as the current user: they enter the target again */
 	if (rows > 0)
 	{
-		SpiRegisterRows(ARCHIVE_ROWS, RowsDesc(have, from, n, false), store);
+		SpiRegisterRows(ARCHIVE_ROWS, desc, store);
 		SpiExec(psprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE"
 						 " SELECT %s FROM " ARCHIVE_ROWS,
 						 QualifiedRelName(target),
@@ -951,12 +812,14 @@ ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 	List	   *kepts;
 	List	   *chunks;
 	int64		kept;
+	Oid			archive;
 	int			i;
 
 	SpiConnect();
-	kept = CheckKept(reverted, chunk_no);
+	kept = CheckKept(reverted, chunk_no, &archive);
 	KeptLeaves(reverted, chunk_no, &leaves, &kepts, &chunks);
-	RecordKept(target, keep, rows_now);
+	RecordKept(target, keep, ArchiveFor(target, ReadColumnsOf(target), keep),
+			   rows_now);
 	for (i = 0; i < list_length(leaves); i++)
 	{
 		Oid			leaf = list_nth_oid(leaves, i);
@@ -974,7 +837,12 @@ ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 							   QualifiedRelName(k)),
 					 errhint("Attach the partition again, then revert.")));
 		if (get_rel_name(k) == NULL)
-			elog(ERROR, "backfill: kept leaf table %u is gone", k);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("the kept files of partition %s for chunk %d of run %lld no longer exist",
+							QualifiedRelName(leaf), chunk_no, (long long) reverted),
+					 errdetail("The table that held them was dropped (by its owner's DROP OWNED, or by hand)."),
+					 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
 		KeptLeafExchange(leaf, k);
 		RecordLeaf(target, keep, leaf, k);
 	}
@@ -983,166 +851,165 @@ ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 }
 
 /*
- * ArchiveRegisterKept
- *		See backfill.h.  Caller is connected to SPI; the rows stay
- *		registered until it disconnects or unregisters them, and the
- *		caller ends the store (*store_out) after (its temporary file is
- *		released then).
+ * KeptSources
+ *		The archive tables that hold the rows run_id kept (of chunk
+ *		chunk_no; 0: every chunk), each once.
  */
-char *
-ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
-					const char *name, Tuplestorestate **store_out,
-					char **target_list)
+static List *
+KeptSources(int64 run_id, int32 chunk_no)
 {
-	RelColumns *cols = ReadColumns(target);
-	RelColumns *have;
-	int		   *which = palloc(sizeof(int) * Max(cols->n, 1));
-	int		   *from = palloc(sizeof(int) * Max(cols->n, 1));
-	int			n = 0;
-	int			i;
-	Oid			archive = ArchiveOf(target);
-	Tuplestorestate *store;
-	DestReceiver *dest;
 	CatalogArgs args;
-	RelColumns *common;
+	List	   *archives = NIL;
+	int			i;
 
-	if (!OidIsValid(archive))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("run %lld did not keep the rows it replaced",
-						(long long) run_id),
-				 errhint("Only runs planned with keep_replaced => true (or of a target registered with it) can be reverted or diffed.")));
-	have = ReadColumns(archive);
-	for (i = 0; i < cols->n; i++)
-	{
-		int			k = ColumnIndex(have, cols->names[i]);
-
-		if (k < 0)
-			continue;
-		which[n] = i;
-		from[n] = k;
-		n++;
-	}
-
-	dest = SpiRowStore(&store);
 	CatalogArgsInit(&args);
 	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
-	CatalogExecArgsInto(psprintf("SELECT %s, _backfill_chunk FROM %s"
-								 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
-								 " AND ($2 IS NULL OR _backfill_chunk OPERATOR(pg_catalog.=) $2)%s",
-								 ColumnList(have, from, n, ""),
-								 QualifiedRelName(archive),
-								 KeptLeavesUnion(run_id, chunk_no, have, from,
-												 n, false)),
-						&args, dest, SPI_OK_SELECT);
-	dest->rDestroy(dest);
-	SpiRegisterRows(name, RowsDesc(have, from, n, true), store);
-	*store_out = store;
-
-	/*
-	 * The same columns read from the target, each cast to the type of its
-	 * archive column (a domain to its base type): both sides of a diff are
-	 * then rows of the same types.
-	 */
+	CatalogExecArgs("SELECT DISTINCT archive::pg_catalog.oid"
+					" FROM backfill.archived_chunks"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND ($2 IS NULL OR chunk_no OPERATOR(pg_catalog.=) $2)"
+					" AND purged_at IS NULL AND archive IS NOT NULL"
+					" ORDER BY 1",
+					&args, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
 	{
-		StringInfoData buf;
+		bool		isnull;
 
-		initStringInfo(&buf);
-		for (i = 0; i < n; i++)
-		{
-			const char *col = quote_identifier(cols->names[which[i]]);
-
-			appendStringInfo(&buf, "%st.%s::%s AS %s", i > 0 ? ", " : "", col,
-							 format_type_extended(have->types[from[i]], -1,
-												  FORMAT_TYPE_TYPEMOD_GIVEN |
-												  FORMAT_TYPE_FORCE_QUALIFY),
-							 col);
-		}
-		*target_list = buf.data;
+		archives = lappend_oid(archives, SpiGetOid(i, 1, &isnull));
 	}
-
-	/* the column list both sides of a diff share */
-	common = palloc0(sizeof(RelColumns));
-	common->names = palloc(sizeof(char *) * Max(n, 1));
-	for (i = 0; i < n; i++)
-		common->names[i] = cols->names[which[i]];
-	common->n = n;
-	for (i = 0; i < n; i++)
-		which[i] = i;
-	return ColumnList(common, which, n, "");
+	SPI_freetuptable(SPI_tuptable);
+	return archives;
 }
 
 /*
- * BuiltinType
- *		Whether type "typid" is one of the system's (created at initdb):
- *		its input, output, comparison and casts are then no user's code.
+ * ArchiveRegisterKept
+ *		See backfill.h.  The columns are the target's (in its order) that
+ *		at least one table holding the run's kept rows has.  A column is
+ *		kept "typed" (of the target column's base type) when every such
+ *		table has it of that base type, else "rendered": every value as the
+ *		text its own type's output function gives (FillRow), so that no
+ *		cast is ever needed to compare an old value with a new one.  A
+ *		table without the column gives NULL.  Every read is from C
+ *		(ArchiveStoreScan, ArchiveStoreScanAll); the caller checked the
+ *		reader's rights first.
  */
-static bool
-BuiltinType(Oid typid)
+Tuplestorestate *
+ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
+					const char *name, KeptColumn **columns, int *ncolumns)
 {
-	return typid < FirstNormalObjectId;
-}
-
-/*
- * ArchiveKeptInPlace
- *		See backfill.h.  NULL when a shared column is of a type created
- *		after initdb (an enum, a composite, a range or an array of one):
- *		such a type can have a cast to json, written by its owner, that
- *		to_jsonb would call with the extension owner's rights; the caller
- *		then reads the kept rows as itself (ArchiveRegisterKept).  The
- *		extension owner is a superuser (backfill.control): it reads the
- *		target whole, which is why the caller's read rule
- *		(CheckKeptRowsReadable: every column, no row-level security) is
- *		checked first.
- */
-char *
-ArchiveKeptInPlace(Oid target, int64 run_id, int32 chunk_no, int run_param,
-				   int chunk_param, char **target_list, char **common_list)
-{
-	RelColumns *cols = ReadColumns(target);
-	RelColumns *have;
-	int		   *from;
-	Oid			archive = ArchiveOf(target);
-	StringInfoData sel;
-	StringInfoData tl;
-	StringInfoData cl;
+	RelColumns *cols = ReadColumnsOf(target);
+	List	   *sources = KeptSources(run_id, chunk_no);
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	List	   *tables;
+	List	   *shapes = NIL;
+	KeptColumn *kc;
 	int			n = 0;
 	int			i;
+	ListCell   *lc;
+	TupleDesc	desc;
+	Tuplestorestate *store;
 
-	if (!OidIsValid(archive))
-		return NULL;
-	have = ReadColumns(archive);
-	from = palloc(sizeof(int) * Max(cols->n, 1));
-	initStringInfo(&sel);
-	initStringInfo(&tl);
-	initStringInfo(&cl);
+	KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+	tables = list_concat_copy(sources, kepts);
+	foreach(lc, tables)
+	{
+		Oid			t = lfirst_oid(lc);
+
+		if (get_rel_name(t) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("an archive table of run %lld no longer exists",
+							(long long) run_id),
+					 errdetail("A table that held its kept rows was dropped (by its owner's DROP OWNED, or by hand)."),
+					 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
+		shapes = lappend(shapes, ReadColumnsOf(t));
+	}
+
+	/* the columns of the diff, and how each is kept */
+	kc = palloc0(sizeof(KeptColumn) * Max(cols->n, 1));
 	for (i = 0; i < cols->n; i++)
 	{
-		int			k = ColumnIndex(have, cols->names[i]);
-		const char *col = quote_identifier(cols->names[i]);
+		bool		present = false;
+		bool		typed = true;
 
-		if (k < 0)
+		foreach(lc, shapes)
+		{
+			RelColumns *have = (RelColumns *) lfirst(lc);
+			int			k = ColumnIndex(have, cols->names[i]);
+
+			if (k < 0)
+				continue;
+			present = true;
+			if (have->bases[k] != cols->bases[i])
+				typed = false;
+		}
+		if (!present)
 			continue;
-		if (!BuiltinType(have->types[k]))
-			return NULL;
-		appendStringInfo(&sel, ", a.%s", col);
-		appendStringInfo(&tl, "%st.%s::%s AS %s", n > 0 ? ", " : "", col,
-						 format_type_extended(have->types[k], -1,
-											  FORMAT_TYPE_TYPEMOD_GIVEN |
-											  FORMAT_TYPE_FORCE_QUALIFY),
-						 col);
-		appendStringInfo(&cl, "%s%s", n > 0 ? ", " : "", col);
-		from[n++] = k;
+		kc[n].name = cols->names[i];
+		kc[n].target_type = cols->types[i];
+		kc[n].type = typed ? cols->bases[i] : TEXTOID;
+		kc[n].typmod = typed ? cols->typmods[i] : -1;
+		kc[n].collation = typed ? cols->collations[i] : DEFAULT_COLLATION_OID;
+		kc[n].rendered = !typed;
+		n++;
 	}
-	*target_list = tl.data;
-	*common_list = cl.data;
-	return psprintf("SELECT a._backfill_chunk%s FROM %s a"
-					" WHERE a._backfill_run OPERATOR(pg_catalog.=) $%d"
-					" AND ($%d IS NULL OR a._backfill_chunk OPERATOR(pg_catalog.=) $%d)%s",
-					sel.data, QualifiedRelName(archive), run_param,
-					chunk_param, chunk_param,
-					KeptLeavesUnion(run_id, chunk_no, have, from, n, true));
+	desc = CreateTemplateTupleDesc(n + 1);
+	for (i = 0; i < n; i++)
+	{
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), kc[i].name,
+						   kc[i].type, kc[i].typmod, 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
+									kc[i].collation);
+	}
+	TupleDescInitEntry(desc, (AttrNumber) (n + 1), "_backfill_chunk",
+					   INT4OID, -1, 0);
+
+	/* the rows, table by table */
+	store = tuplestore_begin_heap(false, false, work_mem);
+	for (i = 0; i < list_length(tables); i++)
+	{
+		Oid			t = list_nth_oid(tables, i);
+		RelColumns *have = (RelColumns *) list_nth(shapes, i);
+		bool		is_leaf = (i >= list_length(sources));
+		Relation	rel = ArchiveStoreOpen(t, AccessShareLock);
+		FillState  *state = FillStart(store, desc, n, true);
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		for (j = 0; j < n; j++)
+		{
+			int			k = ColumnIndex(have, kc[j].name);
+
+			state->cols[j].attnum = k >= 0 ? have->attnums[k] : 0;
+			state->cols[j].out = InvalidOid;
+			if (k >= 0 && kc[j].rendered)
+			{
+				bool		varlena;
+
+				getTypeOutputInfo(have->bases[k], &state->cols[j].out,
+								  &varlena);
+			}
+		}
+		if (is_leaf)
+		{
+			state->chunk_no = list_nth_int(chunks, i - list_length(sources));
+			(void) ArchiveStoreScanAll(rel, FillRow, state);
+		}
+		else
+		{
+			state->chunkatt = attnameAttNum(rel, "_backfill_chunk", false);
+			(void) ArchiveStoreScan(rel, run_id, chunk_no, FillRow, state);
+		}
+		table_close(rel, AccessShareLock);
+		MemoryContextDelete(state->row_cxt);
+	}
+	SpiRegisterRows(name, desc, store);
+	*columns = kc;
+	*ncolumns = n;
+	return store;
 }
 
 /*
@@ -1190,8 +1057,41 @@ PurgeLeaves(int64 run_id)
 						  1, argtypes, values) ||
 			get_rel_name(kept) == NULL)
 			continue;
-		CatalogExecUnsaved(psprintf("DROP TABLE %s", QualifiedRelName(kept)),
-						   SPI_OK_UTILITY);
+		table_close(ArchiveStoreOpen(kept, AccessExclusiveLock), NoLock);
+		ArchiveStoreDrop(kept);
+	}
+}
+
+/*
+ * DropEmptyArchive
+ *		Drop archive table "archive" when no chunk it holds is left
+ *		unpurged and it is not its target's newest (which keeps the target
+ *		listed in archive_usage and takes the next chunks); the purged
+ *		chunks that named it then name none.
+ */
+static void
+DropEmptyArchive(Oid archive, Oid target)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+
+	values[0] = ObjectIdGetDatum(archive);
+	if (archive == NewestArchive(target) ||
+		CatalogExists("SELECT FROM backfill.archived_chunks"
+					  " WHERE archive OPERATOR(pg_catalog.=) $1"
+					  " AND purged_at IS NULL",
+					  1, argtypes, values))
+		return;
+	CatalogExec("UPDATE backfill.archived_chunks SET archive = NULL"
+				" WHERE archive OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_UPDATE);
+	CatalogExec("DELETE FROM backfill.archives"
+				" WHERE archive OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_DELETE);
+	if (get_rel_name(archive) != NULL)
+	{
+		table_close(ArchiveStoreOpen(archive, AccessExclusiveLock), NoLock);
+		ArchiveStoreDrop(archive);
 	}
 }
 
@@ -1254,8 +1154,13 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 	for (r = 0; r < nruns; r++)
 	{
 		MemoryContext old;
-		Oid			archive;
 		LOCKTAG		tag;
+		int			nchunks;
+		int32	   *chunk_nos;
+		Oid		   *archives;
+		List	   *touched = NIL;
+		ListCell   *lc;
+		int			c;
 
 		CHECK_FOR_INTERRUPTS();
 		if (only_permitted && !HasRunPermission(planners[r]))
@@ -1278,26 +1183,39 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 						"  THEN keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
 						"  ELSE kept_at OPERATOR(pg_catalog.<=)"
 						"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
-						" RETURNING chunk_no",
+						" RETURNING chunk_no, archive::pg_catalog.oid",
 						&args, SPI_OK_UPDATE_RETURNING);
-		purged += (int64) SPI_processed;
+		nchunks = (int) SPI_processed;
+		purged += nchunks;
+		chunk_nos = palloc(sizeof(int32) * Max(nchunks, 1));
+		archives = palloc(sizeof(Oid) * Max(nchunks, 1));
+		for (c = 0; c < nchunks; c++)
+		{
+			bool		isnull;
+
+			chunk_nos[c] = SpiGetInt32(c, 1, &isnull);
+			archives[c] = SpiGetOid(c, 2, &isnull);
+			if (isnull)
+				archives[c] = InvalidOid;
+		}
 		SPI_freetuptable(SPI_tuptable);
 
-		archive = ArchiveOf(targets[r]);
-		if (OidIsValid(archive))
+		/* the purged chunks' rows leave their archive tables, from C */
+		for (c = 0; c < nchunks; c++)
 		{
-			CatalogArgsInit(&args);
-			CatalogArg(&args, INT8OID, Int64GetDatum(run_ids[r]), false);
-			CatalogExecArgsOnce(psprintf("DELETE FROM %s"
-										 " WHERE _backfill_run OPERATOR(pg_catalog.=) $1"
-										 " AND _backfill_chunk OPERATOR(pg_catalog.=) ANY"
-										 " (SELECT chunk_no FROM backfill.archived_chunks"
-										 "  WHERE run_id OPERATOR(pg_catalog.=) $1"
-										 "  AND purged_at IS NOT NULL)",
-										 QualifiedRelName(archive)),
-								&args, SPI_OK_DELETE);
+			Relation	rel;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!OidIsValid(archives[c]) || get_rel_name(archives[c]) == NULL)
+				continue;
+			rel = ArchiveStoreOpen(archives[c], RowExclusiveLock);
+			(void) ArchiveStoreDelete(rel, run_ids[r], chunk_nos[c]);
+			table_close(rel, NoLock);
+			touched = list_append_unique_oid(touched, archives[c]);
 		}
 		PurgeLeaves(run_ids[r]);
+		foreach(lc, touched)
+			DropEmptyArchive(lfirst_oid(lc), targets[r]);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}

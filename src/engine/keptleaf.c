@@ -4,7 +4,8 @@
  *	  Kept leaves (doc/undo.md "Kept leaves"): a keeping chunk of a
  *	  partitioned target replaced by truncate or swap keeps each replaced
  *	  leaf's own files, with no copy of a row.  The extension creates an
- *	  empty table of the leaf's columns in backfill_archive (as its owner)
+ *	  empty table of the leaf's columns in backfill_archive (for the leaf's
+ *	  owner)
  *	  and exchanges the two tables' files (heap, TOAST table, free space
  *	  and visibility maps): the leaf is left empty, with its OID, name,
  *	  owner, grants, indexes (rebuilt, empty), triggers and bounds, and
@@ -15,11 +16,13 @@
  *
  * The exchange writes pg_class and pg_depend directly (as CLUSTER and
  * VACUUM FULL do between a table and its new copy): no SQL statement, so
- * no trigger, rule, event trigger or user function runs during it.  Only
- * the kept table's creation is SQL, run as the extension owner with
- * search_path pinned (CatalogExec), and it names only the leaf and the
- * archive schema.  The leaf's indexes are rebuilt as the current user (the
- * definition's author, in a chunk), who holds TRUNCATE on the leaf.
+ * no trigger, rule, event trigger or user function runs during it.  The
+ * kept table is made from C too (ArchiveStoreCreate), owned by the leaf's
+ * owner: it holds the leaf's rows, of the leaf's types, so whatever
+ * PostgreSQL runs on it later (ANALYZE) runs as the leaf's owner, as on
+ * the leaf.  The leaf's indexes are rebuilt as the current user (the
+ * definition's author, in a chunk), who holds TRUNCATE on the leaf; their
+ * expressions run as the leaf's owner, as REINDEX runs them.
  *
  *-------------------------------------------------------------------------
  */
@@ -229,29 +232,36 @@ KeptLeafExchange(Oid leaf, Oid kept)
 
 /*
  * KeptLeafCreate
- *		See backfill.h: backfill_archive.l_<leaf>_<run>_<chunk>, made as the
- *		extension owner (its owner), UNLOGGED when the leaf is, of the
- *		columns "columns" (the leaf's, in order, of their domains' base
- *		types: the kept table depends on no domain of the user's).
+ *		See backfill.h: backfill_archive.l_<leaf>_<run>_<chunk>, made from C
+ *		(ArchiveStoreCreate) for the leaf's owner, UNLOGGED when the leaf
+ *		is, of the leaf's columns in order, each of the base type of its
+ *		domain (the kept table depends on no domain, and its rows are laid
+ *		out as the leaf's: CheckSameRows).
  */
 Oid
-KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no, const char *columns)
+KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no)
 {
-	Oid			nsp = get_namespace_oid("backfill_archive", false);
 	char	   *name = psprintf("l_%u_%lld_%d", leaf, (long long) run_id,
 								chunk_no);
-	Oid			kept;
+	Relation	rel = table_open(leaf, AccessShareLock);
+	TupleDesc	ldesc = RelationGetDescr(rel);
+	TupleDesc	desc = CreateTemplateTupleDesc(ldesc->natts);
+	Oid			owner = rel->rd_rel->relowner;
+	char		persistence = rel->rd_rel->relpersistence;
+	int			i;
 
-	if (OidIsValid(get_relname_relid(name, nsp)))
-		elog(ERROR, "backfill: kept leaf %s exists already", name);
-	CatalogExecUnsaved(psprintf("CREATE %sTABLE backfill_archive.%s (%s)",
-								get_rel_persistence(leaf) == RELPERSISTENCE_UNLOGGED ?
-								"UNLOGGED " : "",
-								quote_identifier(name), columns),
-					   SPI_OK_UTILITY);
-	CommandCounterIncrement();
-	kept = get_relname_relid(name, nsp);
-	if (!OidIsValid(kept))
-		elog(ERROR, "backfill: kept leaf %s was not created", name);
-	return kept;
+	for (i = 0; i < ldesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(ldesc, i);
+		int32		typmod = att->atttypmod;
+		Oid			base = getBaseTypeAndTypmod(att->atttypid, &typmod);
+
+		/* KeptLeafEligible: no dropped column */
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), NameStr(att->attname),
+						   base, typmod, 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
+									att->attcollation);
+	}
+	table_close(rel, AccessShareLock);
+	return ArchiveStoreCreate(name, desc, owner, persistence, false);
 }

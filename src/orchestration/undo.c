@@ -351,31 +351,59 @@ DiffKeyColumns(RunInfo *run)
 }
 
 /*
- * DiffKeyEquality
- *		"a = b" for key column "name" of target's archive, with the default
- *		equality operator of the column's type written schema-qualified
- *		(OPERATOR(nsp.=)), so that the sides join by hash or merge; for a
- *		type without one, the two values compared as JSON.
+ * OutputExpr
+ *		"pg_catalog.textin(<output function>(expr))": the value of expr, of
+ *		type "type" (not a domain), as the text its type's output function
+ *		writes.  An output function is C code (a base type's, which only a
+ *		superuser can make) or PostgreSQL's own (enum_out, record_out,
+ *		range_out, array_out), never a cast someone wrote.
  */
 static char *
-DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
+OutputExpr(Oid type, const char *expr)
 {
-	Oid			archive = ArchiveOf(target);
-	AttrNumber	attnum = OidIsValid(archive) ? get_attnum(archive, name) : InvalidAttrNumber;
-	TypeCacheEntry *tc;
+	Oid			func;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &func, &varlena);
+	return psprintf("pg_catalog.textin(%s.%s(%s))",
+					quote_identifier(get_namespace_name(get_func_namespace(func))),
+					quote_identifier(get_func_name(func)), expr);
+}
+
+/*
+ * JsonSafe
+ *		expr (a kept column c, or the same column read from the target) in
+ *		a form to_jsonb turns into JSON by PostgreSQL's code only: as it is
+ *		for a built-in type (created at initdb: nobody but a superuser can
+ *		write a cast from or to it), else as its text (OutputExpr), so
+ *		that a cast to json written by a type's owner is never called.
+ */
+static char *
+JsonSafe(const KeptColumn *c, const char *expr)
+{
+	if (c->type < FirstNormalObjectId)
+		return pstrdup(expr);
+	return OutputExpr(c->type, expr);
+}
+
+/*
+ * DiffKeyEquality
+ *		"a = b" for key column c, with the default equality operator of its
+ *		kept type written schema-qualified (OPERATOR(nsp.=)): a default
+ *		operator class, which only a superuser can make, names it; so the
+ *		sides join by hash or merge.  For a type without one, the two
+ *		values compared as JSON (JsonSafe).
+ */
+static char *
+DiffKeyEquality(const KeptColumn *c, const char *a, const char *b)
+{
+	TypeCacheEntry *tc = lookup_type_cache(c->type, TYPECACHE_EQ_OPR);
 	HeapTuple	tup;
 	char	   *result;
 
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("key column \"%s\" is not in the archive of %s",
-						name, QualifiedRelName(target)),
-				 errhint("Register the target again with a key of columns it has kept.")));
-	tc = lookup_type_cache(get_atttype(archive, attnum), TYPECACHE_EQ_OPR);
 	if (!OidIsValid(tc->eq_opr))
 		return psprintf("pg_catalog.to_jsonb(%s) OPERATOR(pg_catalog.=) pg_catalog.to_jsonb(%s)",
-						a, b);
+						JsonSafe(c, a), JsonSafe(c, b));
 	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "backfill: cache lookup failed for operator %u", tc->eq_opr);
@@ -387,47 +415,26 @@ DiffKeyEquality(Oid target, const char *name, const char *a, const char *b)
 }
 
 /*
- * DiffColumn
- *		A column the target and its archive share, with the archive's type.
+ * DiffTargetColumn
+ *		Kept column c as read from the target "t": of the same type as the
+ *		kept values (a domain as its base type, a binary relabeling), or,
+ *		for a rendered column, as its text (OutputExpr of the target
+ *		column's base type, the way FillRow renders the kept values).
  */
-typedef struct DiffColumn
+static char *
+DiffTargetColumn(const KeptColumn *c)
 {
-	const char *name;			/* quoted */
-	Oid			type;
-} DiffColumn;
+	char	   *col = psprintf("t.%s", quote_identifier(c->name));
+	Oid			base = getBaseType(c->target_type);
 
-/*
- * DiffSharedColumns
- *		The columns the target and its archive share, in the target's order
- *		(the order of ArchiveKeptInPlace's and ArchiveRegisterKept's lists),
- *		each with its archive column's type; *n is their number.
- */
-static DiffColumn *
-DiffSharedColumns(Oid target, int *n)
-{
-	Oid			archive = ArchiveOf(target);
-	Relation	rel = table_open(target, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	DiffColumn *cols = palloc(sizeof(DiffColumn) * Max(desc->natts, 1));
-	int			i;
-
-	*n = 0;
-	for (i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		AttrNumber	attnum;
-
-		if (att->attisdropped)
-			continue;
-		attnum = get_attnum(archive, NameStr(att->attname));
-		if (attnum <= 0)
-			continue;
-		cols[*n].name = quote_identifier(pstrdup(NameStr(att->attname)));
-		cols[*n].type = get_atttype(archive, attnum);
-		(*n)++;
-	}
-	table_close(rel, AccessShareLock);
-	return cols;
+	if (c->rendered)
+		return OutputExpr(base, col);
+	if (base != c->target_type)
+		return psprintf("%s::%s", col,
+						format_type_extended(base, -1,
+											 FORMAT_TYPE_TYPEMOD_GIVEN |
+											 FORMAT_TYPE_FORCE_QUALIFY));
+	return col;
 }
 
 /*
@@ -476,13 +483,12 @@ DiffEqualMeansSameJson(Oid type)
  *		only the pairs left get their JSON compared.  No row of either side
  *		is built as a record before the join (it would be carried through
  *		the hash, and spilled); the JSON of the output is made of the rows
- *		reported only.
+ *		reported only, every value through JsonSafe.
  */
 static void
-DiffKeyedQuery(StringInfo sql, Oid target, List *key)
+DiffKeyedQuery(StringInfo sql, Oid target, List *key, const KeptColumn *cols,
+			   int ncols)
 {
-	int			ncols;
-	DiffColumn *cols = DiffSharedColumns(target, &ncols);
 	StringInfoData on;
 	StringInfoData kj;
 	StringInfoData same;
@@ -508,20 +514,24 @@ DiffKeyedQuery(StringInfo sql, Oid target, List *key)
 	initStringInfo(&xn);
 	for (i = 0; i < ncols; i++)
 	{
-		const char *c = cols[i].name;
+		const KeptColumn *k = &cols[i];
+		const char *c = quote_identifier(k->name);
 		const char *sep = i > 0 ? ", " : "";
 
 		CHECK_FOR_INTERRUPTS();
 		appendStringInfo(&sel, ", o.%s AS _backfill_o%d, nw.%s AS _backfill_n%d",
 						 c, i, c, i);
-		appendStringInfo(&row_o, "%so.%s", sep, c);
-		appendStringInfo(&row_n, "%snw.%s", sep, c);
-		appendStringInfo(&xo, "%sd._backfill_o%d AS %s", sep, i, c);
-		appendStringInfo(&xn, "%sd._backfill_n%d AS %s", sep, i, c);
-		if (DiffEqualMeansSameJson(cols[i].type))
+		appendStringInfo(&row_o, "%s%s", sep,
+						 JsonSafe(k, psprintf("o.%s", c)));
+		appendStringInfo(&row_n, "%s%s", sep,
+						 JsonSafe(k, psprintf("nw.%s", c)));
+		appendStringInfo(&xo, "%s%s AS %s", sep,
+						 JsonSafe(k, psprintf("d._backfill_o%d", i)), c);
+		appendStringInfo(&xn, "%s%s AS %s", sep,
+						 JsonSafe(k, psprintf("d._backfill_n%d", i)), c);
+		if (DiffEqualMeansSameJson(k->type))
 		{
-			const char *coll = (cols[i].type == TEXTOID ||
-								cols[i].type == VARCHAROID)
+			const char *coll = (k->type == TEXTOID || k->type == VARCHAROID)
 				? " COLLATE pg_catalog.\"C\"" : "";
 
 			appendStringInfo(&same,
@@ -549,7 +559,7 @@ DiffKeyedQuery(StringInfo sql, Oid target, List *key)
 		const char *col = quote_identifier(name);
 
 		for (i = 0; i < ncols; i++)
-			if (strcmp(cols[i].name, col) == 0)
+			if (strcmp(cols[i].name, name) == 0)
 				break;
 		if (i == ncols)
 			ereport(ERROR,
@@ -557,12 +567,15 @@ DiffKeyedQuery(StringInfo sql, Oid target, List *key)
 					 errmsg("key column \"%s\" is not in the archive of %s",
 							name, QualifiedRelName(target)),
 					 errhint("Register the target again with a key of columns it has kept.")));
-		appendStringInfo(&on, " AND %s", DiffKeyEquality(target, name,
-														  psprintf("o.%s", col),
-														  psprintf("nw.%s", col)));
-		appendStringInfo(&kj, "%s%s, COALESCE(d._backfill_o%d, d._backfill_n%d)",
+		appendStringInfo(&on, " AND %s",
+						 DiffKeyEquality(&cols[i], psprintf("o.%s", col),
+										 psprintf("nw.%s", col)));
+		appendStringInfo(&kj, "%s%s, %s",
 						 lc == list_head(key) ? "" : ", ",
-						 quote_literal_cstr(name), i, i);
+						 quote_literal_cstr(name),
+						 JsonSafe(&cols[i],
+								  psprintf("COALESCE(d._backfill_o%d, d._backfill_n%d)",
+										   i, i)));
 	}
 	appendStringInfo(sql,
 					 ", d AS (SELECT COALESCE(o._backfill_chunk, nw._backfill_chunk) AS n,"
@@ -596,6 +609,55 @@ DiffKeyedQuery(StringInfo sql, Oid target, List *key)
 }
 
 /*
+ * DiffMultisetQuery
+ *		Append to "sql" (which holds the CTEs o and nw) the diff without a
+ *		key: the rows of each side as JSON (every value through JsonSafe),
+ *		counted per chunk; one row per copy added or removed.
+ */
+static void
+DiffMultisetQuery(StringInfo sql, const KeptColumn *cols, int ncols)
+{
+	StringInfoData xo;
+	StringInfoData xn;
+	int			i;
+
+	initStringInfo(&xo);
+	initStringInfo(&xn);
+	for (i = 0; i < ncols; i++)
+	{
+		const char *c = quote_identifier(cols[i].name);
+
+		appendStringInfo(&xo, "%s%s AS %s", i > 0 ? ", " : "",
+						 JsonSafe(&cols[i], psprintf("o.%s", c)), c);
+		appendStringInfo(&xn, "%s%s AS %s", i > 0 ? ", " : "",
+						 JsonSafe(&cols[i], psprintf("nw.%s", c)), c);
+	}
+	appendStringInfo(sql,
+					 ", oc AS (SELECT o._backfill_chunk AS n, pg_catalog.to_jsonb(x) AS r,"
+					 "  pg_catalog.count(*) AS c FROM o CROSS JOIN LATERAL (SELECT %s) x"
+					 "  GROUP BY 1, 2),"
+					 " nc AS (SELECT nw._backfill_chunk AS n, pg_catalog.to_jsonb(x) AS r,"
+					 "  pg_catalog.count(*) AS c FROM nw CROSS JOIN LATERAL (SELECT %s) x"
+					 "  GROUP BY 1, 2),"
+					 " d AS (SELECT COALESCE(oc.n, nc.n) AS n,"
+					 "  COALESCE(oc.r, nc.r) AS r,"
+					 "  COALESCE(nc.c, 0) OPERATOR(pg_catalog.-)"
+					 "  COALESCE(oc.c, 0) AS delta"
+					 "  FROM oc FULL JOIN nc ON oc.n OPERATOR(pg_catalog.=) nc.n"
+					 "  AND oc.r OPERATOR(pg_catalog.=) nc.r)"
+					 " SELECT d.n::pg_catalog.int4, NULL::pg_catalog.jsonb,"
+					 "  (CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN 'added'"
+					 "   ELSE 'removed' END)::pg_catalog.text,"
+					 "  CASE WHEN d.delta OPERATOR(pg_catalog.<) 0 THEN d.r END,"
+					 "  CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN d.r END"
+					 " FROM d, pg_catalog.generate_series(1::pg_catalog.int8,"
+					 "  pg_catalog.abs(d.delta)) AS copy"
+					 " WHERE d.delta OPERATOR(pg_catalog.<>) 0"
+					 " ORDER BY 1, 3, 4, 5",
+					 ncols > 0 ? xo.data : "", ncols > 0 ? xn.data : "");
+}
+
+/*
  * DiffAsCaller
  *		Run the diff statement "sql" (3 parameters) as the caller, search
  *		path pinned, its rows streaming into dest.
@@ -620,21 +682,21 @@ DiffAsCaller(const char *sql, Oid *argtypes, Datum *values,
 /*
  * DiffRun
  *		See backfill.h.  The rows chunk by chunk: the old side is what the
- *		run's chunks kept (read by the extension owner into rows named
- *		backfill_old, after CheckKeptRowsReadable), the new side the
- *		target's rows in the same chunks now, read as the caller; the
- *		comparison runs as the caller, search_path pinned.  With a key,
- *		per key: added, removed, or changed with the old and new values of
- *		the columns that differ; without, as multisets: one row per copy
- *		added or removed, key NULL.  The run must be the last over its
- *		range (else the target no longer holds what it wrote).  Caller is
- *		connected to SPI.
+ *		run's chunks kept (read from C into rows named backfill_old, after
+ *		CheckKeptRowsReadable), the new side the target's rows in the same
+ *		chunks now; the comparison is one statement run as the caller,
+ *		search_path pinned, that calls PostgreSQL's own functions and
+ *		operators only (every operator schema-qualified, no cast of a
+ *		user's type: JsonSafe).  With a key, per key: added, removed, or
+ *		changed with the old and new values of the columns that differ;
+ *		without, as multisets: one row per copy added or removed, key NULL.
+ *		The run must be the last over its range (else the target no longer
+ *		holds what it wrote).  Caller is connected to SPI.
  */
 void
 DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 {
 	RunInfo    *run = LoadRun(run_id);
-	char	   *cols;
 	List	   *key;
 	int			n;
 	int			i;
@@ -645,11 +707,13 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	Oid			argtypes[3];
 	Datum		values[3];
 	StringInfoData sql;
+	StringInfoData kept;
+	StringInfoData fresh;
 	const char *tc;
 	int			nest;
-	Tuplestorestate *old_rows = NULL;
-	char	   *target_cols;
-	char	   *kept;
+	Tuplestorestate *old_rows;
+	KeptColumn *cols;
+	int			ncols;
 
 	CheckKeptRowsReadable(run->target);
 	(void) TimeColumnType(run->target, run->time_column);
@@ -700,15 +764,8 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	SPI_freetuptable(SPI_tuptable);
 
 	key = DiffKeyColumns(run);
-	kept = ArchiveKeptInPlace(run->target, run_id, chunk_no, 4, 5,
-							  &target_cols, &cols);
-	if (kept == NULL)
-	{
-		cols = ArchiveRegisterKept(run->target, run_id, chunk_no,
-								   "backfill_old", &old_rows, &target_cols);
-		kept = psprintf("SELECT o._backfill_chunk, %s FROM backfill_old o",
-						cols);
-	}
+	old_rows = ArchiveRegisterKept(run->target, run_id, chunk_no,
+								   "backfill_old", &cols, &ncols);
 	tc = quote_identifier(run->time_column);
 
 	argtypes[0] = INT4ARRAYOID;
@@ -719,43 +776,32 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 
 	/*
 	 * The two sides: the kept rows (o) and the rows the chunks' ranges
-	 * hold now (nw), each the chunk number and the shared columns, of the
-	 * archive's types on both sides.
+	 * hold now (nw), each the chunk number and the kept columns, of the
+	 * same types on both sides.
 	 */
+	initStringInfo(&kept);
+	initStringInfo(&fresh);
+	for (i = 0; i < ncols; i++)
+	{
+		const char *c = quote_identifier(cols[i].name);
+
+		appendStringInfo(&kept, ", o.%s", c);
+		appendStringInfo(&fresh, ", %s AS %s", DiffTargetColumn(&cols[i]), c);
+	}
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "WITH o AS (%s),"
-					 " nw AS (SELECT k._backfill_n AS _backfill_chunk, %s"
+					 "WITH o AS (SELECT o._backfill_chunk%s FROM backfill_old o),"
+					 " nw AS (SELECT k._backfill_n AS _backfill_chunk%s"
 					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
 					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
 					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
 					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
-					 kept, target_cols, QualifiedRelName(run->target), tc, tc);
+					 kept.data, fresh.data, QualifiedRelName(run->target),
+					 tc, tc);
 	if (key != NIL)
-		DiffKeyedQuery(&sql, run->target, key);
+		DiffKeyedQuery(&sql, run->target, key, cols, ncols);
 	else
-		appendStringInfoString(&sql,
-							   ", oc AS (SELECT o._backfill_chunk AS n, pg_catalog.to_jsonb(o)"
-							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
-							   "  pg_catalog.count(*) AS c FROM o GROUP BY 1, 2),"
-							   " nc AS (SELECT nw._backfill_chunk AS n, pg_catalog.to_jsonb(nw)"
-							   "  OPERATOR(pg_catalog.-) '_backfill_chunk'::pg_catalog.text AS r,"
-							   "  pg_catalog.count(*) AS c FROM nw GROUP BY 1, 2),"
-							   " d AS (SELECT COALESCE(oc.n, nc.n) AS n,"
-							   "  COALESCE(oc.r, nc.r) AS r,"
-							   "  COALESCE(nc.c, 0) OPERATOR(pg_catalog.-)"
-							   "  COALESCE(oc.c, 0) AS delta"
-							   "  FROM oc FULL JOIN nc ON oc.n OPERATOR(pg_catalog.=) nc.n"
-							   "  AND oc.r OPERATOR(pg_catalog.=) nc.r)"
-							   " SELECT d.n::pg_catalog.int4, NULL::pg_catalog.jsonb,"
-							   "  (CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN 'added'"
-							   "   ELSE 'removed' END)::pg_catalog.text,"
-							   "  CASE WHEN d.delta OPERATOR(pg_catalog.<) 0 THEN d.r END,"
-							   "  CASE WHEN d.delta OPERATOR(pg_catalog.>) 0 THEN d.r END"
-							   " FROM d, pg_catalog.generate_series(1::pg_catalog.int8,"
-							   "  pg_catalog.abs(d.delta)) AS copy"
-							   " WHERE d.delta OPERATOR(pg_catalog.<>) 0"
-							   " ORDER BY 1, 3, 4, 5");
+		DiffMultisetQuery(&sql, cols, ncols);
 
 	/*
 	 * No JIT: the planner cannot see the size of the kept rows and would
@@ -764,33 +810,9 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	nest = NewGUCNestLevel();
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	if (old_rows == NULL)
-	{
-		/*
-		 * One statement as the extension owner (CatalogExecArgsInto:
-		 * search_path pinned, security-restricted), reading the archive in
-		 * place and the target, which the caller may read whole
-		 * (CheckKeptRowsReadable).  Every column is of a built-in type
-		 * (ArchiveKeptInPlace), so the key's equality, the "=" of the
-		 * types DiffEqualMeansSameJson lists, the hash join, to_jsonb and
-		 * the record comparison are the system's code only.
-		 */
-		CatalogArgs args;
-		int			i2;
-
-		CatalogArgsInit(&args);
-		for (i2 = 0; i2 < 3; i2++)
-			CatalogArg(&args, argtypes[i2], values[i2], false);
-		CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
-		CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
-		(void) CatalogExecArgsInto(sql.data, &args, dest, SPI_OK_SELECT);
-	}
-	else
-	{
-		DiffAsCaller(sql.data, argtypes, values, dest);
-		SpiUnregisterRows("backfill_old");
-		tuplestore_end(old_rows);
-	}
+	DiffAsCaller(sql.data, argtypes, values, dest);
+	SpiUnregisterRows("backfill_old");
+	tuplestore_end(old_rows);
 	AtEOXact_GUC(true, nest);
 }
 

@@ -1,23 +1,42 @@
 
 -- ---------------------------------------------------------------------------
 -- Undo: keep what a backfill replaced, revert a run, diff it (0.2.0,
--- issue 20; doc/undo.md).  C: engine/archive.c (the archive), the keeping
--- and restoring strategies in engine/replace.c, orchestration/undo.c
--- (revert, diff, purge), api/undo.c (the entry points).
+-- issues 20 and 28; doc/undo.md).  C: engine/archive.c (which table keeps
+-- what), engine/archivestore.c (the tables, from C only), the keeping and
+-- restoring strategies in engine/replace.c, orchestration/undo.c (revert,
+-- diff, purge), api/undo.c (the entry points).
 --
--- The archived rows live in one table per target, backfill_archive.t_<oid>,
--- created by the first keeping chunk as the extension owner in a schema
--- only the extension owner may use: nobody reads them but through diff and
--- revert, which check the caller's rights on the target; nobody writes
--- them but the extension.  The archive tables are not members of the
--- extension, so pg_dump dumps them (with their rows) like any table;
--- backfill.archives and backfill.archived_chunks, which say what they hold,
--- are configuration tables (pg_extension_config_dump).
+-- The archived rows live in tables of schema backfill_archive, made by the
+-- first keeping chunk from C (no SQL), owned by the owner of the table
+-- whose rows they keep: they hold that owner's rows in columns of that
+-- owner's types, so whatever PostgreSQL runs on them (ANALYZE, a range
+-- type's subtype_diff) runs as that owner.  Nobody has USAGE on the
+-- schema: nobody reads them but through diff and revert, which check the
+-- caller's rights on the target, and nobody writes them but the
+-- extension, from C.  They are not members of the extension, so pg_dump
+-- dumps them (with their rows and owners) like any table;
+-- backfill.archives and backfill.archived_chunks, which say what they
+-- hold, are configuration tables (pg_extension_config_dump).
 -- ---------------------------------------------------------------------------
+
+-- A schema of this name made by someone else is never adopted: its owner
+-- could plant objects in it.  Say so, and what to do, instead of CREATE
+-- SCHEMA's bare "already exists".
+DO $guard$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_namespace
+                WHERE nspname OPERATOR(pg_catalog.=) 'backfill_archive') THEN
+        RAISE EXCEPTION 'schema "backfill_archive" already exists and will not be adopted'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'The extension creates this schema for the rows its runs keep (keep_replaced); a schema of that name that it did not create is never used.',
+                  HINT = 'Drop or rename the schema "backfill_archive", then run CREATE EXTENSION backfill (or ALTER EXTENSION backfill UPDATE) again.';
+    END IF;
+END
+$guard$;
 CREATE SCHEMA backfill_archive;
 REVOKE ALL ON SCHEMA backfill_archive FROM PUBLIC;
 COMMENT ON SCHEMA backfill_archive IS
-    'The rows backfill runs replaced (keep_replaced), one table per target; read them through backfill.diff and backfill.revert.';
+    'The rows backfill runs replaced (keep_replaced), in tables owned by the owners of the tables they come from; read them through backfill.diff and backfill.revert.';
 
 -- Keeping is part of the definition: a registration that changes it is a
 -- new definition version.  Old versions kept nothing.
@@ -39,18 +58,23 @@ ALTER TABLE backfill.runs
     ADD COLUMN reverts       pg_catalog.int8 REFERENCES backfill.runs;
 CREATE INDEX runs_reverts_idx ON backfill.runs (reverts) WHERE reverts IS NOT NULL;
 
+-- A target's archive tables: a keeping chunk writes into the newest while
+-- it still has exactly the target's columns and owner, else makes a new
+-- one (doc/undo.md "The archive").
 CREATE TABLE backfill.archives (
-    target     pg_catalog.regclass PRIMARY KEY,
-    archive    pg_catalog.regclass NOT NULL UNIQUE,
+    archive    pg_catalog.regclass PRIMARY KEY,
+    target     pg_catalog.regclass NOT NULL,
     created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
+CREATE INDEX archives_target_idx ON backfill.archives (target, created_at);
 COMMENT ON TABLE backfill.archives IS
-    'The archive table of each target that kept what its backfills replaced (backfill_archive.t_<oid>).';
+    'The archive tables of each target that kept what its backfills replaced (backfill_archive.t_<target>_<run>_<chunk>), the newest last.';
 
 CREATE TABLE backfill.archived_chunks (
     run_id      pg_catalog.int8 NOT NULL,
     chunk_no    pg_catalog.int4 NOT NULL,
     target      pg_catalog.regclass NOT NULL,
+    archive     pg_catalog.regclass,
     rows_kept   pg_catalog.int8 NOT NULL,
     kept_at     pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
     keep_until  pg_catalog.timestamptz,
@@ -60,7 +84,7 @@ CREATE TABLE backfill.archived_chunks (
 );
 CREATE INDEX archived_chunks_target_idx ON backfill.archived_chunks (target, kept_at);
 COMMENT ON TABLE backfill.archived_chunks IS
-    'Per chunk that kept what it replaced: how many rows its archive holds, until when (keep_for), and when they were purged.';
+    'Per chunk that kept what it replaced: the archive table that holds its rows (NULL once that table was dropped after a purge), how many, until when (keep_for), and when they were purged.';
 
 -- A chunk of a partitioned target replaced by truncate or swap keeps the
 -- replaced leaf's own files (no copy): they move into a table of
@@ -96,25 +120,31 @@ CREATE POLICY readable_target ON backfill.archived_chunks FOR SELECT
 CREATE POLICY readable_target ON backfill.archived_leaves FOR SELECT
     USING (pg_catalog.has_table_privilege(target::pg_catalog.oid, 'SELECT'));
 
--- Disk used by the archive of each target the caller may read.
+-- Disk used by the archive of each target the caller may read: its archive
+-- tables and kept leaves; "archive" is its newest archive table.
 CREATE VIEW backfill.archive_usage WITH (security_invoker = true) AS
-SELECT a.target,
-       a.archive,
+SELECT t.target,
+       (SELECT a.archive FROM backfill.archives a
+         WHERE a.target OPERATOR(pg_catalog.=) t.target
+         ORDER BY a.created_at DESC, a.archive::pg_catalog.oid DESC LIMIT 1) AS archive,
        (SELECT pg_catalog.count(*) FROM backfill.archived_chunks k
-         WHERE k.target OPERATOR(pg_catalog.=) a.target
+         WHERE k.target OPERATOR(pg_catalog.=) t.target
            AND k.purged_at IS NULL) AS chunks_kept,
        (SELECT pg_catalog.sum(k.rows_kept) FROM backfill.archived_chunks k
-         WHERE k.target OPERATOR(pg_catalog.=) a.target
+         WHERE k.target OPERATOR(pg_catalog.=) t.target
            AND k.purged_at IS NULL) AS rows_kept,
-       pg_catalog.pg_total_relation_size(a.archive)
-         OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(l.kept))
-           FROM (SELECT DISTINCT kept FROM backfill.archived_leaves
-                  WHERE target OPERATOR(pg_catalog.=) a.target) l), 0)::pg_catalog.int8 AS bytes,
-       pg_catalog.pg_size_pretty(pg_catalog.pg_total_relation_size(a.archive)
-         OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(l.kept))
-           FROM (SELECT DISTINCT kept FROM backfill.archived_leaves
-                  WHERE target OPERATOR(pg_catalog.=) a.target) l), 0)::pg_catalog.int8) AS size
-  FROM backfill.archives a;
+       s.bytes,
+       pg_catalog.pg_size_pretty(s.bytes) AS size
+  FROM (SELECT DISTINCT target FROM backfill.archives) t
+ CROSS JOIN LATERAL (
+       SELECT (COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(a.archive))
+                           FROM backfill.archives a
+                          WHERE a.target OPERATOR(pg_catalog.=) t.target), 0)
+               OPERATOR(pg_catalog.+)
+               COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(l.kept))
+                           FROM (SELECT DISTINCT kept FROM backfill.archived_leaves
+                                  WHERE target OPERATOR(pg_catalog.=) t.target) l), 0)
+              )::pg_catalog.int8 AS bytes) s;
 COMMENT ON VIEW backfill.archive_usage IS
     'Per target: the chunks and rows its archive keeps and the disk it uses.';
 GRANT SELECT ON backfill.archive_usage TO PUBLIC;
