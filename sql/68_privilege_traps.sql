@@ -493,6 +493,8 @@ SELECT backfill.register('regress_trap.gone', 'ts',
 SELECT 'regress_trap.gone'::regclass::oid AS gone \gset
 DROP TABLE regress_trap.gone;
 SELECT backfill.unregister(:gone);
+-- the guard's question is a superuser's only
+SELECT backfill._owner_guard('SELECT 1');
 SELECT backfill.unregister('regress_trap.monthly');
 SELECT backfill.unregister('regress_trap.daily');
 SELECT backfill.unregister('regress_trap.kept');
@@ -517,6 +519,7 @@ SELECT trap FROM regress_trap_log.fired
 -- every view and table read: the lists, compared with the catalog.
 CREATE TEMP TABLE driven (fn regprocedure);
 INSERT INTO driven VALUES
+    ('backfill._owner_guard(text)'),
     ('backfill.split_range(timestamptz,timestamptz,interval)'),
     ('backfill.replace_range(regclass,name,timestamptz,timestamptz,text,text)'),
     ('backfill._in_range(timestamptz,timestamptz,timestamptz)'),

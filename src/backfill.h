@@ -63,6 +63,26 @@ extern bool backfill_notice_timing; /* the summary names the time taken */
  */
 #define BACKFILL_MAX_CHUNKS_CEILING 10000000
 
+/* ---- the owner-rights guard (guard.c) ---- */
+
+/*
+ * Install the guard's post_parse_analyze_hook (once, from _PG_init).
+ * Between GuardPush and GuardPop (CatalogRun), every query analysed is
+ * refused (XX000, naming it) when it touches a relation, function,
+ * operator, cast or type that is neither pg_catalog's nor a member of
+ * backfill or pg_cron, or is a utility statement other than GRANT/REVOKE
+ * on such a relation.  GuardPop takes what GuardPush returned.
+ */
+extern void GuardInstall(void);
+extern int	GuardPush(void);
+extern void GuardPop(int depth);
+
+/*
+ * What the guard would refuse in an analysed query ("relation x.y",
+ * "function f(int)", ...), NULL when nothing.
+ */
+extern char *GuardRefusal(Query *query);
+
 /* ---- lock tags (locks.c) ---- */
 
 /*

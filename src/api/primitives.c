@@ -3,7 +3,7 @@
  * primitives.c
  *	  SQL entry points of the primitives (doc/primitives.md): split_range,
  *	  replace_range and _in_range, the row check inside every generated
- *	  INSERT.
+ *	  INSERT; and _owner_guard, what the owner-rights guard refuses.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +12,9 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/analyze.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -181,4 +184,57 @@ backfill_in_range(PG_FUNCTION_ARGS)
 						   InRangeText(type, hi)),
 				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
 	PG_RETURN_DATUM(t);
+}
+
+/*
+ * backfill__owner_guard
+ *		_owner_guard(statement) -> what the owner-rights guard (guard.c)
+ *		refuses in it ("relation public.t", "function f(integer)", ...),
+ *		NULL when it would let every query of it run as the extension
+ *		owner.  The statement is parsed and analysed (with search_path
+ *		pinned, as the guarded statements are; parameters $n take the
+ *		types they are used as), never planned or run.  Superusers only:
+ *		it shows the extension's rule, to check it (sql/89_owner_guard.sql)
+ *		and to read it.
+ */
+PG_FUNCTION_INFO_V1(backfill__owner_guard);
+Datum
+backfill__owner_guard(PG_FUNCTION_ARGS)
+{
+	char	   *sql;
+	List	   *raw;
+	ListCell   *lc;
+	char	   *refusal = NULL;
+	int			nest;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "statement", NULL);
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function _owner_guard"),
+				 errdetail("Only a superuser may ask what the owner-rights guard refuses.")));
+	sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	RequireMaxLength(sql, "statement", 1000000);
+
+	nest = SpiPinSearchPath();
+	raw = pg_parse_query(sql);
+	foreach(lc, raw)
+	{
+		Oid		   *types = NULL;
+		int			ntypes = 0;
+		Query	   *query;
+
+		CHECK_FOR_INTERRUPTS();
+		query = parse_analyze_varparams(lfirst_node(RawStmt, lc), sql,
+										&types, &ntypes, NULL);
+		refusal = GuardRefusal(query);
+		if (refusal != NULL)
+			break;
+	}
+	SpiUnpinSearchPath(nest);
+	if (refusal == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(refusal));
 }

@@ -269,7 +269,10 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes, int options)
  * "save", the statement's plan is kept for the rest of the session (see
  * CatalogPlanFor, prepared with cursor options "options"); statements
  * whose text varies per call are run unsaved.  With "dest", the result
- * rows go there (SpiExecDest), unsaved.
+ * rows go there (SpiExecDest), unsaved.  The owner-rights guard (guard.c)
+ * is on meanwhile: every query analysed, this statement and any SQL
+ * function body it runs, is refused when it touches anything that is not
+ * pg_catalog's or the extension's own.
  */
 static int
 CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
@@ -280,10 +283,12 @@ CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	Oid			save_userid;
 	int			save_sec_context;
 	int			nest;
+	int			guard;
 	volatile int rc = 0;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	nest = SpiPinSearchPath();
+	guard = GuardPush();
 	SetUserIdAndSecContext(owner,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
@@ -310,6 +315,7 @@ CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		GuardPop(guard);
 		SpiUnpinSearchPath(nest);
 	}
 	PG_END_TRY();

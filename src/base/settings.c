@@ -2,10 +2,12 @@
  *
  * settings.c
  *	  Module entry point: the module magic, and _PG_init, which registers
- *	  the backfill.* settings and nothing else.
+ *	  the backfill.* settings and installs the owner-rights guard's hook.
  *
  * Nothing else happens at load time; every piece of work is done by the
- * SQL-callable functions (src/api) and the C functions they call.
+ * SQL-callable functions (src/api) and the C functions they call.  The
+ * guard's hook (guard.c) does nothing outside the extension's own
+ * statements run as its owner.
  *
  *-------------------------------------------------------------------------
  */
@@ -118,5 +120,8 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("backfill");
+
+	/* the owner-rights guard (guard.c): only active inside CatalogRun */
+	GuardInstall();
 }
 
