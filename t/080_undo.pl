@@ -7,9 +7,10 @@
 #     leaf keeps its files, the resumed revert gives the leaves their old
 #     files back;
 #   - the archive (its tables, kept leaves and the catalog rows that
-#     describe them) survives pg_dump and pg_restore into another cluster:
-#     the restored database diffs the same rows and reverts the revert
-#     exactly.
+#     describe them) survives pg_dump and pg_restore into another cluster,
+#     its tables still owned by their targets' owner (a role that is not
+#     the extension's owner, restored first): the restored database diffs
+#     the same rows and reverts the revert exactly.
 #
 # A revert chunk is paused mid-transaction deterministically: a trigger on
 # the target calls gate(), which waits on an advisory lock held by another
@@ -26,6 +27,9 @@ use Test::More;
 my $node = backfill_node('undo', conf => "restart_after_crash = on\n");
 my $db = 'postgres';
 $node->safe_psql($db, gate_sql() . q{
+CREATE ROLE undo_owner;
+-- the leaves' index expression runs as their owner: gate() reads gate_day as its own
+ALTER FUNCTION gate(timestamptz) SECURITY DEFINER SET search_path = public, pg_temp;
 CREATE TABLE src (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO src SELECT '2024-01-01 00:00+00'::timestamptz + i * interval '3 hours', i
   FROM generate_series(0, 47) i;
@@ -33,6 +37,7 @@ CREATE TABLE tgt (ts timestamptz NOT NULL, v int NOT NULL);
 CREATE FUNCTION tgt_gate() RETURNS trigger LANGUAGE plpgsql AS
 $$BEGIN PERFORM public.gate(NEW.ts); RETURN NEW; END$$;
 CREATE TRIGGER tgt_gate BEFORE INSERT ON tgt FOR EACH ROW EXECUTE FUNCTION tgt_gate();
+ALTER TABLE tgt OWNER TO undo_owner;
 SET client_min_messages = warning;
 SELECT backfill.register('tgt', 'ts',
     'SELECT ts, v FROM public.src WHERE ts >= $1 AND ts < $2',
@@ -104,6 +109,13 @@ BEGIN
     END LOOP;
 END $$;
 CREATE INDEX ptgt_gate ON ptgt (gate_i(ts));
+ALTER TABLE ptgt OWNER TO undo_owner;
+DO $$
+BEGIN
+    FOR i IN 0..5 LOOP
+        EXECUTE format('ALTER TABLE ptgt_%s OWNER TO undo_owner', i);
+    END LOOP;
+END $$;
 SET client_min_messages = warning;
 SELECT backfill.register('ptgt', 'ts',
     'SELECT ts, v FROM public.src WHERE ts >= $1 AND ts < $2',
@@ -167,20 +179,21 @@ my $kept_leaves = $node->safe_psql($db, 'SELECT count(*) FROM backfill.archived_
 command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr($db), '-f', $dump ],
 	'pg_dump of a database with an archive');
 my $copy = backfill_node('restored', extension => 0);
+$copy->safe_psql('postgres', 'CREATE ROLE undo_owner');
 $copy->safe_psql('postgres', 'CREATE DATABASE restored');
 command_ok([ 'pg_restore', '--exit-on-error', '-d', $copy->connstr('restored'), $dump ],
 	'pg_restore into a new cluster');
 is( $copy->safe_psql('restored', q{
-SELECT a.archive::text LIKE 'backfill_archive.t_%'
-   AND c.relowner = (SELECT extowner FROM pg_extension WHERE extname = 'backfill')
+SELECT bool_and(a.archive::text LIKE 'backfill_archive.t_%'
+                AND c.relowner = 'undo_owner'::regrole)
   FROM backfill.archives a JOIN pg_class c ON c.oid = a.archive
  WHERE a.target = 'tgt'::regclass}),
-	't', 'the restored archive table is registered for the restored target, owned by the extension owner');
+	't', 'the restored archive tables are registered for the restored target, owned by its owner');
 is( $copy->safe_psql('restored', q{
 SELECT count(*) FROM backfill.archived_leaves l JOIN pg_class c ON c.oid = l.kept
  WHERE c.relnamespace = 'backfill_archive'::regnamespace
-   AND c.relowner = (SELECT extowner FROM pg_extension WHERE extname = 'backfill')}),
-	$kept_leaves, 'the kept leaves are restored, in the archive schema, owned by the extension owner');
+   AND c.relowner = 'undo_owner'::regrole}),
+	$kept_leaves, 'the kept leaves are restored, in the archive schema, owned by the leaves\' owner');
 is( $copy->safe_psql('restored', q{
 SELECT has_schema_privilege('public', 'backfill_archive', 'USAGE')}),
 	'f', 'and its schema is still closed to PUBLIC');

@@ -40,6 +40,7 @@
 #include "commands/extension.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/analyze.h"
+#include "parser/parsetree.h"
 #include "miscadmin.h"
 #include "tcop/cmdtag.h"
 #include "tcop/utility.h"
@@ -153,7 +154,7 @@ CheckFunction(GuardState *st, Oid funcid)
 
 /*
  * CheckTriggers
- *		The functions of the triggers of a relation a statement writes (the
+ *		The functions of the triggers of the relation a statement writes (the
  *		extension's own has none; one a superuser added would run with the
  *		owner's rights): each by CheckFunction.
  */
@@ -309,6 +310,8 @@ GuardWalker(Node *node, void *context)
 					CheckUtility(st, q->utilityStmt);
 					return st->refusal != NULL;
 				}
+				if (q->resultRelation > 0)
+					CheckTriggers(st, rt_fetch(q->resultRelation, q->rtable)->relid);
 				CheckSortGroup(st, q->sortClause);
 				CheckSortGroup(st, q->groupClause);
 				CheckSortGroup(st, q->distinctClause);
@@ -327,11 +330,7 @@ GuardWalker(Node *node, void *context)
 				RangeTblEntry *rte = (RangeTblEntry *) node;
 
 				if (rte->rtekind == RTE_RELATION)
-				{
 					CheckRelation(st, rte->relid);
-					if (st->refusal == NULL)
-						CheckTriggers(st, rte->relid);
-				}
 				if (rte->tablesample != NULL)
 					CheckFunction(st, rte->tablesample->tsmhandler);
 				return st->refusal != NULL;
