@@ -51,6 +51,22 @@ DROP FUNCTION backfill.split_range(timestamptz, timestamptz, interval);
 DROP SCHEMA backfill;
 SELECT count(*) AS extension_rows FROM pg_extension WHERE extname = 'backfill';
 
+-- (I28) A schema "backfill_archive" made before the extension (where the
+-- rows runs keep will live) is never adopted: refused with 42P06 and a
+-- hint saying what to do, nothing left behind; once it is gone, the
+-- extension installs.
+SET ROLE regress_hard_mallory;
+CREATE SCHEMA backfill_archive;
+RESET ROLE;
+CREATE EXTENSION backfill;
+\echo sqlstate :LAST_ERROR_SQLSTATE
+SELECT count(*) AS extension_rows FROM pg_extension WHERE extname = 'backfill';
+DROP SCHEMA backfill_archive;
+CREATE EXTENSION backfill;
+SELECT extname FROM pg_extension WHERE extname = 'backfill';
+DROP EXTENSION backfill;
+DROP SCHEMA backfill;
+
 -- (S11c) The extension is not relocatable and its schema is fixed: no
 -- other schema name (quoted, hostile or not) can be substituted.
 CREATE SCHEMA "a'b";
