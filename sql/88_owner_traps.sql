@@ -19,6 +19,7 @@ SELECT setval('backfill.runs_run_id_seq', 8801, false) IS NOT NULL AS ids_fixed;
 
 CREATE ROLE regress_ot_attacker LOGIN;     -- parallel workers connect as it
 CREATE ROLE regress_ot_reader;
+GRANT USAGE ON SCHEMA cron TO regress_ot_attacker;   -- a refresh job
 CREATE SCHEMA ot AUTHORIZATION regress_ot_attacker;
 CREATE SCHEMA regress_ot_log;
 GRANT USAGE ON SCHEMA regress_ot_log TO PUBLIC;
@@ -154,7 +155,16 @@ SELECT backfill.plan('ot.t2', '2024-05-01', '2024-05-04', only_chunks => 'stale'
                      probe => false) AS p2 \gset
 CALL backfill.run(:p2);
 SELECT count(*) AS late_row FROM ot.t2 WHERE id = 100;
+-- a refresh job's tick rebuilds (and keeps) the next late day
+SELECT backfill.schedule_refresh('ot.t2', '0 0 30 2 *', lookback => '10 years',
+                                 cascade => false) > 0 AS scheduled;
+INSERT INTO ot.src VALUES ('2024-05-03', 101, 'mid', ROW('mid', 101), ot.frange(2, 3), 2);
+SELECT refresh_id AS rf FROM backfill.refreshes WHERE target = 'ot.t2'::regclass \gset
+CALL backfill._refresh_tick(:rf);
+SELECT count(*) AS refreshed_row FROM ot.t2 WHERE id = 101;
+SELECT backfill.unschedule_refresh('ot.t2') AS unscheduled;
 SELECT backfill.unwatch('ot.t2') AS unwatched;
+SELECT max(run_id) AS p2 FROM backfill.runs WHERE target = 'ot.t2'::regclass \gset
 SELECT count(*) AS diff_rows FROM backfill.diff(:p2);
 -- the table turned into a view (PostgreSQL 15 allows it of an empty
 -- table; 16 and later refuse): diff never reads it as one
