@@ -447,6 +447,21 @@ CandidateBlocks(Relation rel, Relation index, Snapshot snapshot,
 }
 
 /*
+ * SnapshotPushed
+ *		Push a transaction snapshot when none is active (a pg_cron tick's
+ *		purge runs between statements); true when it did, and the caller
+ *		pops it.  The reads below use the active snapshot.
+ */
+static bool
+SnapshotPushed(void)
+{
+	if (ActiveSnapshotSet())
+		return false;
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return true;
+}
+
+/*
  * ArchiveStoreScan
  *		See backfill.h.  With the snapshot of the running statement; the
  *		blocks the BRIN index names are read with heap scans limited to
@@ -463,7 +478,7 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	ListCell   *lc;
 	TupleTableSlot *slot;
 	Snapshot	snapshot;
-	bool		pushed = false;
+	bool		pushed;
 	int64		found = 0;
 
 	if (runatt <= 0 || chunkatt <= 0 ||
@@ -471,11 +486,7 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 		TupleDescAttr(RelationGetDescr(rel), chunkatt - 1)->atttypid != INT4OID)
 		elog(ERROR, "backfill: archive table %s has no run and chunk columns",
 			 QualifiedRelName(RelationGetRelid(rel)));
-	if (!ActiveSnapshotSet())
-	{
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pushed = true;
-	}
+	pushed = SnapshotPushed();
 	snapshot = GetActiveSnapshot();
 
 	index = RunChunkIndex(rel, runatt);
@@ -530,14 +541,9 @@ ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg)
 {
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	TableScanDesc scan;
-	bool		pushed = false;
+	bool		pushed = SnapshotPushed();
 	int64		found = 0;
 
-	if (!ActiveSnapshotSet())
-	{
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pushed = true;
-	}
 	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL, true,
 								 false);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
@@ -590,17 +596,13 @@ ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no)
 {
 	DeleteState state;
 	int64		i;
-	bool		pushed = false;
+	bool		pushed;
 
 	state.size = 1024;
 	state.n = 0;
 	state.tids = palloc(sizeof(ItemPointerData) * state.size);
 	(void) ArchiveStoreScan(rel, run_id, chunk_no, CollectTid, &state);
-	if (!ActiveSnapshotSet())
-	{
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pushed = true;
-	}
+	pushed = SnapshotPushed();
 	for (i = 0; i < state.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
