@@ -48,6 +48,17 @@ extern int	backfill_max_parallel;	/* PGC_SUSET */
 /* Hard ceiling of backfill.max_parallel (also bounded by max_worker_processes). */
 #define BACKFILL_MAX_PARALLEL_CEILING 64
 
+/*
+ * backfill.max_workers: the most background workers of parallel chunks
+ * running at once in the whole cluster, all sessions and databases counted
+ * (PGC_SUSET; -1: BackfillMaxWorkers's share of max_worker_processes).
+ */
+extern int	backfill_max_workers;
+#define BACKFILL_MAX_WORKERS_CEILING 1024
+
+/* The effective backfill.max_workers (settings.c). */
+extern int	BackfillMaxWorkers(void);
+
 /* backfill.notices: a NOTICE per chunk and a summary, or the summary only */
 typedef enum NoticeLevel
 {
@@ -100,9 +111,10 @@ extern char *GuardRefusal(Query *query);
 #define BACKFILL_LOCK_CLASS_SWEEP	0x42460005	/* key 0: schedule.c */
 
 /*
- * (WATCH, relid): a writer to a watched source holds it in ShareLock from
- * its first statement to its commit; a chunk whose end passes the target's
- * watermark takes it in ExclusiveLock before it reads its source
+ * (WATCH, relid): a writer to a watched source holds it in RowExclusiveLock
+ * from its first statement to its commit, or, when a chunk holds or awaits
+ * it, in RowShareLock (and logs every row); a chunk whose end passes the
+ * target's watermark takes it in ShareLock before it reads its source
  * (orchestration/watchlog.c, engine/chunk.c).
  */
 #define BACKFILL_LOCK_CLASS_WATCH	0x42460006
@@ -122,8 +134,19 @@ extern char *GuardRefusal(Query *query);
  */
 #define BACKFILL_LOCK_SUBID_CHUNK	0x4247	/* 16967 */
 
+/*
+ * (WORKER, slot) in database 0, that is, for the whole cluster: the leader
+ * of a parallel call holds one of slots 0 .. backfill.max_workers - 1,
+ * session-level, for each background worker it has started and not yet
+ * seen stop (BackfillWorkerSlotTag, orchestration/parallel.c).
+ */
+#define BACKFILL_LOCK_CLASS_WORKER	0x42460007
+
 /* The lock tag of (lockclass, key) in this database. */
 extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
+
+/* The lock tag of worker slot "slot", shared by every database. */
+extern void BackfillWorkerSlotTag(LOCKTAG *tag, int slot);
 
 /* The lock that serializes register, unregister and plan of a target. */
 extern void TakeTargetPlanLock(Oid target);
@@ -1298,6 +1321,21 @@ extern int32 UnwatchSource(Oid target, Oid source);
  * dropped table too): the watches removed.  Caller is connected to SPI.
  */
 extern int32 WatchForgetTarget(Oid target, Oid source);
+
+/*
+ * The smallest chunk of a watched target (register, watch): a write records
+ * at most one row per chunk it touches behind the watermark, so the chunk
+ * bounds the log a write makes (doc/changed-regions.md).
+ */
+#define BACKFILL_WATCH_MIN_CHUNK_USECS	USECS_PER_HOUR
+
+/*
+ * 22023 when target would be watched with a chunk shorter than
+ * BACKFILL_WATCH_MIN_CHUNK_USECS: by a new definition of a watched target
+ * (watching false), or by a new watch of a target with that chunk.  Caller
+ * holds the target's plan lock and is connected to SPI.
+ */
+extern void CheckWatchedChunk(Oid target, const Interval *chunk, bool watching);
 
 /*
  * The work of the trigger backfill._watch_trigger for one statement: load

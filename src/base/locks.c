@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * locks.c
- *	  The extension's own lock tags (BackfillLockTag, and
- *	  BackfillChunkLockTag for the chunks of parallel workers) and the lock
+ *	  The extension's own lock tags (BackfillLockTag, BackfillChunkLockTag
+ *	  for the chunks of parallel workers and BackfillWorkerSlotTag for the
+ *	  cluster's cap on those workers) and the lock
  *	  that serializes register, unregister and plan of one target.
  *
  *-------------------------------------------------------------------------
@@ -28,6 +29,23 @@ BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key)
 {
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, lockclass, key,
 						 BACKFILL_LOCK_SUBID);
+}
+
+/*
+ * BackfillWorkerSlotTag
+ *		Fill tag with the key of worker slot "slot" of the cluster: an
+ *		advisory lock tag of database 0 (the lock manager is shared by
+ *		every database, so a tag with database 0 is the same lock whatever
+ *		database the session is connected to), class
+ *		BACKFILL_LOCK_CLASS_WORKER and BACKFILL_LOCK_SUBID, which no SQL
+ *		caller can take.  pg_locks shows it as database 0, classid
+ *		1111883783, objid = the slot, objsubid = 16966.
+ */
+void
+BackfillWorkerSlotTag(LOCKTAG *tag, int slot)
+{
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, BACKFILL_LOCK_CLASS_WORKER,
+						 (uint32) slot, BACKFILL_LOCK_SUBID);
 }
 
 /*

@@ -2,7 +2,8 @@
  *
  * settings.c
  *	  Module entry point: the module magic, and _PG_init, which registers
- *	  the backfill.* settings and installs the owner-rights guard's hook.
+ *	  the backfill.* settings and installs the owner-rights guard's hook;
+ *	  the effective value of backfill.max_workers.
  *
  * Nothing else happens at load time; every piece of work is done by the
  * SQL-callable functions (src/api) and the C functions they call.  The
@@ -28,6 +29,7 @@ int			backfill_max_chunks = 100000;
 int			backfill_neighbor_chunks = 3;
 double		backfill_neighbor_tolerance = 0.5;
 int			backfill_max_parallel = 4;
+int			backfill_max_workers = -1;
 int			backfill_notices = NOTICES_CHUNKS;
 bool		backfill_notice_timing = true;
 
@@ -39,6 +41,23 @@ static const struct config_enum_entry notices_options[] = {
 };
 
 void		_PG_init(void);
+
+/*
+ * BackfillMaxWorkers
+ *		See backfill.h: backfill.max_workers, or with -1 (the default) a
+ *		quarter of max_worker_processes, at least 2 (so that parallel => 2
+ *		works on a small server), never more than the ceiling.  A share,
+ *		not all: the slots of max_worker_processes also serve parallel
+ *		query, logical replication and pg_cron, and four sessions with
+ *		parallel => 4 once held 14 of 16.
+ */
+int
+BackfillMaxWorkers(void)
+{
+	if (backfill_max_workers >= 0)
+		return backfill_max_workers;
+	return Min(Max(max_worker_processes / 4, 2), BACKFILL_MAX_WORKERS_CEILING);
+}
 
 /*
  * _PG_init
@@ -100,6 +119,14 @@ _PG_init(void)
 							"Only superusers may change it; the effective cap is also bounded by max_worker_processes.",
 							&backfill_max_parallel,
 							4, 1, BACKFILL_MAX_PARALLEL_CEILING,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("backfill.max_workers",
+							"Most background workers of parallel chunks running at once in the whole cluster, all sessions and databases counted; -1: a quarter of max_worker_processes, at least 2.",
+							"Only superusers may change it; a call that finds fewer free goes on with fewer workers, or in its session.",
+							&backfill_max_workers,
+							-1, -1, BACKFILL_MAX_WORKERS_CEILING,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 

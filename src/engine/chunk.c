@@ -50,8 +50,7 @@ static volatile sig_atomic_t chunk_timed_out = false;
  *		See backfill.h.  Called once by a parallel chunk's background
  *		worker that is in no lock group (on a Citus coordinator), before
  *		its chunk: the chunks of one call then take their target's locks
- *		in modes that do not conflict with each other (ChunkLockTarget,
- *		ChunkLockWatermark).
+ *		in modes that do not conflict with each other (ChunkLockTarget).
  */
 void
 SetChunkLocksShared(bool shared)
@@ -101,15 +100,18 @@ ChunkLockTarget(Oid target, const char *time_column,
  *		ever built) will move it: it waits, within lock_timeout, for the
  *		writers to watched sources that may have left rows unlogged because
  *		they were beyond the old watermark (they hold the watch lock in
- *		ShareLock until they commit), and keeps writers from reading the
- *		old watermark until it commits (ExclusiveLock).  So those rows are
- *		either committed before the chunk reads its source, or logged
- *		(orchestration/watchlog.c).  A chunk behind the watermark takes nothing:
- *		writes into it are always logged.  Called after the target lock, so
- *		no other chunk of the target moves the watermark meanwhile, but the
- *		chunks of one parallel call (the watermark moves by GREATEST).  With
- *		shared chunk locks the mode is RowExclusiveLock, which conflicts
- *		with the writers' ShareLock and not with the call's other chunks.
+ *		RowExclusiveLock until they commit), and holds the lock in ShareLock
+ *		until it commits.  Writers do not wait for it: one that finds the
+ *		lock held or awaited in ShareLock takes RowShareLock, which does not
+ *		conflict with it, and logs all its rows (orchestration/watchlog.c).
+ *		So a row is either committed before the chunk reads its source, or
+ *		logged, and a writer of the target alone cannot make the writers
+ *		of its sources wait for its chunk's source query.  A chunk behind
+ *		the watermark takes nothing: writes into it are always logged.
+ *		Called after the target lock, so no other chunk of the target moves
+ *		the watermark meanwhile, but the chunks of one parallel call (the
+ *		watermark moves by GREATEST; ShareLock does not conflict with
+ *		itself, with shared chunk locks on Citus too).
  */
 static void
 ChunkLockWatermark(Oid target, TimestampTz hi)
@@ -130,9 +132,7 @@ ChunkLockWatermark(Oid target, TimestampTz hi)
 	if (!isnull && hi <= watermark)
 		return;
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	(void) LockAcquire(&tag,
-					   chunk_locks_shared ? RowExclusiveLock : ExclusiveLock,
-					   false, false);
+	(void) LockAcquire(&tag, ShareLock, false, false);
 }
 
 /*

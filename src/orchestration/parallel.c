@@ -32,10 +32,14 @@
  * leader starts no new chunk (TargetHasWaiters), so the writer, the daily
  * job of lock_target included, gets its turn as between two serial chunks.
  * Row-level waits between members of a lock group are polled by
- * PostgreSQL rather than queued; the chunks of one run write disjoint
- * ranges, and their catalog rows are taken in one order (chunk row, then
- * run row), so no cycle can form between them.  A worker runs no parallel
- * query of its own (a member cannot lead a group).
+ * PostgreSQL rather than queued, and no deadlock detector sees them; the
+ * chunks of one run write disjoint ranges, and their catalog rows are
+ * taken in one order (chunk row, then run row), so no cycle can form
+ * between them through their rows.  What could still make two chunks wait
+ * for each other, a unique key without the time column, an exclusion
+ * constraint, a trigger or a rule of the target (ChunksMayMeet), makes the
+ * target's chunks run one at a time.  A worker runs no parallel query of
+ * its own (a member cannot lead a group).
  *
  * On a Citus coordinator (CitusForbidsLockGroups: Citus would give the
  * members the leader's distributed transaction) the workers join no lock
@@ -118,6 +122,7 @@ typedef struct Member
 	bool		finished;		/* nothing more to start: see below */
 	bool		exhausted;		/* no chunk left to start */
 	bool		cancelled;		/* the run was cancelled meanwhile */
+	int			meet;			/* ChunksMayMeet: -1 not known yet */
 } Member;
 
 /* One chunk in flight: its worker, its run and the chunk as it was started. */
@@ -127,6 +132,7 @@ typedef struct Flight
 	Member	   *member;
 	ChunkInfo	chunk;
 	int32		attempts;		/* the chunk's attempts before the worker */
+	int			slot;			/* its worker slot of the cluster (TakeSlot) */
 } Flight;
 
 /*
@@ -154,6 +160,78 @@ TerminateFlights(int code, Datum arg)
 	{
 		if (flights[i].handle != NULL)
 			TerminateBackgroundWorker(flights[i].handle);
+	}
+}
+
+/*
+ * TakeSlot
+ *		One of the cluster's backfill.max_workers worker slots for a new
+ *		worker, or -1 when every one is taken (by this or any other
+ *		session, of any database).  A slot is a session-level lock
+ *		(BackfillWorkerSlotTag, database 0) taken without waiting; the
+ *		leader holds it until it has seen its worker stop (FinishFlight),
+ *		or until its call ends by an error (ReleaseSlots) or its session
+ *		ends.  So the slots taken count the workers started and not yet
+ *		reaped across the cluster, without shared memory of our own (the
+ *		library is usually not preloaded), and the lock manager serializes
+ *		two leaders asking for the last slot.  Lock tags of database 0 are
+ *		the same in every database, on PostgreSQL 15 to 19 alike.
+ */
+static int
+TakeSlot(void)
+{
+	int			cap = BackfillMaxWorkers();
+	int			k;
+
+	for (k = 0; k < cap; k++)
+	{
+		LOCKTAG		tag;
+		int			i;
+		bool		mine = false;
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < nflights && !mine; i++)
+			mine = flights[i].handle != NULL && flights[i].slot == k;
+		if (mine)
+			continue;
+		BackfillWorkerSlotTag(&tag, k);
+		if (LockAcquire(&tag, ExclusiveLock, true, true) !=
+			LOCKACQUIRE_NOT_AVAIL)
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * ReleaseSlot
+ *		Give a worker slot back (TakeSlot); -1: none.
+ */
+static void
+ReleaseSlot(int slot)
+{
+	LOCKTAG		tag;
+
+	if (slot < 0)
+		return;
+	BackfillWorkerSlotTag(&tag, slot);
+	(void) LockRelease(&tag, ExclusiveLock, true);
+}
+
+/*
+ * ReleaseSlots
+ *		Give back the slots of every flight (the end of a call by an
+ *		error, after TerminateFlights: session locks outlive the error).
+ */
+static void
+ReleaseSlots(void)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL)
+			ReleaseSlot(flights[i].slot);
+		flights[i].slot = -1;
 	}
 }
 
@@ -370,6 +448,60 @@ LeavesAlone(RunInfo *run)
 		return false;
 	return run->strategy != STRATEGY_DELETE || run->keep_replaced ||
 		run->reverts != 0;
+}
+
+/*
+ * ChunksMayMeet
+ *		Whether two chunks of m's run may wait for each other's
+ *		transactions although their ranges are disjoint: the target (or one
+ *		of its partitions) has a unique index whose key leaves out the time
+ *		column, an exclusion constraint, a trigger of its own (not an
+ *		internal one, such as a foreign key's, nor backfill's watch
+ *		triggers) or a rule.  Between two members of a lock group such a
+ *		wait is not a lock wait: PostgreSQL polls the other transaction
+ *		(XactLockTableWait) and the deadlock detector never sees it, so two
+ *		chunks that wait for each other (each inserted a key the other
+ *		inserts next) spin until a timeout, and on the releases whose poll
+ *		checks no interrupt, forever, even past pg_terminate_backend.  The
+ *		chunks of such a target run one at a time (beside other targets'):
+ *		the second then meets the first one's committed rows and fails as
+ *		in a serial run (23505 at once).  Read once per call and run.
+ *		Caller is connected to SPI.
+ */
+static bool
+ChunksMayMeet(Member *m)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	bool		isnull;
+
+	if (m->meet >= 0)
+		return m->meet > 0;
+	values[0] = ObjectIdGetDatum(m->run->target);
+	values[1] = CStringGetTextDatum(m->run->time_column);
+	SpiExecPinned("WITH rels AS (SELECT $1 AS relid UNION"
+				  "  SELECT t.relid::pg_catalog.oid"
+				  "   FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) t)"
+				  " SELECT EXISTS (SELECT FROM rels"
+				  "   JOIN pg_catalog.pg_index i"
+				  "    ON i.indrelid OPERATOR(pg_catalog.=) rels.relid"
+				  "  WHERE i.indisexclusion OR (i.indisunique AND NOT EXISTS ("
+				  "   SELECT FROM pg_catalog.pg_attribute a"
+				  "    WHERE a.attrelid OPERATOR(pg_catalog.=) rels.relid"
+				  "      AND a.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name"
+				  "      AND a.attnum OPERATOR(pg_catalog.=) ANY"
+				  "       ((i.indkey::pg_catalog.int2[])"
+				  "        [0:i.indnkeyatts OPERATOR(pg_catalog.-) 1]))))"
+				  " OR EXISTS (SELECT FROM rels JOIN pg_catalog.pg_trigger g"
+				  "   ON g.tgrelid OPERATOR(pg_catalog.=) rels.relid"
+				  "  WHERE NOT g.tgisinternal AND g.tgfoid OPERATOR(pg_catalog.<>)"
+				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
+				  " OR EXISTS (SELECT FROM rels JOIN pg_catalog.pg_class c"
+				  "   ON c.oid OPERATOR(pg_catalog.=) rels.relid WHERE c.relhasrules)",
+				  2, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	m->meet = SpiGetBool(0, 1, &isnull) ? 1 : 0;
+	SPI_freetuptable(SPI_tuptable);
+	return m->meet > 0;
 }
 
 /*
@@ -590,6 +722,8 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 
 	pfree(f->handle);
 	f->handle = NULL;
+	ReleaseSlot(f->slot);
+	f->slot = -1;
 	st->in_flight--;
 	/* the last chunk of its target in flight: other calls may go on */
 	if (!st->lock_group && !TargetInFlight(m->run->target))
@@ -634,7 +768,9 @@ RunChunkHere(Member *m, LeaderState *st, ChunkInfo *peeked,
  *		looked at in dependency order, each at its next chunk in plan order
  *		(a run's chunks never overtake each other); a chunk waiting for
  *		upstream chunks (PipelineChunkReady) or for another writer of its
- *		target (TargetHasWaiters), or, on Citus, whose target another call
+ *		target (TargetHasWaiters), or for a chunk of its target in flight
+ *		that it might wait for unseen (ChunksMayMeet), or, on Citus, whose
+ *		target another call
  *		holds (TakeCallTarget) or has a chunk in flight that takes its
  *		leaves alone (LeavesAlone), lets the later runs go first; such a
  *		target with nothing in flight at all is returned with *here set:
@@ -690,6 +826,10 @@ NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 		/* another writer of the target has its turn first */
 		if (TargetInFlight(m->run->target) && TargetHasWaiters(m->run))
 			continue;
+		/* chunks that may wait for each other unseen: one at a time */
+		if (st->lock_group && TargetInFlight(m->run->target) &&
+			ChunksMayMeet(m))
+			continue;
 		/* on Citus: one chunk of a target at a time that truncates leaves */
 		if (!st->lock_group && TargetInFlight(m->run->target) &&
 			LeavesAlone(m->run))
@@ -743,6 +883,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			MemoryContext old;
 			Member	   *m;
 			bool		here;
+			int			slot;
 
 			CHECK_FOR_INTERRUPTS();
 			SpiConnect();
@@ -769,11 +910,40 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				break;
 			}
 
+			/* a slot of backfill.max_workers, then a worker of the server */
+			slot = TakeSlot();
+			if (slot < 0)
+			{
+				if (!st->lock_group && !TargetInFlight(m->run->target))
+					ReleaseCallTarget(st, m->run->target);
+				if (!warned)
+					ereport(NOTICE,
+							(errmsg("run %lld: backfill.max_workers (%d) background workers are at work in the cluster; going on with %d of the %d parallel workers asked for",
+									(long long) m->run->run_id,
+									BackfillMaxWorkers(), st->in_flight,
+									parallel),
+							 errdetail("backfill.max_workers counts the workers of every session and database, so that parallel chunks leave the rest of max_worker_processes to parallel query and other background workers."),
+							 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.")));
+				warned = true;
+				if (st->in_flight > 0)
+				{
+					/* fewer places from now on; this chunk starts later */
+					st->cap = st->in_flight;
+					break;
+				}
+				/* no worker at all: the chunk runs in this session */
+				RunChunkHere(m, st, &chunk, via, user, cxt);
+				m->cursor = chunk.chunk_no;
+				started++;
+				ran_here = true;
+				break;
+			}
 			old = MemoryContextSwitchTo(cxt);
 			handle = StartChunkWorker(m->run, &chunk, st->lock_group);
 			MemoryContextSwitchTo(old);
 			if (handle == NULL)
 			{
+				ReleaseSlot(slot);
 				if (!st->lock_group && !TargetInFlight(m->run->target))
 					ReleaseCallTarget(st, m->run->target);
 				if (!warned)
@@ -803,6 +973,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			}
 			Assert(i < nflights);
 			flights[i].handle = handle;
+			flights[i].slot = slot;
 			flights[i].member = m;
 			flights[i].chunk = chunk;
 			flights[i].attempts = attempts;
@@ -881,7 +1052,8 @@ SettleMember(Member *m)
  *		and a failure ends the call with the first failed chunk's error,
  *		its run failed.  When no worker slot is free the loop goes on with
  *		the workers it has (NOTICE), and with none, executes the chunk
- *		itself.  A group call whose runs still wait when nothing is in
+ *		itself; the same when the cluster's backfill.max_workers slots are
+ *		taken (TakeSlot).  A group call whose runs still wait when nothing is in
  *		flight ends with the NOTICE of the first one that waits.  Caller
  *		holds every run's session lock and a non-atomic SPI connection; cxt
  *		survives the commits.
@@ -902,7 +1074,10 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	st.nmembers = nruns;
 	st.members = palloc0(sizeof(Member) * nruns);
 	for (k = 0; k < nruns; k++)
+	{
 		st.members[k].run = runs[k];
+		st.members[k].meet = -1;
+	}
 	st.held = palloc0(sizeof(Oid) * nruns);
 	/* the workers join this backend's lock group, but on Citus (header) */
 	st.lock_group = !CitusForbidsLockGroups();
@@ -910,6 +1085,8 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		BecomeLockGroupLeader();
 	flights = palloc0(sizeof(Flight) * parallel);
 	nflights = parallel;
+	for (k = 0; k < parallel; k++)
+		flights[k].slot = -1;
 
 	/*
 	 * A leader that is terminated (FATAL) terminates its workers at
@@ -930,6 +1107,7 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	PG_CATCH();
 	{
 		TerminateFlights(0, (Datum) 0);
+		ReleaseSlots();
 		flights = NULL;
 		nflights = 0;
 		/* session locks outlive the error */

@@ -240,9 +240,10 @@ RemoveRefresh(RefreshInfo *r)
 /*
  * UnscheduleRefresh
  *		See backfill.h: remove the refresh of "target" and its pg_cron job
- *		(RemoveRefresh); false when the target has none.  Only the role
- *		that scheduled it (or a role with its privileges) may.  Caller is
- *		connected to SPI.
+ *		(RemoveRefresh); false when the target has none, or none the
+ *		caller can see (CatalogRowVisible).  Only the role that scheduled
+ *		it (or a role with its privileges) may.  Caller is connected to
+ *		SPI.
  */
 bool
 UnscheduleRefresh(Oid target)
@@ -250,6 +251,9 @@ UnscheduleRefresh(Oid target)
 	RefreshInfo r;
 
 	if (!LoadRefresh(0, target, &r))
+		return false;
+	/* a refresh of a table the caller may not read is not there for them */
+	if (!CatalogRowVisible(r.target, r.created_by_oid))
 		return false;
 	if (!HasRunPermission(r.created_by_oid))
 		ereport(ERROR,
@@ -486,7 +490,9 @@ RefreshPlanAndRun(RefreshInfo *r)
  *		outside the refresh's quiet hours.  Only the role that scheduled
  *		the refresh (or a role with its privileges) may tick it; called by
  *		hand, it refreshes now, whatever the quiet hours.  A tick of a
- *		refresh that no longer exists (a job left behind) does nothing.
+ *		refresh that no longer exists (a job left behind), or of one whose
+ *		target the caller may not SELECT, does nothing, with the same
+ *		NOTICE.
  */
 void
 RefreshTick(int64 refresh_id)
@@ -494,7 +500,14 @@ RefreshTick(int64 refresh_id)
 	RefreshInfo r;
 
 	ScheduleCheckTick();
-	if (!LoadRefresh(refresh_id, InvalidOid, &r))
+
+	/*
+	 * A refresh whose target the caller may not SELECT does not exist for
+	 * them: the very NOTICE of an unknown id, naming neither the table nor
+	 * the role that scheduled it (CatalogRowVisible, as for runs).
+	 */
+	if (!LoadRefresh(refresh_id, InvalidOid, &r) ||
+		!CatalogRowVisible(r.target, r.created_by_oid))
 	{
 		ereport(NOTICE,
 				(errmsg("refresh %lld does not exist; this tick does nothing",

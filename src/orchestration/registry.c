@@ -185,6 +185,8 @@ RegisterTarget(const Registration *reg)
 		horizon = ValidateHorizon(horizon);
 
 	TakeTargetPlanLock(target);
+	/* a watched target's chunk bounds the log its sources' writes make */
+	CheckWatchedChunk(target, chunk, false);
 
 	/*
 	 * The version these settings and this author make: the latest one

@@ -28,10 +28,13 @@
 #include "postgres.h"
 
 #include "catalog/partition.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -49,6 +52,9 @@
 /* The row triggers: this prefix and the column's name. */
 #define WATCH_TRIGGER_ROW		"backfill_watch_row_"
 
+/* The tgtype of the row triggers: AFTER INSERT FOR EACH ROW. */
+#define WATCH_TYPE_ROW (TRIGGER_TYPE_ROW | TRIGGER_TYPE_INSERT)
+
 /* The transition tables' names inside the trigger's query. */
 #define WATCH_NEW_TABLE "backfill_new"
 #define WATCH_OLD_TABLE "backfill_old"
@@ -59,38 +65,125 @@
  */
 
 /*
+ * WatchRowQualIs
+ *		Whether qual (the nodeToString text of a row trigger's WHEN clause)
+ *		is exactly the watch's: backfill._watch_row(relid, column,
+ *		NEW.column), the one call and nothing around it.
+ */
+static bool
+WatchRowQualIs(const char *qual, Oid relid, const char *column)
+{
+	Node	   *node = (Node *) stringToNode(qual);
+	FuncExpr   *call;
+	Const	   *arg;
+	Node	   *value;
+	Oid			nsp = get_namespace_oid("backfill", false);
+
+	if (!IsA(node, FuncExpr))
+		return false;
+	call = (FuncExpr *) node;
+	if (get_func_namespace(call->funcid) != nsp ||
+		strcmp(get_func_name(call->funcid), "_watch_row") != 0 ||
+		list_length(call->args) != 3)
+		return false;
+	arg = (Const *) linitial(call->args);
+	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != REGCLASSOID ||
+		DatumGetObjectId(arg->constvalue) != relid)
+		return false;
+	arg = (Const *) lsecond(call->args);
+	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != NAMEOID ||
+		strcmp(NameStr(*DatumGetName(arg->constvalue)), column) != 0)
+		return false;
+	value = strip_implicit_coercions((Node *) lthird(call->args));
+	return IsA(value, Var) &&
+		((Var *) value)->varno == PRS2_NEW_VARNO &&
+		((Var *) value)->varattno == get_attnum(relid, column);
+}
+
+/*
  * TriggerExists
  *		Whether relation relid has a trigger named name that calls
  *		backfill._watch_trigger; clone (if not NULL) is set to whether it
  *		is a partition's clone of its parent's trigger, with_table (if not
  *		NULL) to whether it has a transition table.  A trigger of that name
  *		calling another function is not taken for the watch's (creating
- *		the watch's then fails: 42710, the trigger already exists).  Caller
- *		is connected to SPI.
+ *		the watch's then fails: 42710, the trigger already exists).  One
+ *		that calls it is taken for the watch's only if it fires when the
+ *		watch's does: its timing, level and events (tgtype: type), no
+ *		column list, the transition tables of UPDATE and DELETE, enabled
+ *		(origin or always), and no WHEN clause, or, for the row trigger of
+ *		column (not NULL) on relid itself, exactly the watch's; any other
+ *		is 42710 as well, since a trigger of the UPDATE's name firing on
+ *		INSERT would leave every UPDATE unrecorded.  Its clones are checked
+ *		on the table they were made on.  type < 0: any trigger of that
+ *		name calling the function (to drop it).  Caller is connected to
+ *		SPI.
  */
 static bool
-TriggerExists(Oid relid, const char *name, bool *clone, bool *with_table)
+TriggerExists(Oid relid, const char *name, int type, const char *column,
+			  bool *clone, bool *with_table)
 {
-	Oid			argtypes[2] = {OIDOID, TEXTOID};
-	Datum		values[2];
+	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[5];
+	char		nulls[6] = "     ";
 	bool		isnull;
+	bool		is_clone;
+	bool		has_table;
+	bool		fits;
+	char	   *qual;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(name);
+	values[2] = Int32GetDatum(type);
+	/* UPDATE and DELETE read transition tables of these names */
+	values[3] = CStringGetTextDatum(WATCH_OLD_TABLE);
+	values[4] = CStringGetTextDatum(WATCH_NEW_TABLE);
+	if (type != TRIGGER_TYPE_UPDATE && type != TRIGGER_TYPE_DELETE)
+		nulls[3] = 'n';
+	if (type != TRIGGER_TYPE_UPDATE)
+		nulls[4] = 'n';
 	SpiExecPinned("SELECT tgparentid OPERATOR(pg_catalog.<>) 0,"
-				  " tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL"
+				  " tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL,"
+				  " $3 OPERATOR(pg_catalog.<) 0 OR"
+				  " tgtype::pg_catalog.int4 OPERATOR(pg_catalog.=) $3"
+				  "  AND tgnargs OPERATOR(pg_catalog.=) 0"
+				  "  AND pg_catalog.cardinality(tgattr::pg_catalog.int2[])"
+				  "   OPERATOR(pg_catalog.=) 0"
+				  "  AND tgenabled OPERATOR(pg_catalog.=) ANY ('{O,A}'::pg_catalog.\"char\"[])"
+				  "  AND tgoldtable IS NOT DISTINCT FROM $4::pg_catalog.name"
+				  "  AND (tgnewtable IS NOT DISTINCT FROM $5::pg_catalog.name"
+				  "   OR ($3 OPERATOR(pg_catalog.=) 4 AND tgnewtable IS NOT NULL)),"
+				  " tgqual::pg_catalog.text"
 				  " FROM pg_catalog.pg_trigger"
 				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
 				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name"
 				  " AND tgfoid OPERATOR(pg_catalog.=)"
 				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure",
-				  2, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+				  5, argtypes, values, nulls, true, 1, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
+	is_clone = SpiGetBool(0, 1, &isnull);
+	has_table = SpiGetBool(0, 2, &isnull);
+	fits = SpiGetBool(0, 3, &isnull);
+	qual = SpiGetText(0, 4);
+	SPI_freetuptable(SPI_tuptable);
+	if (type < 0)
+		fits = true;
+	else if (fits && !is_clone)
+		fits = column != NULL ? (qual != NULL &&
+								 WatchRowQualIs(qual, relid, column)) :
+			qual == NULL;
+	if (!fits)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("trigger \"%s\" for relation \"%s\" already exists",
+						name, get_rel_name(relid)),
+				 errdetail("It calls backfill._watch_trigger() but is not the trigger backfill installs: it fires on other events, at another time, for some columns only, under another condition, or not at all."),
+				 errhint("Its table's owner may drop it; then call backfill.watch again.")));
 	if (clone != NULL)
-		*clone = SpiGetBool(0, 1, &isnull);
+		*clone = is_clone;
 	if (with_table != NULL)
-		*with_table = SpiGetBool(0, 2, &isnull);
+		*with_table = has_table;
 	return true;
 }
 
@@ -150,12 +243,12 @@ InstallRowTriggers(Oid source)
 		bool		clone = false;
 
 		CHECK_FOR_INTERRUPTS();
-		if (TriggerExists(source, name, &clone, NULL))
+		if (TriggerExists(source, name, WATCH_TYPE_ROW, column, &clone, NULL))
 		{
 			if (!clone)
 				continue;
 			name = RowTriggerName(column, source);
-			if (TriggerExists(source, name, NULL, NULL))
+			if (TriggerExists(source, name, WATCH_TYPE_ROW, column, NULL, NULL))
 				continue;
 		}
 		SpiExecPinned(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
@@ -223,6 +316,10 @@ InstallTriggers(Oid source)
 		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_INSERT, WATCH_TRIGGER_UPDATE,
 		WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
 	};
+	static const int types[5] = {
+		TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_INSERT,
+		TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+	};
 	static const char *const events[5] = {
 		"BEFORE INSERT ON %s",
 		"AFTER INSERT ON %s",
@@ -245,7 +342,8 @@ InstallTriggers(Oid source)
 		{
 			bool		with_table = false;
 
-			if (TriggerExists(relid, names[i], NULL, &with_table))
+			if (TriggerExists(relid, names[i], types[i], NULL, NULL,
+							  &with_table))
 			{
 				/* only an INSERT trigger with a transition table is replaced */
 				if (i != 1 || !with_table ||
@@ -336,7 +434,7 @@ DropTriggers(Oid source)
 		}
 		for (i = 0; i < 5; i++)
 		{
-			if (!TriggerExists(relid, names[i], NULL, NULL))
+			if (!TriggerExists(relid, names[i], -1, NULL, NULL, NULL))
 				continue;
 			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i],
 								   QualifiedRelName(relid)),
@@ -384,9 +482,88 @@ NoticeUnwatchedParent(Oid target, Oid source)
 }
 
 /*
+ * CheckSourceRights
+ *		The rights on a watched source that watch and unwatch need besides
+ *		those on the target: its owner (or a member of the owner's role),
+ *		or the TRIGGER privilege on it; 42501 otherwise.  Watching puts
+ *		triggers on the table, and unwatching stops the recording of its
+ *		changes, so a role that may only rewrite the target can neither
+ *		stop the recording of another role's source nor start one.  A
+ *		source that no longer exists needs nothing.
+ */
+static void
+CheckSourceRights(Oid source, bool watching)
+{
+	if (get_rel_name(source) == NULL)
+		return;
+	if (RelationOwnerCheck(source, GetUserId()) ||
+		pg_class_aclcheck(source, GetUserId(), ACL_TRIGGER) == ACLCHECK_OK)
+		return;
+	if (watching)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
+				 errdetail("Watching a table puts triggers on it, which needs the TRIGGER privilege on it.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to unwatch %s", QualifiedRelName(source)),
+			 errdetail("Unwatching a table stops the recording of its changes, which needs the ownership of the table or the TRIGGER privilege on it."),
+			 errhint("Ask the owner of %s, or a role with the TRIGGER privilege on it, to unwatch it.",
+					 QualifiedRelName(source))));
+}
+
+/*
+ * CheckWatchedChunk
+ *		See backfill.h.  A write to a watched source logs one row per chunk
+ *		of the target it touches behind the watermark (watchlog.c), so a
+ *		chunk of a microsecond would turn a load of 50,000 rows over four
+ *		days from four log rows into 50,000, and slow the writer down with
+ *		them; a watched target's chunk is at least an hour (a chunk of a
+ *		month counts as 30 days, as interval comparison does), which bounds
+ *		the rows a write logs to the hours its rows span.  The role that
+ *		registers a new definition is often not the source's writer.
+ */
+void
+CheckWatchedChunk(Oid target, const Interval *chunk, bool watching)
+{
+	Interval	floor = {BACKFILL_WATCH_MIN_CHUNK_USECS, 0, 0};
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *text_chunk;
+
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(chunk),
+										  IntervalPGetDatum(&floor))) >= 0)
+		return;
+	text_chunk = DatumGetCString(DirectFunctionCall1(interval_out,
+													 IntervalPGetDatum(chunk)));
+	if (!watching)
+	{
+		values[0] = ObjectIdGetDatum(target);
+		if (!CatalogExists("SELECT 1 FROM backfill.watches"
+						   " WHERE target OPERATOR(pg_catalog.=) $1",
+						   1, argtypes, values))
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk interval of a watched target must be at least 1 hour"),
+				 errdetail("Table %s is watched (backfill.watches): a write to its sources records one row for each chunk it touches, and a chunk of %s would multiply those rows.",
+						   QualifiedRelName(target), text_chunk),
+				 errhint("Register it with a chunk of 1 hour or more, or unwatch it first.")));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("chunk interval of a watched target must be at least 1 hour"),
+			 errdetail("Table %s is registered with a chunk of %s: a write to a watched source records one row for each chunk it touches, and so small a chunk would multiply those rows.",
+					   QualifiedRelName(target), text_chunk),
+			 errhint("Register it with a chunk of 1 hour or more first.")));
+}
+
+/*
  * WatchSource
  *		See backfill.h.  The caller must be able to rewrite the target
- *		(42501) and hold the TRIGGER privilege on the source (42501); the
+ *		(42501) and own the source or hold the TRIGGER privilege on it
+ *		(42501, CheckSourceRights); the
  *		target must be registered (42704); the source must be a table or a
  *		partitioned table (42809: sources of other kinds are compared by
  *		their ledger instead); the time column must exist on the source
@@ -418,14 +595,12 @@ WatchSource(Oid target, Oid source, const char *time_column)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a target cannot watch itself"),
 				 errdetail("Every chunk build rewrites the target's rows and would mark its own chunk stale.")));
-	if (pg_class_aclcheck(source, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
-				 errdetail("Watching a table puts triggers on it, which needs the TRIGGER privilege on it.")));
+	CheckSourceRights(source, true);
 	(void) TimeColumnType(source, time_column);
 
 	TakeTargetPlanLock(target);
+	/* the current definition, under the lock that register takes too */
+	CheckWatchedChunk(target, LoadDefinition(target, 0)->chunk, true);
 	CatalogArgsInit(&args);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(source), false);
@@ -451,13 +626,43 @@ WatchSource(Oid target, Oid source, const char *time_column)
 
 /*
  * UnwatchSource
- *		See backfill.h.  The caller must be able to rewrite the target.
+ *		See backfill.h.  The caller must be able to rewrite the target and
+ *		hold the rights of CheckSourceRights on every source it unwatches
+ *		(with source NULL, on every source the target watches): 42501
+ *		before anything is removed.
  */
 int32
 UnwatchSource(Oid target, Oid source)
 {
 	CheckTargetPrivileges(target);
 	TakeTargetPlanLock(target);
+	if (OidIsValid(source))
+		CheckSourceRights(source, false);
+	else
+	{
+		Oid			argtypes[1] = {REGCLASSOID};
+		Datum		values[1];
+		List	   *sources = NIL;
+		ListCell   *lc;
+		uint64		k;
+
+		values[0] = ObjectIdGetDatum(target);
+		CatalogExec("SELECT source::pg_catalog.oid FROM backfill.watches"
+					" WHERE target OPERATOR(pg_catalog.=) $1 ORDER BY 1",
+					1, argtypes, values, NULL, SPI_OK_SELECT);
+		for (k = 0; k < SPI_processed; k++)
+		{
+			bool		isnull;
+
+			sources = lappend_oid(sources, SpiGetOid(k, 1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+		foreach(lc, sources)
+		{
+			CHECK_FOR_INTERRUPTS();
+			CheckSourceRights(lfirst_oid(lc), false);
+		}
+	}
 	return WatchForgetTarget(target, source);
 }
 

@@ -29,12 +29,17 @@
  * pair it wrote for its parent is pending again).
  *
  * The watermark (backfill.targets.watermark) is read after the writer
- * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in ShareLock,
- * held until it commits; a chunk whose end passes the watermark takes
- * that lock in ExclusiveLock before it reads its source (chunk.c).  So a
- * write left unlogged because it was beyond the watermark has either
- * committed before the chunk read the source (its rows are in the chunk)
- * or read the watermark the chunk moved (and is logged).
+ * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in
+ * RowExclusiveLock, held until it commits; a chunk whose end passes the
+ * watermark takes that lock in ShareLock before it reads its source
+ * (chunk.c), so it waits for those writers, and holds it until it commits.
+ * A writer never waits for the chunk: when its RowExclusiveLock is not
+ * granted at once (a chunk holds or awaits the ShareLock) it takes
+ * RowShareLock instead and logs every row, beyond the watermark too, for
+ * the rest of its transaction (TakeWatchLock).  So a write left unlogged
+ * because it was beyond the watermark has committed before the chunk read
+ * the source (its rows are in the chunk), and a write made while the
+ * chunk runs is logged.
  *
  * The watches of a relation and their watermarks are cached across
  * transactions in backend memory (watch_cache), so that a transaction of
@@ -155,6 +160,8 @@ static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
 static HTAB *row_sources = NULL;	/* RowSource, in TopTransactionContext */
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
+static List *log_everything = NIL;	/* targets whose watermark a chunk is
+									 * moving: TakeWatchLock */
 static bool callbacks_registered = false;
 
 /*
@@ -261,6 +268,7 @@ WatchXactCallback(XactEvent event, void *arg)
 		logged = NULL;
 		rel_watches = NULL;
 		row_sources = NULL;
+		log_everything = NIL;
 		npending = 0;
 		row_state_gen++;
 	}
@@ -394,15 +402,44 @@ WatchState(void)
 
 /*
  * TakeWatchLock
- *		The writer's share of a target's watch lock, until it commits.
+ *		The writer's share of a target's watch lock, until it commits,
+ *		taken without ever waiting for a chunk: RowExclusiveLock when no
+ *		chunk that moves the target's watermark holds or awaits the lock
+ *		in ShareLock (the writer then reads the watermark and logs only
+ *		the rows behind it; such a chunk waits for this writer before it
+ *		reads its source), else RowShareLock, which no chunk waits for,
+ *		and the writer logs its rows whatever the watermark
+ *		(LogEverything).  Either way a row left unlogged is read by the
+ *		chunk that moves the watermark past it.
  */
 static void
 TakeWatchLock(Oid target)
 {
 	LOCKTAG		tag;
+	MemoryContext old;
 
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	(void) LockAcquire(&tag, ShareLock, false, false);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) !=
+		LOCKACQUIRE_NOT_AVAIL)
+		return;
+	(void) LockAcquire(&tag, RowShareLock, false, false);
+	if (list_member_oid(log_everything, target))
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	log_everything = lappend_oid(log_everything, target);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * LogEverything
+ *		Whether this transaction logs every row it writes for target: it
+ *		found a chunk moving the target's watermark when it took the
+ *		target's watch lock (TakeWatchLock).
+ */
+static bool
+LogEverything(Oid target)
+{
+	return list_member_oid(log_everything, target);
 }
 
 /*
@@ -410,7 +447,8 @@ TakeWatchLock(Oid target)
  *		The transaction's RelWatches of relid, copied from a cache entry into
  *		TopTransactionContext (the cache may be emptied mid-transaction).
  *		Under a transaction snapshot the watermark may be older than one a
- *		chunk has committed since: every row is logged.
+ *		chunk has committed since, and while a chunk moves it the new one
+ *		is not known yet (LogEverything): every row is logged.
  */
 static RelWatches *
 CopyWatches(Oid relid, const CachedWatches *c)
@@ -436,7 +474,7 @@ CopyWatches(Oid relid, const CachedWatches *c)
 		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
 		e->has_watermark = c->entries[k].has_watermark;
 		e->watermark = c->entries[k].watermark;
-		if (IsolationUsesXactSnapshot())
+		if (IsolationUsesXactSnapshot() || LogEverything(e->target))
 		{
 			e->has_watermark = true;
 			e->watermark = DT_NOEND;
