@@ -321,8 +321,12 @@ SELECT backfill.purge_archive('1 day') AS purged_none;
 SELECT backfill.purge_archive('0 seconds', 'undo.totals') AS purged;
 SELECT count(*) AS left_in_archive FROM backfill.archived_chunks
  WHERE target = 'undo.totals'::regclass AND purged_at IS NULL;
-SELECT undo.rows_in(archive) AS rows_left FROM backfill.archives
+-- every chunk purged: the archive table is dropped (its owner owns nothing
+-- more of the extension's), the chunks name none
+SELECT count(*) AS archive_tables FROM backfill.archives
  WHERE target = 'undo.totals'::regclass;
+SELECT count(*) AS naming_a_table FROM backfill.archived_chunks
+ WHERE target = 'undo.totals'::regclass AND archive IS NOT NULL;
 SELECT backfill.revert(:rt);
 SELECT * FROM backfill.diff(:rt);
 SELECT backfill.register('undo.events', 'day',
@@ -413,6 +417,49 @@ SELECT backfill.revert(:w4) AS w5 \gset
 CALL backfill.run(:w5);
 CALL backfill.run(:w5);
 SELECT undo.md5('undo.wide') = :'wide_v3' AS reverted_exactly;
+
+-------------------------------------------------------------------------
+-- The archive belongs to the target's owner.  A DROP TYPE ... CASCADE of a
+-- kept column's type drops that column from the archive too: revert and
+-- diff then refuse (the kept values are gone) instead of putting back
+-- NULLs; the failed revert chunk's way on is to run it again (or cancel
+-- it), never a replan.  Purged whole, the archive table is dropped, so its
+-- owner can be dropped.
+-------------------------------------------------------------------------
+CREATE ROLE regress_undo_grader;
+CREATE TYPE undo.grade AS ENUM ('a', 'b');
+CREATE TABLE undo.graded (day date NOT NULL, id int PRIMARY KEY, g undo.grade);
+ALTER TABLE undo.graded OWNER TO regress_undo_grader;
+CREATE TABLE undo.graded_src (day date, id int, g undo.grade);
+INSERT INTO undo.graded_src VALUES ('2024-02-01', 1, 'a'), ('2024-02-01', 2, 'b');
+SELECT backfill.register('undo.graded', 'day',
+    'SELECT day, id, g FROM undo.graded_src WHERE day >= $1 AND day < $2',
+    keep_replaced => true) AS version;
+SELECT backfill.plan('undo.graded', '2024-02-01', '2024-02-02', probe => false) AS g1 \gset
+CALL backfill.run(:g1);
+SELECT backfill.plan('undo.graded', '2024-02-01', '2024-02-02', probe => false) AS g2 \gset
+CALL backfill.run(:g2);
+SELECT c.relowner::regrole AS archive_owner FROM backfill.archived_chunks k
+  JOIN pg_class c ON c.oid = k.archive WHERE k.run_id = :g2;
+ALTER TABLE undo.graded ALTER COLUMN g TYPE text;
+ALTER TABLE undo.graded_src ALTER COLUMN g TYPE text;
+DROP TYPE undo.grade;
+SET client_min_messages = warning;
+DROP TYPE undo.grade CASCADE;
+RESET client_min_messages;
+SELECT count(*) FROM backfill.diff(:g2);
+SELECT backfill.revert(:g2) AS g3 \gset
+CALL backfill.run(:g3);
+SELECT error_sqlstate, error_cause, next_step = 'CALL backfill.run(' || :g3 || ')' AS run_again
+  FROM backfill.chunks WHERE run_id = :g3 AND status = 'failed';
+SELECT backfill.replan(:g3);
+SELECT backfill.cancel(:g3) AS cancelled;
+SELECT backfill.purge_archive('0 seconds', 'undo.graded') AS purged;
+SELECT count(*) AS archive_tables FROM backfill.archives
+ WHERE target = 'undo.graded'::regclass;
+SELECT backfill.unregister('undo.graded');
+ALTER TABLE undo.graded OWNER TO CURRENT_USER;
+DROP ROLE regress_undo_grader;
 
 -- Clean up.
 SET client_min_messages = warning;

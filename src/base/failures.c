@@ -67,7 +67,10 @@ static const FailureRule failure_rules[] = {
  *		otherwise an error met while the definition's text was at work (its
  *		source, measure or ledger raised it, the ledger gate refused, a row
  *		fell outside the range or repeated a key) is the definition's, and
- *		one met before (the table gone, its locks) the environment's.
+ *		one met before (the table gone, its locks) the environment's.  A
+ *		revert chunk runs no definition's text (it puts kept rows back): its
+ *		callers pass in_user_text false, so its failures are fixed outside
+ *		backfill and the revert run again, never replanned.
  */
 FailureCause
 ClassifyFailure(int sqlerrcode, bool in_user_text)

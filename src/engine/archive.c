@@ -258,7 +258,7 @@ ArchiveFits(Relation rel, Oid owner, const RelColumns *cols, int *map)
 
 		map[j] = ARCHIVE_MAP_NULL;
 		if (att->attisdropped)
-			continue;
+			return false;		/* a column dropped by CASCADE: LostColumns */
 		if (strcmp(name, "_backfill_run") == 0 && att->atttypid == INT8OID)
 		{
 			map[j] = ARCHIVE_MAP_RUN;
@@ -368,7 +368,8 @@ ArchiveFor(Oid target, const RelColumns *cols, const ArchiveKeep *keep)
 /*
  * RecordKept
  *		The catalog's record of a kept chunk: which archive table holds its
- *		rows, how many, and until when (keep_for; NULL: until purged).
+ *		rows (InvalidOid: none, they are in kept leaves), how many, and
+ *		until when (keep_for; NULL: until purged).
  */
 static void
 RecordKept(Oid target, const ArchiveKeep *keep, Oid archive, int64 rows)
@@ -379,7 +380,8 @@ RecordKept(Oid target, const ArchiveKeep *keep, Oid archive, int64 rows)
 	CatalogArg(&args, INT8OID, Int64GetDatum(keep->run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(keep->chunk_no), false);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
-	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(archive),
+			   !OidIsValid(archive));
 	CatalogArg(&args, INT8OID, Int64GetDatum(rows), false);
 	CatalogArg(&args, INTERVALOID, PointerGetDatum(keep->keep_for),
 			   keep->keep_for == NULL);
@@ -475,19 +477,17 @@ RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
 
 /*
  * ArchiveKeepLeaves
- *		See backfill.h.  The target gets its row archive too (ArchiveFor,
- *		empty for these rows), so that it is listed in backfill.archives
- *		and archive_usage.  Caller is connected to SPI and holds the
- *		chunk's locks.
+ *		See backfill.h.  The chunk's record names no archive table: its rows
+ *		are in the kept tables (backfill.archived_leaves).  Caller is
+ *		connected to SPI and holds the chunk's locks.
  */
 void
 ArchiveKeepLeaves(Oid target, List *leaves, const ArchiveKeep *keep,
 				  int64 rows)
 {
 	ListCell   *lc;
-	Oid			archive = ArchiveFor(target, ReadColumnsOf(target), keep);
 
-	RecordKept(target, keep, archive, rows);
+	RecordKept(target, keep, InvalidOid, rows);
 	foreach(lc, leaves)
 	{
 		Oid			leaf = lfirst_oid(lc);
@@ -597,14 +597,44 @@ CheckKept(int64 run_id, int32 chunk_no, Oid *archive)
 }
 
 /*
+ * CheckNoLostColumn
+ *		55000 when archive table rel (of the rows run_id kept) has a
+ *		dropped column: the extension never drops one, so a DROP TYPE ...
+ *		CASCADE (or DROP SCHEMA ... CASCADE) of the column's type took it,
+ *		and the values it held are gone; a revert would put back NULLs and
+ *		a diff would not show the column.
+ */
+static void
+CheckNoLostColumn(Relation rel, int64 run_id)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		if (TupleDescAttr(desc, i)->attisdropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the archive of run %lld lost a column",
+							(long long) run_id),
+					 errdetail("A column of archive table %s was dropped by a DROP ... CASCADE of the column's type (or of its schema): the kept values of that column are gone.",
+							   QualifiedRelName(RelationGetRelid(rel))),
+					 errhint("The run can no longer be reverted or diffed exactly; backfill.purge_archive removes what is left of its kept rows.")));
+	}
+}
+
+/*
  * OpenKeptTable
  *		Archive table "archive", which holds the rows of chunk chunk_no of
  *		run_id, opened (ArchiveStoreOpen); 42P01 when it was dropped (its
- *		owner's DROP OWNED, say): the kept rows are gone.
+ *		owner's DROP OWNED, say): the kept rows are gone; 55000 when it lost
+ *		a column (CheckNoLostColumn).
  */
 static Relation
 OpenKeptTable(Oid archive, int64 run_id, int32 chunk_no, LOCKMODE mode)
 {
+	Relation	rel;
+
 	if (!OidIsValid(archive) || get_rel_name(archive) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -612,7 +642,9 @@ OpenKeptTable(Oid archive, int64 run_id, int32 chunk_no, LOCKMODE mode)
 						chunk_no, (long long) run_id),
 				 errdetail("The table that held its kept rows was dropped (by its owner's DROP OWNED, or by hand)."),
 				 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
-	return ArchiveStoreOpen(archive, mode);
+	rel = ArchiveStoreOpen(archive, mode);
+	CheckNoLostColumn(rel, run_id);
+	return rel;
 }
 
 /*
@@ -818,8 +850,7 @@ ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 	SpiConnect();
 	kept = CheckKept(reverted, chunk_no, &archive);
 	KeptLeaves(reverted, chunk_no, &leaves, &kepts, &chunks);
-	RecordKept(target, keep, ArchiveFor(target, ReadColumnsOf(target), keep),
-			   rows_now);
+	RecordKept(target, keep, InvalidOid, rows_now);
 	for (i = 0; i < list_length(leaves); i++)
 	{
 		Oid			leaf = list_nth_oid(leaves, i);
@@ -979,6 +1010,7 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 		int			j;
 
 		CHECK_FOR_INTERRUPTS();
+		CheckNoLostColumn(rel, run_id);
 		for (j = 0; j < n; j++)
 		{
 			int			k = ColumnIndex(have, kc[j].name);
@@ -1063,36 +1095,78 @@ PurgeLeaves(int64 run_id)
 }
 
 /*
- * DropEmptyArchive
- *		Drop archive table "archive" when no chunk it holds is left
- *		unpurged and it is not its target's newest (which keeps the target
- *		listed in archive_usage and takes the next chunks); the purged
- *		chunks that named it then name none.
+ * ForgetArchive
+ *		Remove archive table "archive" from the catalog: its row of
+ *		backfill.archives, and the chunks' references to it.
  */
 static void
-DropEmptyArchive(Oid archive, Oid target)
+ForgetArchive(Oid archive)
 {
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1];
 
 	values[0] = ObjectIdGetDatum(archive);
-	if (archive == NewestArchive(target) ||
-		CatalogExists("SELECT FROM backfill.archived_chunks"
-					  " WHERE archive OPERATOR(pg_catalog.=) $1"
-					  " AND purged_at IS NULL",
-					  1, argtypes, values))
-		return;
 	CatalogExec("UPDATE backfill.archived_chunks SET archive = NULL"
 				" WHERE archive OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	CatalogExec("DELETE FROM backfill.archives"
 				" WHERE archive OPERATOR(pg_catalog.=) $1",
 				1, argtypes, values, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * DropEmptyArchive
+ *		Drop archive table "archive" when no chunk it holds is left
+ *		unpurged (a keeping chunk makes a new one when needed); the purged
+ *		chunks that named it then name none.  So a role whose kept rows are
+ *		all purged owns no archive table any more (DROP ROLE works).
+ */
+static void
+DropEmptyArchive(Oid archive)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+
+	values[0] = ObjectIdGetDatum(archive);
+	if (CatalogExists("SELECT FROM backfill.archived_chunks"
+					  " WHERE archive OPERATOR(pg_catalog.=) $1"
+					  " AND purged_at IS NULL",
+					  1, argtypes, values))
+		return;
+	ForgetArchive(archive);
 	if (get_rel_name(archive) != NULL)
 	{
 		table_close(ArchiveStoreOpen(archive, AccessExclusiveLock), NoLock);
 		ArchiveStoreDrop(archive);
 	}
+}
+
+/*
+ * ForgetDroppedArchives
+ *		Forget the archive tables that no longer exist (dropped with their
+ *		owner's objects, DROP OWNED): their kept rows are gone, and revert
+ *		and diff of their runs say so (OpenKeptTable, 42P01).
+ */
+static void
+ForgetDroppedArchives(void)
+{
+	List	   *gone = NIL;
+	ListCell   *lc;
+	int			i;
+
+	CatalogExec("SELECT archive::pg_catalog.oid FROM backfill.archives",
+				0, NULL, NULL, NULL, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			archive = SpiGetOid(i, 1, &isnull);
+
+		if (get_rel_name(archive) == NULL)
+			gone = lappend_oid(gone, archive);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	foreach(lc, gone)
+		ForgetArchive(lfirst_oid(lc));
 }
 
 /*
@@ -1113,6 +1187,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 	CatalogArgs args;
 
 	SpiConnect();
+	ForgetDroppedArchives();
 
 	/*
 	 * The runs with chunks to purge: kept before now() - older_than, or
@@ -1215,7 +1290,7 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 		}
 		PurgeLeaves(run_ids[r]);
 		foreach(lc, touched)
-			DropEmptyArchive(lfirst_oid(lc), targets[r]);
+			DropEmptyArchive(lfirst_oid(lc));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}

@@ -782,7 +782,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 					   deferral && report->deferrals >= backfill_max_attempts,
 					   report->deferrals);
 		report->cause = ClassifyFailure(edata->sqlerrcode,
-										work->phase == PHASE_WORK);
+										work->phase == PHASE_WORK &&
+										run->reverts == 0);
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
@@ -875,7 +876,7 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
 		edata = report->error;
 	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, true);
+		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
 
 	SpiConnect();
 	RecordChunkFailure(run, chunk, edata, report->cause);

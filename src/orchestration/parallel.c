@@ -918,12 +918,17 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 					ReleaseCallTarget(st, m->run->target);
 				if (!warned)
 					ereport(NOTICE,
-							(errmsg("run %lld: backfill.max_workers (%d) background workers are at work in the cluster; going on with %d of the %d parallel workers asked for",
+							(BackfillMaxWorkers() > 0 ?
+							 errmsg("run %lld: all %d of the cluster's backfill worker slots are taken; going on with %d of the %d parallel workers asked for",
 									(long long) m->run->run_id,
 									BackfillMaxWorkers(), st->in_flight,
-									parallel),
-							 errdetail("backfill.max_workers counts the workers of every session and database, so that parallel chunks leave the rest of max_worker_processes to parallel query and other background workers."),
-							 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.")));
+									parallel) :
+							 errmsg("run %lld: backfill.max_workers is 0; the chunks run in this session",
+									(long long) m->run->run_id),
+							 errdetail("backfill.max_workers caps the parallel chunks of every session and database at once, so that they leave the rest of max_worker_processes to parallel query and other background workers."),
+							 BackfillMaxWorkers() > 0 ?
+							 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.") :
+							 errhint("Ask a superuser to raise backfill.max_workers for parallel chunks.")));
 				warned = true;
 				if (st->in_flight > 0)
 				{
@@ -1219,7 +1224,7 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
 		edata = report->error;
 	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, true);
+		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SpiConnect();

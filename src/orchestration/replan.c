@@ -144,8 +144,9 @@ RecordContinues(int64 new_run, int64 old_run)
 
 /*
  * ReplanRun
- *		See backfill.h.  Refused for a run of a group (replan_group), a
- *		done or cancelled run, a run with nothing left, a run being
+ *		See backfill.h.  Refused for a revert run (it has no definition to
+ *		plan again), a run of a group (replan_group), a done or cancelled
+ *		run, a run with nothing left, a run being
  *		executed, and a caller the run permission rule refuses (the same
  *		rights as run: the planner's, and DELETE and INSERT on the
  *		target).  Caller is connected to SPI.
@@ -162,6 +163,15 @@ ReplanRun(int64 run_id)
 
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "replan", true);
+	if (run->reverts != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld is the revert of run %lld and cannot be replanned",
+						(long long) run_id, (long long) run->reverts),
+				 errdetail("A revert run puts back the rows run %lld kept; it has no definition to plan again.",
+						   (long long) run->reverts),
+				 errhint("Fix the cause of its failure, then CALL backfill.run(%lld); or cancel it with backfill.cancel(%lld).",
+						 (long long) run_id, (long long) run_id)));
 	if (run->group_id != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -120,8 +120,9 @@ CREATE POLICY readable_target ON backfill.archived_chunks FOR SELECT
 CREATE POLICY readable_target ON backfill.archived_leaves FOR SELECT
     USING (pg_catalog.has_table_privilege(target::pg_catalog.oid, 'SELECT'));
 
--- Disk used by the archive of each target the caller may read: its archive
--- tables and kept leaves; "archive" is its newest archive table.
+-- Disk used by the archive of each target the caller may read (each
+-- target that ever kept a chunk): its archive tables and kept leaves;
+-- "archive" is its newest archive table.
 CREATE VIEW backfill.archive_usage WITH (security_invoker = true) AS
 SELECT t.target,
        (SELECT a.archive FROM backfill.archives a
@@ -130,12 +131,13 @@ SELECT t.target,
        (SELECT pg_catalog.count(*) FROM backfill.archived_chunks k
          WHERE k.target OPERATOR(pg_catalog.=) t.target
            AND k.purged_at IS NULL) AS chunks_kept,
-       (SELECT pg_catalog.sum(k.rows_kept) FROM backfill.archived_chunks k
+       (SELECT COALESCE(pg_catalog.sum(k.rows_kept), 0)::pg_catalog.int8
+          FROM backfill.archived_chunks k
          WHERE k.target OPERATOR(pg_catalog.=) t.target
            AND k.purged_at IS NULL) AS rows_kept,
        s.bytes,
        pg_catalog.pg_size_pretty(s.bytes) AS size
-  FROM (SELECT DISTINCT target FROM backfill.archives) t
+  FROM (SELECT DISTINCT target FROM backfill.archived_chunks) t
  CROSS JOIN LATERAL (
        SELECT (COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(a.archive))
                            FROM backfill.archives a
