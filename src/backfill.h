@@ -984,6 +984,20 @@ extern Tuplestorestate *ArchiveRegisterKept(Oid target, int64 run_id,
 											int *ncolumns);
 
 /*
+ * Register the rows the target holds now in the n ranges los[i] to his[i]
+ * (values of the time column's base type, in time order), each with its
+ * chunk number nos[i], as the relation "name" on the caller's SPI
+ * connection: the columns "columns" (as ArchiveRegisterKept made them),
+ * then _backfill_chunk; read from C.  Returns the store, which the caller
+ * ends after unregistering it.
+ */
+extern Tuplestorestate *ArchiveRegisterNow(Oid target, const char *time_column,
+										   const KeptColumn *columns,
+										   int ncolumns, int n,
+										   const int32 *nos, const Datum *los,
+										   const Datum *his, const char *name);
+
+/*
  * Keep the files of the leaf partitions "leaves" (OIDs) of target, whose
  * rows chunk "keep" replaces, in kept tables of backfill_archive
  * (keptleaf.c), leaving the leaves empty; rows: how many rows they held.

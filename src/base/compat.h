@@ -160,6 +160,22 @@
 #endif
 
 /*
+ * BackfillIndexBeginScan(heap, index, snapshot, nkeys)
+ *		index_beginscan with no ORDER BY keys; 18 added the scan's
+ *		instrumentation, 19 the table scan's flags.
+ */
+#if PG_VERSION_NUM >= 190000
+#define BackfillIndexBeginScan(heap, index, snapshot, nkeys) \
+	index_beginscan((heap), (index), (snapshot), NULL, (nkeys), 0, 0)
+#elif PG_VERSION_NUM >= 180000
+#define BackfillIndexBeginScan(heap, index, snapshot, nkeys) \
+	index_beginscan((heap), (index), (snapshot), NULL, (nkeys), 0)
+#else
+#define BackfillIndexBeginScan(heap, index, snapshot, nkeys) \
+	index_beginscan((heap), (index), (snapshot), (nkeys), 0)
+#endif
+
+/*
  * BackfillBitmapBegin(tbm) / BackfillBitmapNext(it) / BackfillBitmapEnd(it)
  *		The blocks of a TID bitmap in order (InvalidBlockNumber at the end).
  *		18 renamed the backend-local iterator (TBMPrivateIterator) and made

@@ -39,18 +39,29 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/tableam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/parse_relation.h"
+#include "commands/defrem.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1041,6 +1052,229 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	SpiRegisterRows(name, desc, store);
 	*columns = kc;
 	*ncolumns = n;
+	return store;
+}
+
+/*
+ * ChunkOfTime
+ *		The index (into los/his, n ranges in time order, of the time
+ *		column's base type "base": timestamptz, timestamp or date) of the
+ *		range that holds value t; -1 when none.  A binary search comparing
+ *		the values as integers, as PostgreSQL's own comparisons do: no
+ *		operator is called.
+ */
+static int
+ChunkOfTime(Oid base, Datum t, const Datum *los, const Datum *his, int n)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int64		v = base == DATEOID ? DatumGetDateADT(t) : DatumGetInt64(t);
+		int64		a = base == DATEOID ? DatumGetDateADT(los[mid]) : DatumGetInt64(los[mid]);
+		int64		b = base == DATEOID ? DatumGetDateADT(his[mid]) : DatumGetInt64(his[mid]);
+
+		if (v < a)
+			hi = mid - 1;
+		else if (v >= b)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+/*
+ * TimeIndex
+ *		A valid btree index of rel, open (AccessShareLock), whose first key
+ *		is column "attnum" in the default operator class of "base", with no
+ *		expression and no predicate; NULL when rel has none.  Nothing of an
+ *		index's expressions is loaded or evaluated: they are only looked at
+ *		as null or not in its pg_index row.
+ */
+static Relation
+TimeIndex(Relation rel, AttrNumber attnum, Oid base)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	Oid			opfamily = get_opclass_family(GetDefaultOpClass(base, BTREE_AM_OID));
+	ListCell   *lc;
+	Relation	found = NULL;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (index->rd_rel->relam == BTREE_AM_OID &&
+			index->rd_index->indisvalid && index->rd_index->indisready &&
+			index->rd_index->indkey.values[0] == attnum &&
+			index->rd_opfamily[0] == opfamily &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+		{
+			found = index;
+			break;
+		}
+		index_close(index, AccessShareLock);
+	}
+	list_free(indexes);
+	return found;
+}
+
+/*
+ * ReadLeafNow
+ *		Put into state's store the rows of table "rel" (the target, or one
+ *		of its leaves) whose time column falls in one of the n ranges,
+ *		each with its chunk number: through a btree index on the time
+ *		column, one range scan per chunk, or else one sequential scan.
+ *		The comparisons are btree's own (the column type's default
+ *		operator class) or ChunkOfTime's.
+ */
+static void
+ReadLeafNow(Relation rel, AttrNumber tatt, Oid base, FillState *state,
+			int n, const int32 *nos, const Datum *los, const Datum *his)
+{
+	Snapshot	snapshot = GetActiveSnapshot();
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	Relation	index = TimeIndex(rel, tatt, base);
+	int			i;
+
+	if (index != NULL)
+	{
+		RegProcedure ge = base == DATEOID ? F_DATE_GE :
+			base == TIMESTAMPOID ? F_TIMESTAMP_GE : F_TIMESTAMPTZ_GE;
+		RegProcedure lt = base == DATEOID ? F_DATE_LT :
+			base == TIMESTAMPOID ? F_TIMESTAMP_LT : F_TIMESTAMPTZ_LT;
+
+		for (i = 0; i < n; i++)
+		{
+			ScanKeyData keys[2];
+			IndexScanDesc scan;
+
+			CHECK_FOR_INTERRUPTS();
+			ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, ge, los[i]);
+			ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, lt, his[i]);
+			scan = BackfillIndexBeginScan(rel, index, snapshot, 2);
+			index_rescan(scan, keys, 2, NULL, 0);
+			state->chunk_no = nos[i];
+			while (index_getnext_slot(scan, ForwardScanDirection, slot))
+			{
+				CHECK_FOR_INTERRUPTS();
+				FillRow(slot, state);
+			}
+			index_endscan(scan);
+		}
+		index_close(index, AccessShareLock);
+	}
+	else
+	{
+		TableScanDesc scan = table_beginscan_strat(rel, snapshot, 0, NULL,
+												   true, false);
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			Datum		t;
+			int			k;
+
+			CHECK_FOR_INTERRUPTS();
+			t = slot_getattr(slot, tatt, &isnull);
+			if (isnull || (k = ChunkOfTime(base, t, los, his, n)) < 0)
+				continue;
+			state->chunk_no = nos[k];
+			FillRow(slot, state);
+		}
+		table_endscan(scan);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * ArchiveRegisterNow
+ *		See backfill.h.  Read from C, as the kept rows are: the table (its
+ *		leaves, for a partitioned target), never planned as a query, so no
+ *		code of the table's owner (an index expression or predicate, a
+ *		partition key, an expression statistic, all of which the planner
+ *		may evaluate) runs for the caller.  The caller checked the
+ *		reader's rights (CheckKeptRowsReadable, which also locked the
+ *		target).
+ */
+Tuplestorestate *
+ArchiveRegisterNow(Oid target, const char *time_column,
+				   const KeptColumn *columns, int ncolumns, int n,
+				   const int32 *nos, const Datum *los, const Datum *his,
+				   const char *name)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(ncolumns + 1);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Oid			base = getBaseType(TimeColumnType(target, time_column));
+	List	   *rels;
+	ListCell   *lc;
+	bool		pushed = false;
+	int			i;
+
+	for (i = 0; i < ncolumns; i++)
+	{
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), columns[i].name,
+						   columns[i].type, columns[i].typmod, 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
+									columns[i].collation);
+	}
+	TupleDescInitEntry(desc, (AttrNumber) (ncolumns + 1), "_backfill_chunk",
+					   INT4OID, -1, 0);
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+
+	rels = get_rel_relkind(target) == RELKIND_PARTITIONED_TABLE ?
+		find_all_inheritors(target, AccessShareLock, NULL) :
+		list_make1_oid(target);
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		Relation	rel;
+		FillState  *state;
+		AttrNumber	tatt;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = table_open(relid, AccessShareLock);
+		if (rel->rd_rel->relkind != RELKIND_RELATION)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("diff cannot read partition %s", QualifiedRelName(relid)),
+					 errdetail("diff reads a target's partitions from its own code, and %s is %s.",
+							   QualifiedRelName(relid),
+							   rel->rd_rel->relkind == RELKIND_FOREIGN_TABLE ?
+							   "a foreign table" : "not a plain table")));
+		state = FillStart(store, desc, ncolumns, true);
+		for (j = 0; j < ncolumns; j++)
+		{
+			AttrNumber	att = get_attnum(relid, columns[j].name);
+
+			state->cols[j].attnum = att;
+			state->cols[j].out = InvalidOid;
+			if (att > 0 && columns[j].rendered)
+			{
+				bool		varlena;
+
+				getTypeOutputInfo(getBaseType(get_atttype(relid, att)),
+								  &state->cols[j].out, &varlena);
+			}
+		}
+		tatt = get_attnum(relid, time_column);
+		ReadLeafNow(rel, tatt, base, state, n, nos, los, his);
+		MemoryContextDelete(state->row_cxt);
+		table_close(rel, AccessShareLock);
+	}
+	if (pushed)
+		PopActiveSnapshot();
+	SpiRegisterRows(name, desc, store);
 	return store;
 }
 

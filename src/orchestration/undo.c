@@ -415,29 +415,6 @@ DiffKeyEquality(const KeptColumn *c, const char *a, const char *b)
 }
 
 /*
- * DiffTargetColumn
- *		Kept column c as read from the target "t": of the same type as the
- *		kept values (a domain as its base type, a binary relabeling), or,
- *		for a rendered column, as its text (OutputExpr of the target
- *		column's base type, the way FillRow renders the kept values).
- */
-static char *
-DiffTargetColumn(const KeptColumn *c)
-{
-	char	   *col = psprintf("t.%s", quote_identifier(c->name));
-	Oid			base = getBaseType(c->target_type);
-
-	if (c->rendered)
-		return OutputExpr(base, col);
-	if (base != c->target_type)
-		return psprintf("%s::%s", col,
-						format_type_extended(base, -1,
-											 FORMAT_TYPE_TYPEMOD_GIVEN |
-											 FORMAT_TYPE_FORCE_QUALIFY));
-	return col;
-}
-
-/*
  * DiffEqualMeansSameJson
  *		Whether two values of built-in type "type" that its "=" finds equal
  *		always have equal to_jsonb (jsonb's equality, which compares
@@ -659,18 +636,17 @@ DiffMultisetQuery(StringInfo sql, const KeptColumn *cols, int ncols)
 
 /*
  * DiffAsCaller
- *		Run the diff statement "sql" (3 parameters) as the caller, search
- *		path pinned, its rows streaming into dest.
+ *		Run the diff statement "sql" as the caller, search_path pinned, its
+ *		rows streaming into dest.
  */
 static void
-DiffAsCaller(const char *sql, Oid *argtypes, Datum *values,
-			 DestReceiver *dest)
+DiffAsCaller(const char *sql, DestReceiver *dest)
 {
 	int			pin = SpiPinSearchPath();
 
 	PG_TRY();
 	{
-		SpiExecDest(sql, 3, argtypes, values, NULL, dest, SPI_OK_SELECT);
+		SpiExecDest(sql, 0, NULL, NULL, NULL, dest, SPI_OK_SELECT);
 	}
 	PG_FINALLY();
 	{
@@ -682,16 +658,20 @@ DiffAsCaller(const char *sql, Oid *argtypes, Datum *values,
 /*
  * DiffRun
  *		See backfill.h.  The rows chunk by chunk: the old side is what the
- *		run's chunks kept (read from C into rows named backfill_old, after
- *		CheckKeptRowsReadable), the new side the target's rows in the same
- *		chunks now; the comparison is one statement run as the caller,
- *		search_path pinned, that calls PostgreSQL's own functions and
- *		operators only (every operator schema-qualified, no cast of a
- *		user's type: JsonSafe).  With a key, per key: added, removed, or
- *		changed with the old and new values of the columns that differ;
- *		without, as multisets: one row per copy added or removed, key NULL.
- *		The run must be the last over its range (else the target no longer
- *		holds what it wrote).  Caller is connected to SPI.
+ *		run's chunks kept, the new side the target's rows in the same
+ *		chunks now, both read from C into tuplestores (backfill_old,
+ *		backfill_new; ArchiveRegisterKept, ArchiveRegisterNow) after
+ *		CheckKeptRowsReadable, so no query is ever planned over the target
+ *		(the planner may evaluate its owner's functions: an index
+ *		expression, a partition key).  The comparison is one statement run
+ *		as the caller, search_path pinned, over those two relations only,
+ *		that calls PostgreSQL's own functions and operators only (every
+ *		operator schema-qualified, no cast of a user's type: JsonSafe).
+ *		With a key, per key: added, removed, or changed with the old and
+ *		new values of the columns that differ; without, as multisets: one
+ *		row per copy added or removed, key NULL.  The run must be the last
+ *		over its range (else the target no longer holds what it wrote).
+ *		Caller is connected to SPI.
  */
 void
 DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
@@ -700,18 +680,14 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	List	   *key;
 	int			n;
 	int			i;
-	Datum	   *nos;
+	int32	   *nos;
 	Datum	   *los;
 	Datum	   *his;
-	Oid			base;
-	Oid			argtypes[3];
-	Datum		values[3];
 	StringInfoData sql;
 	StringInfoData kept;
-	StringInfoData fresh;
-	const char *tc;
 	int			nest;
 	Tuplestorestate *old_rows;
+	Tuplestorestate *new_rows;
 	KeptColumn *cols;
 	int			ncols;
 
@@ -738,13 +714,12 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 					2, types, vals, nulls, SPI_OK_SELECT);
 	}
 	n = (int) SPI_processed;
-	nos = palloc(sizeof(Datum) * Max(n, 1));
+	nos = palloc(sizeof(int32) * Max(n, 1));
 	los = palloc(sizeof(Datum) * Max(n, 1));
 	his = palloc(sizeof(Datum) * Max(n, 1));
 	nest = NewGUCNestLevel();
 	(void) set_config_option("TimeZone", run->timezone, PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	base = getBaseType(TimeColumnType(run->target, run->time_column));
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
@@ -752,7 +727,7 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 		Datum		v[2];
 
 		CHECK_FOR_INTERRUPTS();
-		nos[i] = Int32GetDatum(SpiGetInt32(i, 1, &isnull));
+		nos[i] = SpiGetInt32(i, 1, &isnull);
 		RangeParams(run->target, run->time_column,
 					DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull)),
 					DatumGetTimestampTz(SpiGetDatumCopy(i, 3, &isnull)),
@@ -766,38 +741,23 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	key = DiffKeyColumns(run);
 	old_rows = ArchiveRegisterKept(run->target, run_id, chunk_no,
 								   "backfill_old", &cols, &ncols);
-	tc = quote_identifier(run->time_column);
-
-	argtypes[0] = INT4ARRAYOID;
-	argtypes[1] = argtypes[2] = get_array_type(base);
-	values[0] = MakeArray(nos, NULL, n, INT4OID);
-	values[1] = MakeArray(los, NULL, n, base);
-	values[2] = MakeArray(his, NULL, n, base);
+	new_rows = ArchiveRegisterNow(run->target, run->time_column, cols, ncols,
+								  n, nos, los, his, "backfill_new");
 
 	/*
 	 * The two sides: the kept rows (o) and the rows the chunks' ranges
-	 * hold now (nw), each the chunk number and the kept columns, of the
-	 * same types on both sides.
+	 * hold now (nw), both read from C, each the chunk number and the kept
+	 * columns, of the same types on both sides.  The statement names no
+	 * relation of anyone's.
 	 */
 	initStringInfo(&kept);
-	initStringInfo(&fresh);
 	for (i = 0; i < ncols; i++)
-	{
-		const char *c = quote_identifier(cols[i].name);
-
-		appendStringInfo(&kept, ", o.%s", c);
-		appendStringInfo(&fresh, ", %s AS %s", DiffTargetColumn(&cols[i]), c);
-	}
+		appendStringInfo(&kept, ", o.%s", quote_identifier(cols[i].name));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH o AS (SELECT o._backfill_chunk%s FROM backfill_old o),"
-					 " nw AS (SELECT k._backfill_n AS _backfill_chunk%s"
-					 "  FROM %s t JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
-					 "   pg_catalog.unnest($3)) AS k(_backfill_n, _backfill_lo, _backfill_hi)"
-					 "  ON t.%s OPERATOR(pg_catalog.>=) k._backfill_lo"
-					 "  AND t.%s OPERATOR(pg_catalog.<) k._backfill_hi)",
-					 kept.data, fresh.data, QualifiedRelName(run->target),
-					 tc, tc);
+					 " nw AS (SELECT o._backfill_chunk%s FROM backfill_new o)",
+					 kept.data, kept.data);
 	if (key != NIL)
 		DiffKeyedQuery(&sql, run->target, key, cols, ncols);
 	else
@@ -810,9 +770,11 @@ DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest)
 	nest = NewGUCNestLevel();
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	DiffAsCaller(sql.data, argtypes, values, dest);
+	DiffAsCaller(sql.data, dest);
 	SpiUnregisterRows("backfill_old");
+	SpiUnregisterRows("backfill_new");
 	tuplestore_end(old_rows);
+	tuplestore_end(new_rows);
 	AtEOXact_GUC(true, nest);
 }
 
