@@ -99,7 +99,7 @@ SELECT acct, salary FROM undosec.pay ORDER BY day, acct;
 RESET SESSION AUTHORIZATION;
 
 -- Kept leaves: a partitioned target replaced by swap keeps the leaves'
--- files in tables of backfill_archive owned by the extension; the same
+-- files in tables of backfill_archive owned by the leaves' owner; the same
 -- rule: a reader of some columns, or behind a policy, sees nothing of them,
 -- and the author cannot read or write them directly.
 SET SESSION AUTHORIZATION regress_undo_owner;
@@ -138,6 +138,40 @@ SELECT * FROM backfill.diff(:q2);
 SELECT backfill.revert(:q2);
 SELECT count(*) FROM :kleaf;
 RESET SESSION AUTHORIZATION;
+
+-- Roles that reach every schema and table (pg_read_all_data,
+-- pg_write_all_data) meet the archive tables' row-level security, enabled
+-- and forced with no policy: they read no kept row and change none, nor
+-- does the tables' owner; a superuser still sees every row.
+CREATE ROLE regress_undo_all;
+GRANT pg_read_all_data, pg_write_all_data TO regress_undo_all;
+SELECT c.relowner::regrole AS owner, c.relrowsecurity, c.relforcerowsecurity
+  FROM pg_class c WHERE c.oid = :'arch'::regclass;
+SET SESSION AUTHORIZATION regress_undo_all;
+SELECT count(*) AS seen FROM :arch;
+UPDATE :arch SET salary = -1;
+DELETE FROM :arch;
+\set VERBOSITY sqlstate
+INSERT INTO :arch (day, acct, salary, _backfill_run, _backfill_chunk)
+    VALUES ('2024-01-01', 'z', 1, :r2, 1);
+\set VERBOSITY terse
+SELECT count(*) AS seen FROM :kleaf;
+RESET SESSION AUTHORIZATION;
+SELECT count(*) AS kept_rows, min(salary) > 0 AS unchanged FROM :arch;
+DROP ROLE regress_undo_all;
+
+-- Kept rows belong to whoever owned the table when they were kept: the
+-- table given to another role, that role may neither read them nor put
+-- them back without the old owner's privileges (the archive tables stay
+-- the old owner's); a superuser may.
+CREATE ROLE regress_undo_heir;
+ALTER TABLE undosec.pay OWNER TO regress_undo_heir;
+SET SESSION AUTHORIZATION regress_undo_heir;
+SELECT count(*) FROM backfill.diff(:rv);
+RESET SESSION AUTHORIZATION;
+SELECT count(*) AS diff_rows FROM backfill.diff(:rv);
+ALTER TABLE undosec.pay OWNER TO regress_undo_owner;
+DROP ROLE regress_undo_heir;
 
 -- Clean up.
 SET client_min_messages = warning;

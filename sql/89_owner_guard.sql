@@ -1,8 +1,8 @@
 -- The owner-rights guard (doc/security.md "The guard"): a statement run
 -- with the extension owner's rights may touch only relations, functions,
 -- operators, casts and types of pg_catalog or of the extension (and
--- pg_cron's), and of utility statements only GRANT/REVOKE and LOCK TABLE
--- of such relations.  backfill._owner_guard(statement) analyses a
+-- pg_cron's), and of utility statements only LOCK TABLE of such relations
+-- (the scheduling-role guard's GRANT and REVOKE are made from C).  backfill._owner_guard(statement) analyses a
 -- statement as the guard does (search_path pinned) and says what it
 -- refuses, NULL when nothing; each kind of object a user can make is
 -- refused here.  (sql/82_changed_regions.sql shows the guard firing on a
@@ -35,11 +35,12 @@ INSERT INTO probe (statement) VALUES
     ('SELECT c.relname FROM pg_catalog.pg_class c ORDER BY c.relname'),
     ('SELECT j.jobid FROM cron.job j'),
     ('SELECT pg_catalog.count(*) FROM backfill.chunks TABLESAMPLE SYSTEM (10)'),
-    ('GRANT SELECT ON backfill.scheduled_jobs TO PUBLIC'),
     ('LOCK TABLE backfill.dependencies IN SHARE ROW EXCLUSIVE MODE'),
     -- pinned: the user's now() on the caller's path is not the one resolved
     ('SELECT now()'),
-    -- a user's relations: table, view, their grant, their lock
+    -- a user's relations: table, view, their grant, their lock; a GRANT
+    -- even on the extension's own
+    ('GRANT SELECT ON backfill.scheduled_jobs TO PUBLIC'),
     ('SELECT a FROM guardt.t'),
     ('SELECT relname FROM guardt.v'),
     ('GRANT SELECT ON guardt.t TO PUBLIC'),
@@ -73,6 +74,27 @@ ALTER EXTENSION backfill DROP FUNCTION backfill.lineage(regclass, timestamptz, t
 SELECT backfill._owner_guard('SELECT l.run_id FROM backfill.lineage($1) l') AS refused;
 ALTER EXTENSION backfill ADD FUNCTION backfill.lineage(regclass, timestamptz, timestamptz);
 SELECT backfill._owner_guard('SELECT l.run_id FROM backfill.lineage($1) l') AS refused;
+
+-- a DBA's event trigger on DDL does not fire for the scheduling-role
+-- guard's GRANT and REVOKE, made from C: scheduling works with one in
+-- place, and its function never runs as the extension owner
+GRANT USAGE ON SCHEMA cron TO regress_guard_user;
+CREATE TABLE guardt.ddl_log (tag text, ran_as name);
+CREATE FUNCTION guardt.note_ddl() RETURNS event_trigger LANGUAGE plpgsql AS
+$$BEGIN INSERT INTO guardt.ddl_log VALUES (tg_tag, current_user); END$$;
+CREATE EVENT TRIGGER guardt_ddl ON ddl_command_end EXECUTE FUNCTION guardt.note_ddl();
+SET SESSION AUTHORIZATION regress_guard_user;
+SELECT backfill.register('guardt.t', 'd',
+    'SELECT 1 AS a, d FROM pg_catalog.generate_series($1::date, $2::date - 1, ''1 day'') d') AS version;
+SELECT backfill.plan('guardt.t', '2024-01-01', '2024-01-03', probe => false) AS gr \gset
+SELECT backfill.schedule(:gr, '0 0 30 2 *') > 0 AS scheduled;
+SELECT backfill.unschedule(:gr) AS unscheduled;
+SELECT backfill.cancel(:gr) AS cancelled;
+SELECT backfill.unregister('guardt.t');
+RESET SESSION AUTHORIZATION;
+DROP EVENT TRIGGER guardt_ddl;
+SELECT tag, ran_as FROM guardt.ddl_log;
+REVOKE USAGE ON SCHEMA cron FROM regress_guard_user;
 
 -- a superuser's question only; NULL is refused
 SET SESSION AUTHORIZATION regress_guard_user;

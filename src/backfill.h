@@ -81,8 +81,8 @@ extern bool backfill_notice_timing; /* the summary names the time taken */
  * Between GuardPush and GuardPop (CatalogRun), every query analysed is
  * refused (XX000, naming it) when it touches a relation, function,
  * operator, cast or type that is neither pg_catalog's nor a member of
- * backfill or pg_cron, or is a utility statement other than GRANT/REVOKE
- * on such a relation.  GuardPop takes what GuardPush returned.
+ * backfill or pg_cron, or is a utility statement other than LOCK TABLE of
+ * such a relation.  GuardPop takes what GuardPush returned.
  */
 extern void GuardInstall(void);
 extern int	GuardPush(void);
@@ -370,8 +370,13 @@ extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);
  */
 extern int	CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 						const char *nulls, int expected);
-/* The same for a statement built per call (never cached), no parameters. */
-extern int	CatalogExecUnsaved(const char *sql, int expected);
+/*
+ * GRANT (grant true) or REVOKE SELECT on backfill.<relname> to role
+ * "rolename", as the extension owner, from C: no statement, no event
+ * trigger (the scheduling-role guard's grant).
+ */
+extern void CatalogGrantSelect(const char *relname, const char *rolename,
+							   bool grant);
 /*
  * extversion of extension backfill in this database (palloc'd), NULL when
  * it is not installed here; cheap after the first call (version.c asks).

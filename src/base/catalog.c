@@ -36,6 +36,7 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -253,6 +254,45 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes, int options)
 	return plan;
 }
 
+/* A GRANT or REVOKE of SELECT on one of the extension's relations. */
+typedef struct CatalogGrantSpec
+{
+	const char *relname;		/* a relation of schema backfill */
+	const char *rolename;
+	bool		grant;			/* false: REVOKE */
+} CatalogGrantSpec;
+
+/*
+ * DoGrant
+ *		The GRANT or REVOKE of spec, from C (ExecuteGrantStmt): no SQL is
+ *		parsed and no event trigger fires, so no code of anyone's runs with
+ *		the owner's rights.  Called by CatalogRun, as the owner.
+ */
+static void
+DoGrant(const CatalogGrantSpec *spec)
+{
+	GrantStmt  *stmt = makeNode(GrantStmt);
+	AccessPriv *priv = makeNode(AccessPriv);
+	RoleSpec   *grantee = makeNode(RoleSpec);
+
+	priv->priv_name = pstrdup("select");
+	grantee->roletype = ROLESPEC_CSTRING;
+	grantee->rolename = pstrdup(spec->rolename);
+	grantee->location = -1;
+	stmt->is_grant = spec->grant;
+	stmt->targtype = ACL_TARGET_OBJECT;
+	stmt->objtype = OBJECT_TABLE;
+	stmt->objects = list_make1(makeRangeVar(pstrdup("backfill"),
+											pstrdup(spec->relname), -1));
+	stmt->privileges = list_make1(priv);
+	stmt->grantees = list_make1(grantee);
+	stmt->grant_option = false;
+	stmt->grantor = NULL;
+	stmt->behavior = DROP_RESTRICT;
+	ExecuteGrantStmt(stmt);
+	CommandCounterIncrement();
+}
+
 /*
  * CatalogRun
  *		Run one catalog statement as the extension owner: the one function
@@ -269,7 +309,9 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes, int options)
  * "save", the statement's plan is kept for the rest of the session (see
  * CatalogPlanFor, prepared with cursor options "options"); statements
  * whose text varies per call are run unsaved.  With "dest", the result
- * rows go there (SpiExecDest), unsaved.  The owner-rights guard (guard.c)
+ * rows go there (SpiExecDest), unsaved.  With "grant" (and no sql), the
+ * GRANT or REVOKE it describes is done from C (DoGrant) instead of a
+ * statement.  The owner-rights guard (guard.c)
  * is on meanwhile: every query analysed, this statement and any SQL
  * function body it runs, is refused when it touches anything that is not
  * pg_catalog's or the extension's own.
@@ -277,7 +319,7 @@ CatalogPlanFor(const char *sql, int nargs, Oid *argtypes, int options)
 static int
 CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 		   const char *nulls, int expected, bool save, int options,
-		   DestReceiver *dest)
+		   DestReceiver *dest, const CatalogGrantSpec *grant)
 {
 	Oid			owner = ExtensionOwner();
 	Oid			save_userid;
@@ -297,7 +339,9 @@ CatalogRun(const char *sql, int nargs, Oid *argtypes, Datum *values,
 		SPIPlanPtr	plan = save ? CatalogPlanFor(sql, nargs, argtypes,
 												options) : NULL;
 
-		if (dest != NULL)
+		if (grant != NULL)
+			DoGrant(grant);
+		else if (dest != NULL)
 			rc = SpiExecDest(sql, nargs, argtypes, values, nulls, dest,
 							 expected);
 		else if (plan == NULL)
@@ -332,18 +376,23 @@ CatalogExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			const char *nulls, int expected)
 {
 	return CatalogRun(sql, nargs, argtypes, values, nulls, expected, true, 0,
-					  NULL);
+					  NULL, NULL);
 }
 
 /*
- * CatalogExecUnsaved
- *		CatalogExec for a statement whose text is built per call (a GRANT
- *		naming a role): run as the extension owner, never cached.
+ * CatalogGrantSelect
+ *		See backfill.h: GRANT (or REVOKE) SELECT on backfill.<relname> to
+ *		role "rolename", as the extension owner (CatalogRun), from C.
  */
-int
-CatalogExecUnsaved(const char *sql, int expected)
+void
+CatalogGrantSelect(const char *relname, const char *rolename, bool grant)
 {
-	return CatalogRun(sql, 0, NULL, NULL, NULL, expected, false, 0, NULL);
+	CatalogGrantSpec spec;
+
+	spec.relname = relname;
+	spec.rolename = rolename;
+	spec.grant = grant;
+	(void) CatalogRun(NULL, 0, NULL, NULL, NULL, 0, false, 0, NULL, &spec);
 }
 
 /*
@@ -530,7 +579,7 @@ CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
 	PG_TRY();
 	{
 		rc = CatalogRun(body, nargs, argtypes, values, nulls, expected, true,
-						CURSOR_OPT_GENERIC_PLAN, NULL);
+						CURSOR_OPT_GENERIC_PLAN, NULL, NULL);
 	}
 	PG_FINALLY();
 	{
@@ -650,7 +699,7 @@ CatalogExecArgsOnce(const char *sql, const CatalogArgs *args, int expected)
 	CatalogCheckParams(sql, args);
 	return CatalogRun(sql, args->n, (Oid *) args->types,
 					  (Datum *) args->values, args->nulls, expected, false, 0,
-					  NULL);
+					  NULL, NULL);
 }
 
 /*
@@ -665,7 +714,7 @@ CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
 	CatalogCheckParams(sql, args);
 	return CatalogRun(sql, args->n, (Oid *) args->types,
 					  (Datum *) args->values, args->nulls, expected, false, 0,
-					  dest);
+					  dest, NULL);
 }
 
 /*

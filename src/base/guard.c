@@ -14,8 +14,8 @@
  * operators, aggregates and casts of pg_catalog or of those extensions,
  * and use only types (domains included, so their CHECKs) of pg_catalog,
  * schema backfill or pg_cron's schema.  Of utility statements it may run
- * only GRANT and REVOKE on those relations (the scheduling-role guard) and
- * LOCK TABLE of them.  So no user's relation, view, trigger, function,
+ * only LOCK TABLE of those relations (the scheduling-role guard's GRANT
+ * and REVOKE are made from C, and fire no event trigger).  So no user's relation, view, trigger, function,
  * operator, cast, domain or type can be reached with the owner's rights,
  * whatever a statement's author forgot: the rule holds by construction,
  * and a statement that breaks it is an internal error naming it.
@@ -263,18 +263,14 @@ CheckRangeVars(GuardState *st, List *relations)
 
 /*
  * CheckUtility
- *		Of utility statements only GRANT and REVOKE on relations (the
- *		scheduling-role guard's grant) and LOCK TABLE, each of relations
- *		that pass CheckRelation.
+ *		Of utility statements only LOCK TABLE of relations that pass
+ *		CheckRelation (the extension's grants are made from C: DoGrant in
+ *		catalog.c, which fires no event trigger).
  */
 static void
 CheckUtility(GuardState *st, Node *stmt)
 {
-	if (IsA(stmt, GrantStmt) &&
-		((GrantStmt *) stmt)->targtype == ACL_TARGET_OBJECT &&
-		((GrantStmt *) stmt)->objtype == OBJECT_TABLE)
-		CheckRangeVars(st, ((GrantStmt *) stmt)->objects);
-	else if (IsA(stmt, LockStmt))
+	if (IsA(stmt, LockStmt))
 		CheckRangeVars(st, ((LockStmt *) stmt)->relations);
 	else
 		Refuse(st, "utility statement",

@@ -53,7 +53,8 @@
 #include "backfill.h"
 
 /* The grant that makes a role undroppable while it has backfill jobs. */
-#define GUARD_OBJECT "backfill.scheduled_jobs"
+#define GUARD_RELNAME "scheduled_jobs"
+#define GUARD_OBJECT "backfill." GUARD_RELNAME
 
 /*
  * GuardLock
@@ -159,9 +160,7 @@ JobGuardGrant(void)
 	(void) GuardLock(true);
 	if (HoldsGuard(GetUserId()))
 		return;
-	CatalogExecUnsaved(psprintf("GRANT SELECT ON " GUARD_OBJECT " TO %s",
-								quote_identifier(CurrentUserName())),
-					   SPI_OK_UTILITY);
+	CatalogGrantSelect(GUARD_RELNAME, CurrentUserName(), true);
 }
 
 /*
@@ -194,9 +193,7 @@ JobGuardRelease(const char *rolname)
 		if (CatalogExists(ROLE_JOBS_SQL, 1, argtypes, values))
 			return;
 	}
-	CatalogExecUnsaved(psprintf("REVOKE SELECT ON " GUARD_OBJECT " FROM %s",
-								quote_identifier(rolname)),
-					   SPI_OK_UTILITY);
+	CatalogGrantSelect(GUARD_RELNAME, rolname, false);
 }
 
 /*

@@ -45,6 +45,8 @@
 #include "access/tableam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "storage/lmgr.h"
+#include "utils/resowner.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_collation.h"
@@ -58,6 +60,7 @@
 #include "miscadmin.h"
 #include "parser/parse_relation.h"
 #include "commands/defrem.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
@@ -635,14 +638,46 @@ CheckNoLostColumn(Relation rel, int64 run_id)
 }
 
 /*
+ * CheckKeptOwner
+ *		42501 unless archive table rel (of rows run_id kept from table
+ *		"from": the target, or a kept leaf's partition) belongs to the
+ *		owner "from" has now, or the current user has the privileges of
+ *		its owner.  Kept rows belong to whoever owned the table when they
+ *		were kept: when the table changed hands since, or was dropped and
+ *		its OID taken by another table (after a dump and restore, say),
+ *		they are not the new owner's to read or put back.
+ */
+static void
+CheckKeptOwner(Relation rel, Oid from, int64 run_id)
+{
+	Oid			owner = rel->rd_rel->relowner;
+	char	   *name;
+
+	if ((get_rel_name(from) != NULL && RelOwner(from) == owner) ||
+		has_privs_of_role(GetUserId(), owner))
+		return;
+	name = GetUserNameFromId(owner, true);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for the kept rows of run %lld",
+					(long long) run_id),
+			 errdetail("They were kept from a table of role \"%s\", which no longer owns it.",
+					   name ? name : "?"),
+			 errhint("A role with the privileges of role \"%s\" may read them or put them back.",
+					 name ? name : "?")));
+}
+
+/*
  * OpenKeptTable
  *		Archive table "archive", which holds the rows of chunk chunk_no of
  *		run_id, opened (ArchiveStoreOpen); 42P01 when it was dropped (its
- *		owner's DROP OWNED, say): the kept rows are gone; 55000 when it lost
- *		a column (CheckNoLostColumn).
+ *		owner's DROP OWNED, say): the kept rows are gone; 42501 when it is
+ *		not the target's owner's (CheckKeptOwner); 55000 when it lost a
+ *		column (CheckNoLostColumn).
  */
 static Relation
-OpenKeptTable(Oid archive, int64 run_id, int32 chunk_no, LOCKMODE mode)
+OpenKeptTable(Oid archive, Oid target, int64 run_id, int32 chunk_no,
+			  LOCKMODE mode)
 {
 	Relation	rel;
 
@@ -654,6 +689,7 @@ OpenKeptTable(Oid archive, int64 run_id, int32 chunk_no, LOCKMODE mode)
 				 errdetail("The table that held its kept rows was dropped (by its owner's DROP OWNED, or by hand)."),
 				 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
 	rel = ArchiveStoreOpen(archive, mode);
+	CheckKeptOwner(rel, target, run_id);
 	CheckNoLostColumn(rel, run_id);
 	return rel;
 }
@@ -789,7 +825,7 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 		SpiFinish();
 		return 0;
 	}
-	rel = OpenKeptTable(archive, run_id, chunk_no, AccessShareLock);
+	rel = OpenKeptTable(archive, target, run_id, chunk_no, AccessShareLock);
 	cols = ReadColumnsOf(target);
 	have = ReadColumns(rel);
 	which = palloc(sizeof(int) * Max(cols->n, 1));
@@ -885,6 +921,12 @@ ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 							QualifiedRelName(leaf), chunk_no, (long long) reverted),
 					 errdetail("The table that held them was dropped (by its owner's DROP OWNED, or by hand)."),
 					 errhint("The kept rows are gone; the run can no longer be reverted or diffed.")));
+		{
+			Relation	krel = ArchiveStoreOpen(k, AccessShareLock);
+
+			CheckKeptOwner(krel, leaf, reverted);
+			table_close(krel, AccessShareLock);
+		}
 		KeptLeafExchange(leaf, k);
 		RecordLeaf(target, keep, leaf, k);
 	}
@@ -1021,6 +1063,9 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 		int			j;
 
 		CHECK_FOR_INTERRUPTS();
+		CheckKeptOwner(rel, is_leaf ?
+					   list_nth_oid(leaves, i - list_length(sources)) : target,
+					   run_id);
 		CheckNoLostColumn(rel, run_id);
 		for (j = 0; j < n; j++)
 		{
@@ -1279,6 +1324,56 @@ ArchiveRegisterNow(Oid target, const char *time_column,
 }
 
 /*
+ * TryDropArchive
+ *		Drop archive (or kept) table relid, in a subtransaction: when its
+ *		lock is not free at once, or something depends on it (a view
+ *		someone made over it), a WARNING says so and it stays, to be
+ *		dropped by a later purge; a purge, and the pg_cron tick that runs
+ *		one, never fails for it.  Returns whether it was dropped.
+ */
+static bool
+TryDropArchive(Oid relid)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool dropped = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (!ConditionalLockRelationOid(relid, AccessExclusiveLock))
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not lock it")));
+		table_close(ArchiveStoreOpen(relid, NoLock), NoLock);
+		ArchiveStoreDrop(relid);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		dropped = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(WARNING,
+				(errmsg("archive table %u was purged but not dropped: %s",
+						relid, edata->message),
+				 errhint("A later purge drops it once nothing else holds or depends on it.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return dropped;
+}
+
+/*
  * PurgeLeaves
  *		Forget the kept leaves of the purged chunks of run_id, and drop
  *		each kept table no chunk records any more (a revert records the
@@ -1323,8 +1418,7 @@ PurgeLeaves(int64 run_id)
 						  1, argtypes, values) ||
 			get_rel_name(kept) == NULL)
 			continue;
-		table_close(ArchiveStoreOpen(kept, AccessExclusiveLock), NoLock);
-		ArchiveStoreDrop(kept);
+		(void) TryDropArchive(kept);
 	}
 }
 
@@ -1367,12 +1461,8 @@ DropEmptyArchive(Oid archive)
 					  " AND purged_at IS NULL",
 					  1, argtypes, values))
 		return;
-	ForgetArchive(archive);
-	if (get_rel_name(archive) != NULL)
-	{
-		table_close(ArchiveStoreOpen(archive, AccessExclusiveLock), NoLock);
-		ArchiveStoreDrop(archive);
-	}
+	if (get_rel_name(archive) == NULL || TryDropArchive(archive))
+		ForgetArchive(archive);
 }
 
 /*
@@ -1401,6 +1491,37 @@ ForgetDroppedArchives(void)
 	SPI_freetuptable(SPI_tuptable);
 	foreach(lc, gone)
 		ForgetArchive(lfirst_oid(lc));
+}
+
+/*
+ * DropEmptyArchives
+ *		DropEmptyArchive of every archive table no unpurged chunk names
+ *		(one a purge could not drop before is tried again).
+ */
+static void
+DropEmptyArchives(void)
+{
+	List	   *empty = NIL;
+	ListCell   *lc;
+	int			i;
+
+	CatalogExec("SELECT a.archive::pg_catalog.oid FROM backfill.archives a"
+				" WHERE NOT EXISTS (SELECT FROM backfill.archived_chunks k"
+				"  WHERE k.archive OPERATOR(pg_catalog.=) a.archive"
+				"  AND k.purged_at IS NULL)",
+				0, NULL, NULL, NULL, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+
+		empty = lappend_oid(empty, SpiGetOid(i, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	foreach(lc, empty)
+	{
+		CHECK_FOR_INTERRUPTS();
+		DropEmptyArchive(lfirst_oid(lc));
+	}
 }
 
 /*
@@ -1467,8 +1588,6 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 		int			nchunks;
 		int32	   *chunk_nos;
 		Oid		   *archives;
-		List	   *touched = NIL;
-		ListCell   *lc;
 		int			c;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1517,18 +1636,19 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 			CHECK_FOR_INTERRUPTS();
 			if (!OidIsValid(archives[c]) || get_rel_name(archives[c]) == NULL)
 				continue;
-			rel = ArchiveStoreOpen(archives[c], RowExclusiveLock);
+			/* held by someone: the rows go when the table is dropped */
+			if (!ConditionalLockRelationOid(archives[c], RowExclusiveLock))
+				continue;
+			rel = ArchiveStoreOpen(archives[c], NoLock);
 			(void) ArchiveStoreDelete(rel, run_ids[r], chunk_nos[c]);
 			table_close(rel, NoLock);
-			touched = list_append_unique_oid(touched, archives[c]);
 		}
 		PurgeLeaves(run_ids[r]);
-		foreach(lc, touched)
-			DropEmptyArchive(lfirst_oid(lc));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}
 	MemoryContextDelete(loop_cxt);
+	DropEmptyArchives();
 	SpiFinish();
 	return purged;
 }

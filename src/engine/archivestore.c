@@ -44,6 +44,8 @@
 #include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/heap.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
@@ -60,7 +62,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "rewrite/rowsecurity.h"
 
 #include "backfill.h"
 
@@ -68,6 +73,33 @@
 #define ARCHIVE_BATCH_ROWS 1000
 /* ... or of about this many bytes (as COPY's buffered multi-insert) */
 #define ARCHIVE_BATCH_BYTES (64 * 1024)
+
+/*
+ * DenyByDefault
+ *		Enable and force row-level security on relid, with no policy: any
+ *		query of it by a role that is neither a superuser nor BYPASSRLS
+ *		sees no row and writes none, its owner included, whatever grant
+ *		or predefined role it holds (pg_read_all_data and
+ *		pg_write_all_data reach every schema).  The extension's own reads
+ *		and writes are on heap pages, which no policy filters.
+ */
+static void
+DenyByDefault(Oid relid)
+{
+	Relation	pgclass = table_open(RelationRelationId, RowExclusiveLock);
+	HeapTuple	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for relation %u", relid);
+	form = (Form_pg_class) GETSTRUCT(tup);
+	form->relrowsecurity = true;
+	form->relforcerowsecurity = true;
+	CatalogTupleUpdate(pgclass, &tup->t_self, tup);
+	heap_freetuple(tup);
+	table_close(pgclass, RowExclusiveLock);
+	CommandCounterIncrement();
+}
 
 /*
  * ArchiveStoreCreate
@@ -100,6 +132,7 @@ ArchiveStoreCreate(const char *name, TupleDesc desc, Oid owner,
 	CommandCounterIncrement();
 	NewRelationCreateToastTable(relid, (Datum) 0);
 	CommandCounterIncrement();
+	DenyByDefault(relid);
 
 	if (brin)
 	{
@@ -163,9 +196,10 @@ ArchiveStoreOpen(Oid relid, LOCKMODE mode)
 /*
  * ArchiveStoreIsPlain
  *		See backfill.h: whether rel is still exactly as ArchiveStoreCreate
- *		made it, apart from its columns: owned by "owner", no trigger,
- *		rule, row security, CHECK, default, generated or NOT NULL column,
- *		and no index but BRIN indexes on its run and chunk columns.  Rows
+ *		made it, apart from its columns: owned by "owner", row security
+ *		enabled and forced with no policy (DenyByDefault), no trigger,
+ *		rule, CHECK, default, generated or NOT NULL column, and no index
+ *		but BRIN indexes on its run and chunk columns.  Rows
  *		written from C into such a table are what an INSERT would write.
  */
 bool
@@ -179,7 +213,8 @@ ArchiveStoreIsPlain(Relation rel, Oid owner)
 
 	if (rel->rd_rel->relowner != owner ||
 		rel->rd_rel->relhastriggers || rel->rd_rel->relhasrules ||
-		rel->rd_rel->relrowsecurity ||
+		!rel->rd_rel->relrowsecurity || !rel->rd_rel->relforcerowsecurity ||
+		(rel->rd_rsdesc != NULL && rel->rd_rsdesc->policies != NIL) ||
 		(desc->constr != NULL &&
 		 (desc->constr->num_check > 0 || desc->constr->num_defval > 0 ||
 		  desc->constr->has_generated_stored)))
