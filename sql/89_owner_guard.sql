@@ -68,6 +68,18 @@ CREATE TRIGGER planted BEFORE DELETE ON backfill.targets
 SELECT backfill._owner_guard('DELETE FROM backfill.targets WHERE false') AS refused;
 SELECT backfill._owner_guard('SELECT t.target FROM backfill.targets t') AS read_only;
 DROP TRIGGER planted ON backfill.targets;
+-- so does a CHECK constraint a superuser added there (found on the table,
+-- not in the statement: a plan cached before cannot hide it), and a policy
+-- forced on the owner
+-- refuses even a read
+ALTER TABLE backfill.targets ADD CONSTRAINT planted CHECK (guardt.f(1)) NOT VALID;
+SELECT backfill._owner_guard('DELETE FROM backfill.targets WHERE false') AS refused;
+ALTER TABLE backfill.targets DROP CONSTRAINT planted;
+ALTER TABLE backfill.chunks FORCE ROW LEVEL SECURITY;
+CREATE POLICY planted ON backfill.chunks USING (guardt.f(1));
+SELECT backfill._owner_guard('SELECT c.run_id FROM backfill.chunks c') AS refused;
+DROP POLICY planted ON backfill.chunks;
+ALTER TABLE backfill.chunks NO FORCE ROW LEVEL SECURITY;
 
 -- an object dropped from the extension is no longer the extension's
 ALTER EXTENSION backfill DROP FUNCTION backfill.lineage(regclass, timestamptz, timestamptz);

@@ -958,8 +958,9 @@ extern int64 ArchiveDeleteRange(Oid target, const char *time_column,
 								const ArchiveKeep *keep);
 
 /*
- * Insert, as the current user, the rows chunk chunk_no of run_id kept back
- * into the target; 55000 when it kept nothing or they were purged.
+ * Insert, as the current user, the rows chunk chunk_no of run_id kept
+ * (in an archive table, or in kept leaves' tables) back into the target;
+ * 55000 when it kept nothing or they were purged.
  */
 extern int64 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no);
 
@@ -1013,6 +1014,15 @@ extern void ArchiveKeepLeaves(Oid target, List *leaves,
 
 /* Whether chunk chunk_no of run_id (0: any chunk) kept leaves. */
 extern bool ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no);
+
+/*
+ * Whether the leaves chunk chunk_no of run_id kept can take their kept
+ * files back as they are: each still a partition of target, under the
+ * same columns, constraints, domains and triggers as when kept.  Else a
+ * revert puts their rows back with ArchiveRestoreRows (an INSERT, which
+ * checks them).
+ */
+extern bool ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no);
 
 /*
  * Put back the leaves chunk chunk_no of run "reverted" kept, by exchanging

@@ -10,7 +10,8 @@
  * extension owner may read and write only relations of pg_catalog and the
  * extension's own (members of extension backfill, or of pg_cron, whose
  * job table the extension reads and whose functions it calls), whose
- * triggers call only such functions; it may call only functions,
+ * triggers, constraints, defaults, index expressions, rules and forced
+ * policies call only such functions; it may call only functions,
  * operators, aggregates and casts of pg_catalog or of those extensions,
  * and use only types (domains included, so their CHECKs) of pg_catalog,
  * schema backfill or pg_cron's schema.  Of utility statements it may run
@@ -33,15 +34,19 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/readfuncs.h"
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
-#include "miscadmin.h"
+#include "rewrite/prs2lock.h"
+#include "rewrite/rowsecurity.h"
 #include "tcop/cmdtag.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
@@ -57,6 +62,8 @@
 static int	guard_depth = 0;
 
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+
+static bool GuardWalker(Node *node, void *context);
 
 /* What one check knows and what it found. */
 typedef struct GuardState
@@ -153,21 +160,107 @@ CheckFunction(GuardState *st, Oid funcid)
 }
 
 /*
- * CheckTriggers
- *		The functions of the triggers of the relation a statement writes (the
- *		extension's own has none; one a superuser added would run with the
- *		owner's rights): each by CheckFunction.
+ * CheckNodeString
+ *		An expression stored as text in the catalog (a constraint, a
+ *		default, an index expression or predicate), walked as the guard
+ *		walks a query.  Nothing is evaluated.
  */
 static void
-CheckTriggers(GuardState *st, Oid relid)
+CheckNodeString(GuardState *st, const char *text)
+{
+	if (text != NULL && st->refusal == NULL)
+		(void) GuardWalker((Node *) stringToNode(text), st);
+}
+
+/*
+ * CheckWrittenRelation
+ *		The code PostgreSQL runs when a statement writes relation relid
+ *		(the extension's own has nothing but its own; whatever a superuser
+ *		attached would run with the owner's rights): its triggers'
+ *		functions, its CHECK constraints, defaults and generated columns,
+ *		its indexes' expressions and predicates, and its rules.  Each is
+ *		walked as the statement is, whether or not its text is analysed
+ *		again in this statement (a plan cached before runs unanalysed).
+ */
+static void
+CheckWrittenRelation(GuardState *st, Oid relid)
 {
 	Relation	rel = RelationIdGetRelation(relid);
+	TupleConstr *constr;
+	List	   *indexes;
+	ListCell   *lc;
 	int			i;
 
 	if (!RelationIsValid(rel))
 		return;
 	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
 		CheckFunction(st, rel->trigdesc->triggers[i].tgfoid);
+	constr = RelationGetDescr(rel)->constr;
+	for (i = 0; constr != NULL && i < constr->num_check; i++)
+		CheckNodeString(st, constr->check[i].ccbin);
+	for (i = 0; constr != NULL && i < constr->num_defval; i++)
+		CheckNodeString(st, constr->defval[i].adbin);
+	for (i = 0; rel->rd_rules != NULL && i < rel->rd_rules->numLocks; i++)
+	{
+		RewriteRule *rule = rel->rd_rules->rules[i];
+
+		if (st->refusal == NULL)
+			(void) GuardWalker(rule->qual, st);
+		foreach(lc, rule->actions)
+		{
+			if (st->refusal == NULL)
+				(void) GuardWalker((Node *) lfirst(lc), st);
+		}
+	}
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID,
+										  ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		isnull;
+		Datum		d;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		d = SysCacheGetAttr(INDEXRELID, tup, Anum_pg_index_indexprs, &isnull);
+		if (!isnull)
+			CheckNodeString(st, TextDatumGetCString(d));
+		d = SysCacheGetAttr(INDEXRELID, tup, Anum_pg_index_indpred, &isnull);
+		if (!isnull)
+			CheckNodeString(st, TextDatumGetCString(d));
+		ReleaseSysCache(tup);
+	}
+	list_free(indexes);
+	RelationClose(rel);
+}
+
+/*
+ * CheckForcedPolicies
+ *		The policies of a relation with row-level security forced on its
+ *		owner (the extension's own tables do not force it; a superuser
+ *		who did would have their quals run as the owner).
+ */
+static void
+CheckForcedPolicies(GuardState *st, Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	ListCell   *lc;
+
+	if (!RelationIsValid(rel))
+		return;
+	if (rel->rd_rel->relrowsecurity && rel->rd_rel->relforcerowsecurity &&
+		rel->rd_rsdesc != NULL)
+	{
+		foreach(lc, rel->rd_rsdesc->policies)
+		{
+			RowSecurityPolicy *policy = (RowSecurityPolicy *) lfirst(lc);
+
+			if (st->refusal == NULL)
+				(void) GuardWalker((Node *) policy->qual, st);
+			if (st->refusal == NULL)
+				(void) GuardWalker((Node *) policy->with_check_qual, st);
+		}
+	}
 	RelationClose(rel);
 }
 
@@ -307,7 +400,8 @@ GuardWalker(Node *node, void *context)
 					return st->refusal != NULL;
 				}
 				if (q->resultRelation > 0)
-					CheckTriggers(st, rt_fetch(q->resultRelation, q->rtable)->relid);
+					CheckWrittenRelation(st, rt_fetch(q->resultRelation,
+													  q->rtable)->relid);
 				CheckSortGroup(st, q->sortClause);
 				CheckSortGroup(st, q->groupClause);
 				CheckSortGroup(st, q->distinctClause);
@@ -326,7 +420,11 @@ GuardWalker(Node *node, void *context)
 				RangeTblEntry *rte = (RangeTblEntry *) node;
 
 				if (rte->rtekind == RTE_RELATION)
+				{
 					CheckRelation(st, rte->relid);
+					if (st->refusal == NULL)
+						CheckForcedPolicies(st, rte->relid);
+				}
 				if (rte->tablesample != NULL)
 					CheckFunction(st, rte->tablesample->tsmhandler);
 				return st->refusal != NULL;

@@ -42,32 +42,32 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/nbtree.h"
-#include "access/tableam.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
-#include "storage/lmgr.h"
-#include "utils/resowner.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_collation.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/parse_relation.h"
-#include "commands/defrem.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
-#include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "backfill.h"
@@ -468,9 +468,63 @@ ArchiveDeleteRange(Oid target, const char *time_column,
 }
 
 /*
+ * LeafRules
+ *		What an INSERT into partition "leaf" checks, as an md5: its columns
+ *		(name, type, NOT NULL), its constraints (CHECK, foreign keys, its
+ *		parents' too: they are the leaf's own rows of pg_constraint), the
+ *		constraints of the domains its columns are of (down to their base
+ *		types) and its triggers.  Files kept under the same rules hold rows
+ *		that an INSERT would accept again; under others (a constraint added
+ *		since, a column changed), a revert puts them back through an
+ *		INSERT that checks them.  Read as the caller, from pg_catalog
+ *		only, search_path pinned; constraints are deparsed, never run.
+ */
+static char *
+LeafRules(Oid leaf)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	char	   *rules;
+
+	values[0] = ObjectIdGetDatum(leaf);
+	SpiExecPinned("WITH RECURSIVE doms(t) AS ("
+				  "  SELECT a.atttypid FROM pg_catalog.pg_attribute a"
+				  "   WHERE a.attrelid OPERATOR(pg_catalog.=) $1"
+				  "   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
+				  "  UNION SELECT y.typbasetype FROM doms"
+				  "   JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) doms.t"
+				  "   WHERE y.typtype OPERATOR(pg_catalog.=) 'd')"
+				  " SELECT pg_catalog.md5(pg_catalog.concat_ws('|',"
+				  "  (SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', a.attname,"
+				  "     a.atttypid, a.atttypmod, a.attnotnull), ',' ORDER BY a.attnum)"
+				  "    FROM pg_catalog.pg_attribute a"
+				  "   WHERE a.attrelid OPERATOR(pg_catalog.=) $1"
+				  "   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped),"
+				  "  (SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', c.contype,"
+				  "     c.conname, c.convalidated, pg_catalog.pg_get_constraintdef(c.oid)),"
+				  "     ',' ORDER BY c.conname, c.contype)"
+				  "    FROM pg_catalog.pg_constraint c"
+				  "   WHERE c.conrelid OPERATOR(pg_catalog.=) $1),"
+				  "  (SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', c.contypid,"
+				  "     c.conname, pg_catalog.pg_get_constraintdef(c.oid)),"
+				  "     ',' ORDER BY c.contypid, c.conname)"
+				  "    FROM pg_catalog.pg_constraint c"
+				  "   WHERE c.contypid OPERATOR(pg_catalog.=) ANY (SELECT t FROM doms)),"
+				  "  (SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', t.tgname,"
+				  "     t.tgfoid, t.tgtype, t.tgenabled), ',' ORDER BY t.tgname)"
+				  "    FROM pg_catalog.pg_trigger t"
+				  "   WHERE t.tgrelid OPERATOR(pg_catalog.=) $1 AND NOT t.tgisinternal)))",
+				  1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	rules = SpiGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	return rules;
+}
+
+/*
  * RecordLeaf
  *		The catalog's record that chunk keep of target kept partition
- *		"leaf"'s files in table "kept".
+ *		"leaf"'s files in table "kept", with the leaf's rules now
+ *		(LeafRules).
  */
 static void
 RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
@@ -483,9 +537,10 @@ RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(leaf), false);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(kept), false);
+	CatalogArgText(&args, LeafRules(leaf));
 	CatalogExecArgs("INSERT INTO backfill.archived_leaves"
-					" (run_id, chunk_no, target, leaf, kept)"
-					" VALUES ($1, $2, $3, $4, $5)",
+					" (run_id, chunk_no, target, leaf, kept, rules)"
+					" VALUES ($1, $2, $3, $4, $5, $6)",
 					&args, SPI_OK_INSERT);
 }
 
@@ -514,6 +569,9 @@ ArchiveKeepLeaves(Oid target, List *leaves, const ArchiveKeep *keep,
 	}
 }
 
+static void KeptLeavesRules(int64 run_id, int32 chunk_no, List **leaves,
+							List **kepts, List **chunks, List **rules);
+
 /*
  * KeptLeaves
  *		The leaves chunk chunk_no of run_id kept (chunk_no 0: of every
@@ -523,14 +581,28 @@ static void
 KeptLeaves(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
 		   List **chunks)
 {
+	KeptLeavesRules(run_id, chunk_no, leaves, kepts, chunks, NULL);
+}
+
+/*
+ * KeptLeavesRules
+ *		KeptLeaves, and in *rules (when not NULL) each leaf's rules when its
+ *		files were kept (LeafRules).
+ */
+static void
+KeptLeavesRules(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
+				List **chunks, List **rules)
+{
 	CatalogArgs args;
 	int			i;
 
 	*leaves = *kepts = *chunks = NIL;
+	if (rules != NULL)
+		*rules = NIL;
 	CatalogArgsInit(&args);
 	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk_no), chunk_no == 0);
-	CatalogExecArgs("SELECT leaf::pg_catalog.oid, kept::pg_catalog.oid, chunk_no"
+	CatalogExecArgs("SELECT leaf::pg_catalog.oid, kept::pg_catalog.oid, chunk_no, rules"
 					" FROM backfill.archived_leaves"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND ($2 IS NULL OR chunk_no OPERATOR(pg_catalog.=) $2)"
@@ -543,6 +615,8 @@ KeptLeaves(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
 		*leaves = lappend_oid(*leaves, SpiGetOid(i, 1, &isnull));
 		*kepts = lappend_oid(*kepts, SpiGetOid(i, 2, &isnull));
 		*chunks = lappend_int(*chunks, SpiGetInt32(i, 3, &isnull));
+		if (rules != NULL)
+			*rules = lappend(*rules, SpiGetText(i, 4));
 	}
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -608,6 +682,36 @@ CheckKept(int64 run_id, int32 chunk_no, Oid *archive)
 				 errdetail("They were removed at %s (backfill.purge_archive or the definition's keep_for).",
 						   purged_at)));
 	return rows;
+}
+
+/*
+ * ArchiveLeavesUnchanged
+ *		See backfill.h: every leaf chunk chunk_no of run_id kept is still a
+ *		partition of target, under the rules it had then (LeafRules), and
+ *		its kept table exists: its files can be exchanged back as they are.
+ */
+bool
+ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no)
+{
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	List	   *rules;
+	int			i;
+
+	KeptLeavesRules(run_id, chunk_no, &leaves, &kepts, &chunks, &rules);
+	for (i = 0; i < list_length(leaves); i++)
+	{
+		Oid			leaf = list_nth_oid(leaves, i);
+
+		CHECK_FOR_INTERRUPTS();
+		if (get_rel_name(leaf) == NULL ||
+			get_rel_name(list_nth_oid(kepts, i)) == NULL ||
+			!list_member_oid(get_partition_ancestors(leaf), target) ||
+			strcmp(LeafRules(leaf), (char *) list_nth(rules, i)) != 0)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -805,18 +909,20 @@ int64
 ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 {
 	RelColumns *cols;
-	RelColumns *have;
-	int		   *which;
-	int		   *from;
-	int			n = 0;
-	int			i;
 	Oid			archive;
-	Relation	rel;
 	int64		kept;
-	int64		rows;
+	int64		rows = 0;
 	Tuplestorestate *store;
 	TupleDesc	desc;
-	FillState  *state;
+	List	   *tables;
+	List	   *froms;
+	List	   *leaves;
+	List	   *kepts;
+	List	   *chunks;
+	int		   *which;
+	int			n = 0;
+	int			i;
+	StringInfoData list;
 
 	SpiConnect();
 	kept = CheckKept(run_id, chunk_no, &archive);
@@ -825,47 +931,87 @@ ArchiveRestoreRows(Oid target, int64 run_id, int32 chunk_no)
 		SpiFinish();
 		return 0;
 	}
-	rel = OpenKeptTable(archive, target, run_id, chunk_no, AccessShareLock);
+
+	/*
+	 * The tables that hold the rows: the chunk's archive table, or the
+	 * tables of the leaves it kept (their files kept, put back row by row
+	 * because a leaf's rules changed since: ArchiveLeavesUnchanged).
+	 */
+	if (OidIsValid(archive))
+	{
+		tables = list_make1_oid(archive);
+		froms = list_make1_oid(target);
+	}
+	else
+	{
+		KeptLeaves(run_id, chunk_no, &leaves, &kepts, &chunks);
+		tables = kepts;
+		froms = leaves;
+	}
+
+	/* the target's columns that every one of them has: those go back */
 	cols = ReadColumnsOf(target);
-	have = ReadColumns(rel);
 	which = palloc(sizeof(int) * Max(cols->n, 1));
-	from = palloc(sizeof(int) * Max(cols->n, 1));
 	for (i = 0; i < cols->n; i++)
 	{
-		int			k = ColumnIndex(have, cols->names[i]);
+		ListCell   *lc;
+		bool		everywhere = !cols->generated[i];
 
-		if (cols->generated[i] || k < 0)
-			continue;
-		which[n] = i;
-		from[n] = k;
-		n++;
+		foreach(lc, tables)
+		{
+			if (get_rel_name(lfirst_oid(lc)) != NULL &&
+				get_attnum(lfirst_oid(lc), cols->names[i]) == InvalidAttrNumber)
+				everywhere = false;
+		}
+		if (everywhere)
+			which[n++] = i;
 	}
 
 	/* from C: the kept rows leave the archive */
-	desc = RowsDesc(have, from, n);
 	store = tuplestore_begin_heap(false, false, work_mem);
-	state = FillStart(store, desc, n, false);
-	for (i = 0; i < n; i++)
-		state->cols[i].attnum = have->attnums[from[i]];
-	rows = ArchiveStoreScan(rel, run_id, chunk_no, FillRow, state);
-	table_close(rel, AccessShareLock);
+	desc = NULL;
+	for (i = 0; i < list_length(tables); i++)
+	{
+		Relation	rel = OpenKeptTable(list_nth_oid(tables, i),
+										list_nth_oid(froms, i), run_id,
+										chunk_no, AccessShareLock);
+		RelColumns *have = ReadColumns(rel);
+		int		   *from = palloc(sizeof(int) * Max(n, 1));
+		FillState  *state;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		for (j = 0; j < n; j++)
+			from[j] = ColumnIndex(have, cols->names[which[j]]);
+		if (desc == NULL)
+			desc = RowsDesc(have, from, n);
+		state = FillStart(store, desc, n, false);
+		for (j = 0; j < n; j++)
+			state->cols[j].attnum = have->attnums[from[j]];
+		rows += OidIsValid(archive) ?
+			ArchiveStoreScan(rel, run_id, chunk_no, FillRow, state) :
+			ArchiveStoreScanAll(rel, FillRow, state);
+		MemoryContextDelete(state->row_cxt);
+		table_close(rel, AccessShareLock);
+	}
 	if (rows != kept)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("the archive of chunk %d of run %lld holds " INT64_FORMAT " rows, not the " INT64_FORMAT " it kept",
 						chunk_no, (long long) run_id, rows, kept),
-				 errdetail("Archive table %s was changed outside the extension.",
-						   QualifiedRelName(archive))));
+				 errdetail("Its archive tables were changed outside the extension.")));
 
 	/* as the current user: they enter the target again */
 	if (rows > 0)
 	{
+		initStringInfo(&list);
+		for (i = 0; i < n; i++)
+			appendStringInfo(&list, "%s%s", i > 0 ? ", " : "",
+							 quote_identifier(cols->names[which[i]]));
 		SpiRegisterRows(ARCHIVE_ROWS, desc, store);
 		SpiExec(psprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE"
 						 " SELECT %s FROM " ARCHIVE_ROWS,
-						 QualifiedRelName(target),
-						 ColumnList(cols, which, n, ""),
-						 ColumnList(have, from, n, "")),
+						 QualifiedRelName(target), list.data, list.data),
 				0, NULL, NULL, NULL, false, 0, SPI_OK_INSERT);
 		SpiUnregisterRows(ARCHIVE_ROWS);
 	}

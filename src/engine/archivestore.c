@@ -34,8 +34,8 @@
 
 #include "access/genam.h"
 #include "access/heapam.h"
-#include "access/htup_details.h"
 #include "access/hio.h"
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/skey.h"
 #include "access/stratnum.h"
@@ -45,9 +45,9 @@
 #include "catalog/dependency.h"
 #include "catalog/heap.h"
 #include "catalog/indexing.h"
-#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "catalog/toasting.h"
@@ -57,6 +57,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/tidbitmap.h"
 #include "parser/parse_relation.h"
+#include "rewrite/rowsecurity.h"
 #include "storage/bufmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -65,7 +66,6 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "rewrite/rowsecurity.h"
 
 #include "backfill.h"
 

@@ -218,6 +218,9 @@ ClearRange(Oid target, const char *time_column,
  *		the archive under the revert run's own chunk (keep: so that the
  *		revert can be reverted), and the rows chunk chunk_no of run
  *		"reverted" kept come back.  Measured as the delete strategy is.
+ *		Kept leaves take their files back when nothing an INSERT would
+ *		check changed since (ArchiveLeavesUnchanged); else their rows go
+ *		back row by row, like kept rows, through an INSERT that checks them.
  */
 void
 RevertRange(Oid target, const char *time_column,
@@ -239,7 +242,8 @@ RevertRange(Oid target, const char *time_column,
 	result->after_null = true;
 
 	SpiConnect();
-	if (ArchiveHasKeptLeaves(reverted, chunk_no))
+	if (ArchiveHasKeptLeaves(reverted, chunk_no) &&
+		ArchiveLeavesUnchanged(target, reverted, chunk_no))
 	{
 		/* kept leaves: their files are exchanged back, no row is copied */
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);

@@ -97,6 +97,11 @@ CREATE TABLE backfill.archived_leaves (
     target      pg_catalog.regclass NOT NULL,
     leaf        pg_catalog.regclass NOT NULL,
     kept        pg_catalog.regclass NOT NULL,
+    -- what an INSERT into the leaf checks, when the files were kept: its
+    -- columns, NOT NULLs, constraints (and its columns' domains'), and
+    -- triggers, as an md5; a revert exchanges the files back only while
+    -- they are the same, else it puts the rows back with an INSERT
+    rules       pg_catalog.text NOT NULL,
     PRIMARY KEY (run_id, chunk_no, leaf),
     FOREIGN KEY (run_id, chunk_no) REFERENCES backfill.archived_chunks
 );
