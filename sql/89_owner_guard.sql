@@ -70,8 +70,7 @@ SELECT backfill._owner_guard('SELECT t.target FROM backfill.targets t') AS read_
 DROP TRIGGER planted ON backfill.targets;
 -- so does a CHECK constraint a superuser added there (found on the table,
 -- not in the statement: a plan cached before cannot hide it), and a policy
--- forced on the owner
--- refuses even a read
+-- forced on the owner refuses even a read
 ALTER TABLE backfill.targets ADD CONSTRAINT planted CHECK (guardt.f(1)) NOT VALID;
 SELECT backfill._owner_guard('DELETE FROM backfill.targets WHERE false') AS refused;
 ALTER TABLE backfill.targets DROP CONSTRAINT planted;
