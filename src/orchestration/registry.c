@@ -79,12 +79,14 @@ CheckDiffKey(Oid target, ArrayType *key)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("key column \"%s\" of relation \"%s\" does not exist",
-							col, get_rel_name(target))));
+							col, get_rel_name(target)),
+					 errhint("Name columns of the table that identify a row, or leave key NULL to use its primary key.")));
 		for (j = 0; j < i; j++)
 			if (strcmp(col, NameStr(*DatumGetName(elems[j]))) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("key names column \"%s\" twice", col)));
+						 errmsg("key names column \"%s\" twice", col),
+						 errhint("Name each column of the key once.")));
 	}
 }
 

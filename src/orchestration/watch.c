@@ -503,7 +503,9 @@ CheckSourceRights(Oid source, bool watching)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
-				 errdetail("Watching a table puts triggers on it, which needs the TRIGGER privilege on it.")));
+				 errdetail("Watching a table puts triggers on it, which needs the ownership of the table or the TRIGGER privilege on it."),
+				 errhint("Ask the owner of %s to grant you TRIGGER on it, or to watch it.",
+						 QualifiedRelName(source))));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied to unwatch %s", QualifiedRelName(source)),
