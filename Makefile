@@ -31,6 +31,7 @@ OBJS = \
 	src/engine/chunk.o \
 	src/orchestration/registry.o \
 	src/orchestration/plan.o \
+	src/orchestration/tally.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
 	src/orchestration/reconcile.o \

@@ -1608,6 +1608,35 @@ extern void ScheduleCheckTick(void);
 /* The daily job's share of the target lock (backfill.lock_target). */
 extern void LockTargetForJob(Oid relid);
 
+/* ---- the summary of a call (tally.c) ---- */
+
+/* What one call did to a run, for its summary NOTICE. */
+typedef struct RunTally
+{
+	TimestampTz started;
+	int			executed;
+	int			done;
+	int			no_source;
+	int			deferred;
+	int			failed;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	int			ledger_checked;
+	int			ledger_ok;
+} RunTally;
+
+/* An empty tally, started now. */
+extern void TallyStart(RunTally *tally);
+
+/* Add one executed chunk's report to a call's tally. */
+extern void TallyChunk(RunTally *tally, ChunkInfo *chunk, ChunkReport *report);
+
+/*
+ * The summary NOTICE of a call that executed chunks of run (nothing when
+ * it executed none); printed with backfill.notices = summary too.
+ */
+extern void ReportTally(RunInfo *run, RunTally *tally);
+
 /* ---- parallel chunks (parallel.c) ---- */
 
 /*

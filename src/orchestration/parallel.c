@@ -123,6 +123,7 @@ typedef struct Member
 	bool		exhausted;		/* no chunk left to start */
 	bool		cancelled;		/* the run was cancelled meanwhile */
 	int			meet;			/* ChunksMayMeet: -1 not known yet */
+	RunTally	tally;			/* what this call did to it (its summary) */
 } Member;
 
 /* One chunk in flight: its worker, its run and the chunk as it was started. */
@@ -648,6 +649,7 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
 			ChunkReport *report, MemoryContext cxt)
 {
 	ReportChunk(m->run, chunk, report);
+	TallyChunk(&m->tally, chunk, report);
 	if (report->outcome == OUTCOME_DEFERRED)
 		st->stop = true;
 	if (report->outcome == OUTCOME_FAILED)
@@ -1021,8 +1023,8 @@ SettleMember(Member *m)
 	if (m->cancelled)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is %s", (long long) m->run->run_id,
-						RunStatusName(RUN_CANCELLED))));
+				(errmsg("run %lld %s is %s", (long long) m->run->run_id,
+						m->run->relname, RunStatusName(RUN_CANCELLED))));
 		return;
 	}
 	if (!m->exhausted)
@@ -1039,8 +1041,8 @@ SettleMember(Member *m)
 	SPI_commit();
 	if (finished)
 		ereport(NOTICE,
-				(errmsg("run %lld is %s", (long long) m->run->run_id,
-						RunStatusName(final_status))));
+				(errmsg("run %lld %s is %s", (long long) m->run->run_id,
+						m->run->relname, RunStatusName(final_status))));
 }
 
 /*
@@ -1082,6 +1084,7 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	{
 		st.members[k].run = runs[k];
 		st.members[k].meet = -1;
+		TallyStart(&st.members[k].tally);
 	}
 	st.held = palloc0(sizeof(Oid) * nruns);
 	/* the workers join this backend's lock group, but on Citus (header) */
@@ -1131,6 +1134,9 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		if (!st.failed || &st.members[k] != st.failed_member)
 			SettleMember(&st.members[k]);
 	}
+	/* each run's summary, as the serial loop's, before a failure's error */
+	for (k = 0; k < nruns; k++)
+		ReportTally(st.members[k].run, &st.members[k].tally);
 	if (st.failed)
 	{
 		ChunkReport failure;
