@@ -98,6 +98,44 @@ SELECT job_id FROM backfill.runs WHERE run_id = :run2;
 SELECT backfill.cancel(:run2) AS cancelled_chunks;
 RESET ROLE;
 
+-- In pg_cron's database a job is made and removed at once, not at commit.
+-- A schedule that rolls back leaves a job there that no run records; an
+-- unschedule that rolls back leaves a run naming a job that is gone.  The
+-- next tick's sweep (a tick as pg_cron's libpq mode names itself) removes
+-- the first and forgets the second, noting it.
+SET ROLE regress_elsewhere_etl;
+SELECT backfill.register('nocron_daily', 'day',
+    (SELECT source FROM backfill.definitions
+      WHERE target = 'nocron_daily'::regclass ORDER BY version DESC LIMIT 1)) AS version;
+SELECT backfill.plan('nocron_daily', '2026-01-05', '2026-01-06', probe => false) AS run3 \gset
+SELECT backfill.plan('nocron_daily', '2026-01-06', '2026-01-07', probe => false) AS run4 \gset
+BEGIN;
+SELECT backfill.schedule(:run3, '0 0 30 2 *') > 0 AS scheduled;
+ROLLBACK;
+SELECT backfill.schedule(:run4, '0 0 30 2 *') AS job4 \gset
+BEGIN;
+SELECT backfill.unschedule(:run4) AS unscheduled;
+ROLLBACK;
+SELECT run_id, job_id = :job4 AS records_job4 FROM backfill.runs WHERE run_id IN (:run3, :run4)
+ ORDER BY run_id;
+RESET ROLE;
+\c :regress_db
+SELECT replace(jobname, :'here', 'OID') AS jobname FROM cron.job
+ WHERE database = 'regress_backfill_nocron' ORDER BY jobid;
+\c regress_backfill_nocron
+SET ROLE regress_elsewhere_etl;
+SET application_name = 'pg_cron';
+CALL backfill.run(:run3, max_chunks => 1);
+RESET application_name;
+SELECT run_id, job_id, last_error = format('its pg_cron job %s no longer exists in database "contrib_regression"', :job4) AS noted
+  FROM backfill.runs WHERE run_id IN (:run3, :run4) ORDER BY run_id;
+SELECT backfill.cancel(:run3) + backfill.cancel(:run4) AS cancelled_chunks;
+RESET ROLE;
+\c :regress_db
+SELECT replace(jobname, :'here', 'OID') AS jobname FROM cron.job
+ WHERE database = 'regress_backfill_nocron' ORDER BY jobid;
+\c regress_backfill_nocron
+
 -- The scheduling role cannot be dropped while it has a job here: the
 -- guard is its grant on backfill.scheduled_jobs, in this database.
 REVOKE ALL ON nocron_src, nocron_daily FROM regress_elsewhere_etl;

@@ -290,7 +290,7 @@ static StringInfo
 RelayReply(void)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	StringInfo	buf = makeStringInfo();
+	StringInfo	buf = makeStringInfo();	/* grows where it was made */
 	TupleDesc	desc = SPI_tuptable->tupdesc;
 	uint64		r;
 	int			c;
@@ -307,15 +307,14 @@ RelayReply(void)
 		{
 			char	   *value = SPI_getvalue(SPI_tuptable->vals[r], desc, c);
 
-			old = MemoryContextSwitchTo(TopMemoryContext);
 			if (value == NULL)
 				pq_sendint32(buf, -1);
 			else
 			{
 				pq_sendint32(buf, (int32) strlen(value));
 				pq_sendbytes(buf, value, strlen(value));
+				pfree(value);
 			}
-			MemoryContextSwitchTo(old);
 		}
 	}
 	return buf;
