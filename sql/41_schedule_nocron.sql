@@ -99,10 +99,10 @@ SELECT backfill.cancel(:run2) AS cancelled_chunks;
 RESET ROLE;
 
 -- In pg_cron's database a job is made and removed at once, not at commit.
--- A schedule that rolls back leaves a job there that no run records; an
--- unschedule that rolls back leaves a run naming a job that is gone.  The
--- next tick's sweep (a tick as pg_cron's libpq mode names itself) removes
--- the first and forgets the second, noting it.
+-- A schedule that rolls back leaves a job there that no run records: its
+-- own first tick (a tick as pg_cron's libpq mode names itself) parks it,
+-- and the next tick's sweep removes it.  An unschedule that rolls back
+-- leaves a run naming a job that is gone: the sweep forgets it, noting it.
 SET ROLE regress_elsewhere_etl;
 SELECT backfill.register('nocron_daily', 'day',
     (SELECT source FROM backfill.definitions
@@ -120,7 +120,15 @@ SELECT run_id, job_id = :job4 AS records_job4 FROM backfill.runs WHERE run_id IN
  ORDER BY run_id;
 RESET ROLE;
 \c :regress_db
-SELECT replace(jobname, :'here', 'OID') AS jobname FROM cron.job
+SELECT replace(jobname, :'here', 'OID') AS jobname, schedule FROM cron.job
+ WHERE database = 'regress_backfill_nocron' ORDER BY jobid;
+\c regress_backfill_nocron
+SET ROLE regress_elsewhere_etl;
+SET application_name = 'pg_cron';
+CALL backfill.run(:run3, max_chunks => 1);
+RESET ROLE;
+\c :regress_db
+SELECT replace(jobname, :'here', 'OID') AS jobname, schedule FROM cron.job
  WHERE database = 'regress_backfill_nocron' ORDER BY jobid;
 \c regress_backfill_nocron
 SET ROLE regress_elsewhere_etl;

@@ -672,6 +672,7 @@ typedef struct CronJob
 	int64		id;				/* its run, check or refresh */
 	bool		recorded;		/* that run, check or refresh records it */
 	bool		finished;		/* that run is done, failed or cancelled */
+	bool		parked;			/* its schedule never comes (cron.c) */
 } CronJob;
 
 /* Whether the pg_cron extension is installed in this database. */
@@ -694,13 +695,18 @@ extern char *CronJobNameOf(char kind, int64 id);
 /*
  * Every job of backfill for this database in pg_cron's job table; the job
  * job_id of (kind, id) if it exists under its name; remove jobs (not those
- * under way with skip_running), returning those removed; park one (never
+ * under way, or just ended, as "wait" says), returning those removed; park one (never
  * fires again); in a tick elsewhere, park the current user's job of (kind,
  * id) unless it is recorded_job.  All as the extension owner.
  */
 extern List *CronListJobs(void);
 extern bool CronFindJob(char kind, int64 id, int64 job_id, CronJob *job);
-extern List *CronUnscheduleJobs(List *jobs, bool skip_running);
+extern List *CronUnscheduleJobs(List *jobs, int wait);
+
+/* What CronUnscheduleJobs waits for: nothing, a tick under way, a settled one. */
+#define CRON_REMOVE_ANY		0
+#define CRON_REMOVE_IDLE	1
+#define CRON_REMOVE_SETTLED	2
 extern void CronParkJob(char kind, int64 id, int64 job_id);
 extern void CronParkLeftover(char kind, int64 id, int64 recorded_job);
 

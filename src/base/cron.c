@@ -128,7 +128,7 @@ CronRemoveJob(int64 run_id, CronJob *job, bool check)
 					 errhint("Run backfill.unschedule(" INT64_FORMAT ") as role \"%s\" or as a role with its privileges.",
 							 run_id, job->owner)));
 	}
-	(void) CronUnscheduleJobs(list_make1(job), false);
+	(void) CronUnscheduleJobs(list_make1(job), CRON_REMOVE_ANY);
 }
 
 /*
@@ -149,7 +149,7 @@ CronRemoveOwnJob(int64 job_id, char kind, int64 id, bool *removed)
 	*removed = false;
 	if (job_id == 0 || !CronFindJob(kind, id, job_id, job))
 		return NULL;
-	*removed = CronUnscheduleJobs(list_make1(job), false) != NIL;
+	*removed = CronUnscheduleJobs(list_make1(job), CRON_REMOVE_ANY) != NIL;
 	return job->owner;
 }
 

@@ -307,15 +307,15 @@ MarkRecorded(List *jobs)
 /*
  * CronListJobs
  *		See backfill.h: every job of backfill for this database in pg_cron's
- *		job table (names as CronJobNameOf makes them), with its owner, and
- *		whether its run, check or refresh records it (and whether that run
- *		is finished); NIL when pg_cron is not usable.  Caller is connected
- *		to SPI.
+ *		job table (names as CronJobNameOf makes them), with its owner,
+ *		whether it is parked, and whether its run, check or refresh records
+ *		it (and whether that run is finished); NIL when pg_cron is not
+ *		usable.  Caller is connected to SPI.
  */
 List *
 CronListJobs(void)
 {
-	const char *params[1];
+	const char *params[2];
 	CronRows   *rows;
 	List	   *jobs = NIL;
 	int			r;
@@ -323,13 +323,15 @@ CronListJobs(void)
 	if (!CronUsable())
 		return NIL;
 	params[0] = get_database_name(MyDatabaseId);
+	params[1] = PARKED_SCHEDULE;
 	rows = CronQuery("SELECT j.jobid::pg_catalog.text, j.jobname::pg_catalog.text,"
-					 " j.username::pg_catalog.text"
+					 " j.username::pg_catalog.text,"
+					 " (j.schedule OPERATOR(pg_catalog.=) $2)::pg_catalog.text"
 					 " FROM cron.job j"
 					 " WHERE j.database OPERATOR(pg_catalog.=) $1"
 					 " AND pg_catalog.starts_with(j.jobname::pg_catalog.text, 'backfill_')"
 					 " ORDER BY j.jobid",
-					 1, params, NULL);
+					 2, params, NULL);
 	for (r = 0; r < rows->nrows; r++)
 	{
 		CronJob    *job = palloc0(sizeof(CronJob));
@@ -343,6 +345,7 @@ CronListJobs(void)
 		job->job_id = pg_strtoint64(CronValue(rows, r, 0));
 		job->jobname = pstrdup(CronValue(rows, r, 1));
 		job->owner = pstrdup(CronValue(rows, r, 2));
+		job->parked = strcmp(CronValue(rows, r, 3), "true") == 0;
 		jobs = lappend(jobs, job);
 	}
 	MarkRecorded(jobs);
@@ -385,15 +388,20 @@ CronFindJob(char kind, int64 id, int64 job_id, CronJob *job)
 /*
  * CronUnscheduleJobs
  *		See backfill.h: remove the jobs given (each only if it still exists
- *		under its name, for this database; with skip_running, not one that
- *		cron.job_run_details shows under way), as the extension owner.
- *		Returns those removed (the CronJob of the list).  Caller is
- *		connected to SPI.
+ *		under its name, for this database), as the extension owner:
+ *		CRON_REMOVE_ANY whatever pg_cron is doing with it; CRON_REMOVE_IDLE
+ *		not one that cron.job_run_details shows under way;
+ *		CRON_REMOVE_SETTLED not one whose last tick ended in the last ten
+ *		seconds either: pg_cron 1.4 logs a tick "succeeded" as soon as its
+ *		command completes, but watches its background worker until that
+ *		has exited, and a job removed meanwhile has that tick logged
+ *		"failed: job canceled".  Returns those removed (the CronJob of the
+ *		list).  Caller is connected to SPI.
  */
 List *
-CronUnscheduleJobs(List *jobs, bool skip_running)
+CronUnscheduleJobs(List *jobs, int wait)
 {
-	const char *params[4];
+	const char *params[5];
 	char	   *ids;
 	char	   *names;
 	CronRows   *rows;
@@ -407,7 +415,8 @@ CronUnscheduleJobs(List *jobs, bool skip_running)
 	params[0] = ids;
 	params[1] = names;
 	params[2] = get_database_name(MyDatabaseId);
-	params[3] = skip_running ? "true" : "false";
+	params[3] = wait != CRON_REMOVE_ANY ? "true" : "false";
+	params[4] = wait == CRON_REMOVE_SETTLED ? "10 seconds" : "0";
 	rows = CronQuery("SELECT j.jobid::pg_catalog.text,"
 					 " cron.unschedule(j.jobid)::pg_catalog.text"
 					 " FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]),"
@@ -418,10 +427,12 @@ CronUnscheduleJobs(List *jobs, bool skip_running)
 					 " AND (NOT $4::pg_catalog.bool OR NOT EXISTS"
 					 "  (SELECT FROM cron.job_run_details d"
 					 "    WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
-					 "    AND d.status OPERATOR(pg_catalog.=)"
-					 "     ANY ('{starting,running,sending,connecting}'::pg_catalog.text[])))"
+					 "    AND (d.status OPERATOR(pg_catalog.=)"
+					 "     ANY ('{starting,running,sending,connecting}'::pg_catalog.text[])"
+					 "     OR d.end_time OPERATOR(pg_catalog.>)"
+					 "      (pg_catalog.now() OPERATOR(pg_catalog.-) $5::pg_catalog.interval))))"
 					 " ORDER BY j.jobid",
-					 4, params, NULL);
+					 5, params, NULL);
 	for (r = 0; r < rows->nrows; r++)
 	{
 		int64		job_id = pg_strtoint64(CronValue(rows, r, 0));

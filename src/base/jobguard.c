@@ -180,7 +180,9 @@ JobGuardGrant(void)
 /*
  * JobGuardRelease
  *		See backfill.h: revoke the guard of role "rolname" when it has no
- *		backfill job left in cron.job.  Decided on a fresh snapshot after
+ *		backfill job of this database left in pg_cron's job table
+ *		(RoleJobs, here or in another database).  Decided on a fresh
+ *		snapshot after
  *		the guard lock is held, so a job scheduled concurrently is seen; in
  *		a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot could
  *		miss it, and when another transaction holds the lock, the guard is
@@ -231,7 +233,7 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 	if (CronElsewhere() != NULL && !RoleHasRecordedJobs(rolname))
 		return 0;
 	jobs = RoleJobs(rolname);
-	removed = CronUnscheduleJobs(jobs, false);
+	removed = CronUnscheduleJobs(jobs, CRON_REMOVE_ANY);
 
 	itercxt = AllocSetContextCreate(CurrentMemoryContext,
 									"backfill job guard",

@@ -491,6 +491,9 @@ RefreshTick(int64 refresh_id)
 				(errmsg("refresh %lld does not exist; this tick does nothing",
 						(long long) refresh_id),
 				 errhint("Remove a pg_cron job left behind with cron.unschedule.")));
+		/* pg_cron elsewhere: a job left behind parks itself (cronjobs.c) */
+		if (ScheduleCalledFromCron())
+			CronParkLeftover(CRON_KIND_REFRESH, refresh_id, 0);
 		return;
 	}
 	if (!HasRunPermission(r.created_by_oid))

@@ -372,11 +372,18 @@ ForgetMissingJobs(List *jobs)
  *		- pg_cron in another database: a job no run, check or refresh
  *		  records (a person's call forgot it, or a schedule call that made
  *		  it rolled back), and the records of jobs that are gone there
- *		  (ForgetMissingJobs).
+ *		  (ForgetMissingJobs).  There a run's tick does not park its job
+ *		  when it finishes the run (cron.c), so a job that is not parked
+ *		  yet is still due: removed as it starts, pg_cron would cancel its
+ *		  tick.  Only parked jobs go then (their next tick parks them),
+ *		  except in cleanup_jobs ("wait"), which takes any such job that
+ *		  is not under way.
  *
- *		A job that cron.job_run_details shows under way is left for the
- *		next sweep (removed now, pg_cron would log its tick "job
- *		canceled"), except an orphan's, which never starts.  The guard of
+ *		A job that cron.job_run_details shows under way, or whose last
+ *		tick ended less than ten seconds ago (cleanup_jobs: only under
+ *		way), is left for the next sweep (removed now, pg_cron would log
+ *		its tick "job canceled", CronUnscheduleJobs), except an orphan's,
+ *		which never starts.  The guard of
  *		the jobs' roles is released when they have no other job.  Returns
  *		the removed jobs (CronJob *) in the caller's memory context.  A
  *		tick's sweep (without "wait") is skipped while another transaction
@@ -411,15 +418,17 @@ ScheduleSweepJobs(int64 exclude_run, bool orphans, bool wait)
 				gone = lappend(gone, job);
 		}
 		else if (job->recorded ? (job->kind == CRON_KIND_RUN && job->finished &&
-								  job->id != exclude_run)
-				 : elsewhere)
+								  job->id != exclude_run &&
+								  (job->parked || !elsewhere || wait))
+				 : elsewhere && (job->parked || wait))
 			done = lappend(done, job);
 	}
 	if (elsewhere)
 		ForgetMissingJobs(jobs);
 
-	removed = list_concat(CronUnscheduleJobs(gone, false),
-						  CronUnscheduleJobs(done, true));
+	removed = list_concat(CronUnscheduleJobs(gone, CRON_REMOVE_ANY),
+						  CronUnscheduleJobs(done, wait ? CRON_REMOVE_IDLE :
+											 CRON_REMOVE_SETTLED));
 	foreach(lc, removed)
 	{
 		CronJob    *job = lfirst(lc);

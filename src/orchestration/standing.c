@@ -224,8 +224,18 @@ RunCheck(int64 check_id)
 	CheckInfo  *check;
 
 	ScheduleCheckTick();
-	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
+
+	/*
+	 * pg_cron elsewhere: the job of a check that does not exist (made by a
+	 * schedule_check that rolled back) parks itself before the error below.
+	 */
+	if (ScheduleCalledFromCron() && CronElsewhere() != NULL &&
+		!CatalogExists("SELECT FROM backfill.checks"
+					   " WHERE check_id OPERATOR(pg_catalog.=) $1",
+					   1, argtypes, values))
+		CronParkLeftover(CRON_KIND_CHECK, check_id, 0);
+	check = LoadCheck(check_id);
 	relid = check->target;
 	lookback = check->lookback;
 	owner = check->created_by_oid;
