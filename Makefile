@@ -8,6 +8,7 @@ OBJS = \
 	src/base/util.o \
 	src/base/spi.o \
 	src/base/guard.o \
+	src/base/cronrelay.o \
 	src/base/catalog.o \
 	src/base/identity.o \
 	src/base/range.o \
@@ -16,6 +17,7 @@ OBJS = \
 	src/base/citus.o \
 	src/base/cron.o \
 	src/base/cronexpr.o \
+	src/base/cronjobs.o \
 	src/base/jobguard.o \
 	src/base/readers.o \
 	src/base/locks.o \

@@ -453,6 +453,39 @@ extern int	CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
 extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,
 						  Datum *values);
 
+/*
+ * The rows of a statement on pg_cron's objects, every column as text
+ * (NULL for SQL NULL): row r, column c (0-based) is values[r * ncols + c].
+ */
+typedef struct CronRows
+{
+	int			nrows;
+	int			ncols;
+	char	  **values;
+} CronRows;
+
+/*
+ * One statement on pg_cron's tables and functions ($n text parameters) as
+ * the extension owner: here (crondb NULL, CatalogRun) or in database
+ * crondb through the relay (cronrelay.c).  With error not NULL, a failure
+ * there returns NULL and the error instead of raising it.
+ */
+extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
+								  int nparams, const char **params,
+								  ErrorData **error);
+
+/* ---- the relay to pg_cron's database (cronrelay.c) ---- */
+
+/*
+ * Run one statement in database "database" as role "role" in a background
+ * worker; its rows as text.  With error not NULL, a failure (no worker
+ * slot, the statement's error) returns NULL and the error in *error.
+ * Called by CatalogCronQuery only.
+ */
+extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
+							  int nparams, const char **params,
+							  ErrorData **error);
+
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
 
@@ -650,42 +683,105 @@ extern bool CitusForbidsSwap(Oid target);
  */
 extern bool CitusForbidsLockGroups(void);
 
-/* ---- pg_cron (cron.c) ---- */
+/* ---- pg_cron's jobs, here or in another database (cronjobs.c) ---- */
 
-/* A pg_cron job as recorded in cron.job. */
+/* The kinds of backfill's jobs: a run's, a standing check's, a refresh's. */
+#define CRON_KIND_RUN		'r'
+#define CRON_KIND_CHECK		'c'
+#define CRON_KIND_REFRESH	'f'
+
+/* A pg_cron job of backfill as recorded in cron.job. */
 typedef struct CronJob
 {
 	int64		job_id;
 	char	   *owner;			/* cron.job.username */
-	char	   *jobname;		/* NULL for an unnamed job */
+	char	   *jobname;
+	char		kind;			/* CRON_KIND_* of its name */
+	int64		id;				/* its run, check or refresh */
+	bool		recorded;		/* that run, check or refresh records it */
+	bool		finished;		/* that run is done, failed or cancelled */
+	bool		parked;			/* its schedule never comes (cron.c) */
 } CronJob;
 
 /* Whether the pg_cron extension is installed in this database. */
 extern bool PgCronInstalled(void);
 
-/* The "how to enable pg_cron" error unless it runs its jobs here. */
+/*
+ * The database pg_cron serves (cron.database_name) when it is not this
+ * one, else NULL; whether backfill may have jobs at all (pg_cron here, or
+ * elsewhere).
+ */
+extern const char *CronElsewhere(void);
+extern bool CronUsable(void);
+
+/*
+ * The pg_cron job name of a run, check or refresh: backfill_run_<id>, or
+ * backfill_run_<id>@<OID of this database> when pg_cron is elsewhere.
+ */
+extern char *CronJobNameOf(char kind, int64 id);
+
+/*
+ * Every job of backfill for this database in pg_cron's job table; the job
+ * job_id of (kind, id) if it exists under its name; remove jobs (not those
+ * under way, or just ended, as "wait" says), returning those removed; park one (never
+ * fires again); in a tick elsewhere, park the current user's job of (kind,
+ * id) unless it is recorded_job.  All as the extension owner.
+ */
+extern List *CronListJobs(void);
+extern bool CronFindJob(char kind, int64 id, int64 job_id, CronJob *job);
+extern List *CronUnscheduleJobs(List *jobs, int wait);
+
+/* What CronUnscheduleJobs waits for: nothing, a tick under way, a settled one. */
+#define CRON_REMOVE_ANY		0
+#define CRON_REMOVE_IDLE	1
+#define CRON_REMOVE_SETTLED	2
+extern void CronParkJob(char kind, int64 id, int64 job_id);
+extern void CronParkLeftover(char kind, int64 id, int64 recorded_job);
+
+/*
+ * Create the job of (kind, id) for the current user (the caller's own
+ * cron.schedule here; cron.schedule_in_database elsewhere, with the
+ * caller's USAGE on schema cron there), warning when its ticks will need a
+ * libpq connection without a password; the job id.
+ */
+extern int64 CronCreateJob(char kind, int64 id, const char *cron,
+						   const char *command, const char *what);
+
+/*
+ * The last finished ticks of the jobs given, newest first per job (job id,
+ * status, return_message, end in microseconds since 1970, role); false
+ * when pg_cron cannot be read (nothing raised).
+ */
+extern bool CronTickHistory(List *jobs, CronRows **rows);
+
+/* ---- pg_cron (cron.c) ---- */
+
+/* The "how to enable pg_cron" error unless backfill can create jobs. */
 extern void RequirePgCron(const char *detail);
 
 /* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
 extern bool ScheduleCalledFromCron(void);
 extern bool ScheduleInCronWorker(void);
 
-/* The pg_cron job name of a run: backfill_run_<id>. */
-extern char *CronJobName(int64 run_id);
-
 /*
- * Find a pg_cron job by id (as the extension owner); remove a run's job
+ * Find a run's pg_cron job (as the extension owner); remove a run's job
  * (another role's only with that role's privileges when check); forget
  * the run's job id.
  */
-extern bool CronLookupJob(int64 job_id, CronJob *job);
+extern bool CronLookupJob(int64 run_id, int64 job_id, CronJob *job);
 extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
-extern char *CronRemoveOwnJob(int64 job_id, const char *prefix, int64 id,
+extern char *CronRemoveOwnJob(int64 job_id, char kind, int64 id,
 							  bool *removed);
 extern void CronClearJobId(int64 run_id, int64 job_id);
 
-/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
-extern bool ScheduleRemoveJob(int64 run_id);
+/*
+ * Remove the pg_cron job of a run, if any; quiet when pg_cron is absent.
+ * In a tick the job is parked instead.  When pg_cron is elsewhere, nothing
+ * is removed at once: a person's call forgets the job (the sweeps remove
+ * it), a tick parks it only when "settled" (the run's finished status was
+ * committed before this transaction).
+ */
+extern bool ScheduleRemoveJob(int64 run_id, bool settled);
 
 /*
  * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
@@ -1578,22 +1674,26 @@ extern int32 ScheduleGroup(int64 group_id, const char *cron,
 extern bool ScheduleSweepLock(bool wait);
 
 /*
- * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
- * it in the run's or check's last_error; returns them (CronJob *) in the
- * caller's memory context.  Every backfill tick calls it (without "wait":
+ * Sweep backfill's pg_cron jobs: with "orphans", those whose scheduling
+ * role was dropped (noting it on the run, check or refresh); those
+ * recorded on finished runs (parked by the tick that finished them),
+ * except exclude_run's; pg_cron in another database, those no run, check
+ * or refresh records, and the records of jobs gone there.  Returns the
+ * removed jobs (CronJob *) in the caller's memory context.  Every backfill
+ * tick calls it with orphans, schedule calls without (without "wait":
  * skipped while another transaction sweeps).
  */
-extern List *ScheduleSweepOrphanJobs(bool wait);
+extern List *ScheduleSweepJobs(int64 exclude_run, bool orphans, bool wait);
 
 /*
- * Remove the pg_cron jobs still recorded on finished runs (parked by the
- * tick that finished them), except exclude_run's; returns them (CronJob *)
- * in the caller's memory context.  Every backfill tick, schedule and
- * schedule_check call it (without "wait").
+ * Before a schedule call creates a pg_cron job: here, sweep the parked jobs
+ * of finished runs; pg_cron in another database, hold the sweep lock in
+ * share mode until the end of the transaction, so that no sweep takes the
+ * job, made there at once, for one left behind before it is recorded.
  */
-extern List *ScheduleSweepFinishedJobs(int64 exclude_run, bool wait);
+extern void SchedulePrepareJob(void);
 
-/* Both sweeps now, waiting for one under way; superusers only. */
+/* A sweep with orphans now, waiting for one under way; superusers only. */
 extern List *CleanupJobs(void);
 
 /*
@@ -1604,6 +1704,15 @@ extern List *CleanupJobs(void);
  */
 extern void ScheduleRunTick(int64 run_id);
 extern void ScheduleCheckTick(void);
+
+/*
+ * The scheduled runs, standing checks and refreshes the caller may see
+ * whose latest pg_cron tick failed, as rows of backfill._tick_failures
+ * (kind, id, job_id, ticks_failed, failed_at, message, next_step) put into
+ * store.  Nothing (no error) when pg_cron cannot be read.  Caller is
+ * connected to SPI.
+ */
+extern void ScheduleTickFailures(Tuplestorestate *store, TupleDesc desc);
 
 /* The daily job's share of the target lock (backfill.lock_target). */
 extern void LockTargetForJob(Oid relid);

@@ -36,10 +36,11 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "nodes/makefuncs.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -393,6 +394,74 @@ CatalogGrantSelect(const char *relname, const char *rolename, bool grant)
 	spec.rolename = rolename;
 	spec.grant = grant;
 	(void) CatalogRun(NULL, 0, NULL, NULL, NULL, 0, false, 0, NULL, &spec);
+}
+
+/*
+ * CatalogCronQuery
+ *		See backfill.h: one statement on pg_cron's tables and functions
+ *		(schema-qualified, $n text parameters cast where they are used),
+ *		run as the extension owner: here with CatalogRun when crondb is
+ *		NULL (pg_cron serves this database), else in database crondb by
+ *		the relay's background worker (cronrelay.c), connected there as
+ *		the same owner, with search_path pinned and the owner-rights guard
+ *		on as here.  Its rows, every column as text, in the caller's
+ *		memory context.  With "error" not NULL, a failure of the relay or
+ *		of the statement there returns NULL and the error in *error
+ *		instead of raising it (here, errors are always raised).  Caller is
+ *		connected to SPI.
+ */
+CronRows *
+CatalogCronQuery(const char *crondb, const char *sql, int nparams,
+				 const char **params, ErrorData **error)
+{
+	CronRows   *rows;
+	Oid		   *types;
+	Datum	   *values;
+	char	   *nulls;
+	int			i;
+	uint64		r;
+
+	if (crondb != NULL)
+	{
+		Oid			dbid = get_database_oid(crondb, true);
+
+		if (!OidIsValid(dbid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_DATABASE),
+					 errmsg("database \"%s\" named by cron.database_name does not exist",
+							crondb),
+					 errhint("Set cron.database_name to the database where pg_cron is installed, and restart the server.")));
+		return CronRelayRun(dbid, ExtensionOwner(), sql, nparams, params,
+							error);
+	}
+
+	types = palloc(sizeof(Oid) * (nparams + 1));
+	values = palloc(sizeof(Datum) * (nparams + 1));
+	nulls = palloc(nparams + 1);
+	for (i = 0; i < nparams; i++)
+	{
+		types[i] = TEXTOID;
+		values[i] = params[i] ? CStringGetTextDatum(params[i]) : (Datum) 0;
+		nulls[i] = params[i] ? ' ' : 'n';
+	}
+	nulls[nparams] = '\0';
+	(void) CatalogRun(sql, nparams, types, values, nulls, SPI_OK_SELECT, true,
+					  0, NULL, NULL);
+	rows = palloc0(sizeof(CronRows));
+	rows->nrows = (int) SPI_processed;
+	rows->ncols = SPI_tuptable->tupdesc->natts;
+	rows->values = palloc0(sizeof(char *) *
+						   ((Size) rows->nrows * rows->ncols + 1));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < rows->ncols; i++)
+			rows->values[r * rows->ncols + i] =
+				SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+							 i + 1);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return rows;
 }
 
 /*

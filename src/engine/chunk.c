@@ -281,7 +281,7 @@ SetRunStatus(RunInfo *run, RunStatus status)
 		return RUN_CANCELLED;
 	/* a job may have been added since the run was loaded: always look */
 	if (status == RUN_DONE || status == RUN_FAILED)
-		(void) ScheduleRemoveJob(run->run_id);
+		(void) ScheduleRemoveJob(run->run_id, false);
 	return status;
 }
 

@@ -248,17 +248,30 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 				(errmsg("run %lld %s is already %s", (long long) run_id,
 						run->relname, RunStatusName(run->status))));
 		/* a job left behind (scheduled while it finished) stops here */
-		(void) ScheduleRemoveJob(run_id);
+		(void) ScheduleRemoveJob(run_id, true);
 		return NULL;
 	}
 
 	/*
 	 * A failed run taken up again by hand loses the job its failing tick
-	 * parked (cron.c): it is scheduled again explicitly, if at all.
+	 * parked (cron.c): it is scheduled again explicitly, if at all.  A
+	 * tick never takes it up: it parks its job (pg_cron in another
+	 * database: the failing tick could not, cron.c) and does nothing.
 	 */
 	if (run->status == RUN_FAILED && run->scheduled &&
 		!ScheduleCalledFromCron())
-		(void) ScheduleRemoveJob(run_id);
+		(void) ScheduleRemoveJob(run_id, false);
+	if (run->status == RUN_FAILED && ScheduleCalledFromCron() &&
+		!in_refresh_tick)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld %s failed; this pg_cron tick does nothing",
+						(long long) run_id, run->relname),
+				 errhint("Look at the failed chunk in backfill.chunks; CALL backfill.run(%lld) retries it.",
+						 (long long) run_id)));
+		(void) ScheduleRemoveJob(run_id, true);
+		return NULL;
+	}
 
 	if (!run->registered || run->source == NULL)
 		ereport(ERROR,
@@ -279,6 +292,10 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",
 						(long long) run_id, run->relname),
 				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
+		/* pg_cron elsewhere: a job forgotten or left behind parks itself */
+		SpiConnect();
+		CronParkLeftover(CRON_KIND_RUN, run_id, 0);
+		SpiFinish();
 		return NULL;
 	}
 
@@ -432,7 +449,7 @@ CancelRun(int64 run_id)
 				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
-	(void) ScheduleRemoveJob(run_id);
+	(void) ScheduleRemoveJob(run_id, false);
 	return n;
 }
 
