@@ -27,6 +27,7 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/acl.h"
@@ -85,16 +86,19 @@ PieceNeeds(const Piece *p, int only, bool clear_no_source,
 
 /*
  * The facts a stale plan reads once per plan: the logged regions over the
- * range (sorted by start, with the running maximum of their ends, so that
- * the regions before a chunk are skipped in one pass), and, for a target
- * with a ledger, the ledger figure recorded by each chunk's latest build.
+ * range (sorted by start, with the running maximum of their ends for
+ * RegionOverlaps; and, for StaleReason, which asks about chunks in order,
+ * a heap of the regions that started before the chunk, the earliest
+ * changed_at on top), and, for a target with a ledger, the ledger figure
+ * recorded by each chunk's latest build.
  */
 typedef struct StaleFacts
 {
 	ChangedRegion *regions;
 	TimestampTz *max_end;		/* max of regions[0..i].hi */
 	int			nregions;
-	int			next;			/* first region that may overlap */
+	int			next;			/* first region not in "started" yet */
+	binaryheap *started;		/* regions by changed_at, earliest first */
 	Definition *def;
 	int			nbuilt;
 	TimestampTz *built_lo;
@@ -105,6 +109,21 @@ typedef struct StaleFacts
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
+
+/*
+ * RegionEarlier
+ *		binaryheap comparator of regions (indexes into the ChangedRegion
+ *		array arg): > 0 when a changed earlier than b, so that the earliest
+ *		change is on top.
+ */
+static int
+RegionEarlier(Datum a, Datum b, void *arg)
+{
+	TimestampTz x = ((ChangedRegion *) arg)[DatumGetInt32(a)].changed_at;
+	TimestampTz y = ((ChangedRegion *) arg)[DatumGetInt32(b)].changed_at;
+
+	return x < y ? 1 : (x > y ? -1 : 0);
+}
 
 /*
  * LoadStaleFacts
@@ -125,6 +144,8 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
 	for (k = 0; k < f->nregions; k++)
 		f->max_end[k] = k == 0 ? f->regions[k].hi :
 			Max(f->max_end[k - 1], f->regions[k].hi);
+	f->started = binaryheap_allocate(Max(f->nregions, 1), RegionEarlier,
+									 f->regions);
 
 	if (def->ledger != NULL)
 	{
@@ -170,31 +191,32 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
 /*
  * StaleReason
  *		Why the built chunk [cs, ce) is stale, or NULL: a logged change
- *		overlapping it ("stale: source changed at ..."), else, with a
- *		ledger, a ledger figure that moved since the chunk's latest build
- *		of exactly these bounds ("ledger moved from X to Y"; the ledger
- *		runs as the definition's author, inside the gate f->gate, parsed
- *		and planned once per plan and executed for each built chunk whose
- *		figure was recorded).  Chunks are asked in order.
+ *		overlapping it ("stale: source changed at ...", the earliest of
+ *		them), else, with a ledger, a ledger figure that moved since the
+ *		chunk's latest build of exactly these bounds ("ledger moved from X
+ *		to Y"; the ledger runs as the definition's author, inside the gate
+ *		f->gate, parsed and planned once per plan and executed for each
+ *		built chunk whose figure was recorded).  Chunks are asked in order:
+ *		the regions that start before ce enter f->started, and one that
+ *		ended by cs is dropped when it comes to the top, for it overlaps no
+ *		later chunk either; so the regions cost O(log n) each, however
+ *		many chunks a region overlaps.
  */
 static char *
 StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 {
-	int			i;
-
-	while (f->next < f->nregions && f->max_end[f->next] <= cs)
-		f->next++;
-	for (i = f->next; i < f->nregions && f->regions[i].lo < ce; i++)
+	while (f->next < f->nregions && f->regions[f->next].lo < ce)
+		binaryheap_add(f->started, Int32GetDatum(f->next++));
+	while (!binaryheap_empty(f->started))
 	{
-		TimestampTz first = f->regions[i].changed_at;
-		int			j;
+		ChangedRegion *top =
+			&f->regions[DatumGetInt32(binaryheap_first(f->started))];
 
-		if (f->regions[i].hi <= cs)
-			continue;
-		for (j = i + 1; j < f->nregions && f->regions[j].lo < ce; j++)
-			if (f->regions[j].hi > cs && f->regions[j].changed_at < first)
-				first = f->regions[j].changed_at;
-		return psprintf("stale: source changed at %s", TimestampText(first));
+		CHECK_FOR_INTERRUPTS();
+		if (top->hi > cs)
+			return psprintf("stale: source changed at %s",
+							TimestampText(top->changed_at));
+		(void) binaryheap_remove_first(f->started);
 	}
 
 	while (f->next_built < f->nbuilt && f->built_lo[f->next_built] < cs)
