@@ -479,7 +479,9 @@ BEGIN
                 SELECT rid, c.chunk_no, c.chunk_start, c.chunk_end,
                        (ARRAY['done', 'done', 'done', 'pending', 'failed'])[1 + floor(random() * 5)::int],
                        t0 + interval '1 year' + floor(random() * 8) * interval '1 hour', 'alice'
-                  FROM backfill.chunks c WHERE c.run_id = base AND random() < 0.9;
+                  FROM (SELECT * FROM backfill.chunks WHERE run_id = base
+                         ORDER BY chunk_no) c
+                 WHERE random() < 0.9;
             END IF;
             runs := runs || rid;
         END LOOP;

@@ -1400,12 +1400,17 @@ extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
 
 /* ---- planning one run (plan.c) ---- */
 
-/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
+/*
+ * An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]),
+ * and why each was chosen (chunks.reason; reasons NULL, or reasons[k]
+ * NULL: planned by its range).
+ */
 typedef struct PlanChunks
 {
 	int			n;
 	TimestampTz *starts;
 	TimestampTz *ends;
+	char	  **reasons;
 } PlanChunks;
 
 /*

@@ -312,7 +312,7 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
  */
 static bool
 SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
-				PlanChunks *out, char **reasons)
+				PlanChunks *out)
 {
 	int		   *first = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
 	int		   *last = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
@@ -373,7 +373,7 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 				continue;
 			out->starts[out->n] = cs;
 			out->ends[out->n] = ce;
-			reasons[out->n] = reason;
+			out->reasons[out->n] = reason;
 			out->n++;
 		}
 	}
@@ -384,14 +384,15 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
  * SelectChunks
  *		Keep the chunks of [bounds[0], bounds[n]) that need work under
  *		"only" (only_chunks); returns them in *out (possibly none), and
- *		*reasons[k] says why chunk k of *out was kept when it is stale
- *		(else NULL).  Stale chunks are chunks with a settled build (done)
- *		that a logged change overlaps or whose ledger moved.
+ *		out->reasons[k] says why chunk k was kept when it is stale (else
+ *		NULL), written with the chunk by PlanRun.  Stale chunks are chunks
+ *		with a settled build (done) that a logged change overlaps or whose
+ *		ledger moved.
  */
 static void
 SelectChunks(Oid target, int only, bool clear_no_source,
 			 Definition *def, TimestampTz *bounds, int n,
-			 PlanChunks *out, char ***reasons)
+			 PlanChunks *out)
 {
 	Piece	   *pieces;
 	int			np;
@@ -404,10 +405,10 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
-	*reasons = palloc0(sizeof(char *) * n);
+	out->reasons = palloc0(sizeof(char *) * n);
 	/* stale alone, no ledger: only the chunks with a logged change count */
 	if (only == ONLY_STALE && def->ledger == NULL &&
-		SelectStaleOnly(target, &facts, bounds, n, out, *reasons))
+		SelectStaleOnly(target, &facts, bounds, n, out))
 		return;
 	out->n = 0;
 	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
@@ -445,7 +446,7 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 			{
 				out->starts[out->n] = cs;
 				out->ends[out->n] = ce;
-				(*reasons)[out->n] = reason;
+				out->reasons[out->n] = reason;
 				out->n++;
 			}
 		}
@@ -461,42 +462,6 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 		SPI_freeplan(facts.ledger_plan);
 	if ((only & ONLY_STALE) && facts.in_gate)
 		AuthorGateLeave(&facts.gate);
-}
-
-/*
- * RecordReasons
- *		Write why each chunk of a stale plan's run was chosen (chunk k + 1
- *		of the run is chunk k of the plan), in one catalog statement.
- */
-static void
-RecordReasons(int64 run_id, char **reasons, int n)
-{
-	Datum	   *nos = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *texts = palloc(sizeof(Datum) * Max(n, 1));
-	int			m = 0;
-	int			k;
-	Oid			argtypes[3] = {INT8OID, INT4ARRAYOID, TEXTARRAYOID};
-	Datum		values[3];
-
-	for (k = 0; k < n; k++)
-	{
-		if (reasons[k] == NULL)
-			continue;
-		nos[m] = Int32GetDatum(k + 1);
-		texts[m] = CStringGetTextDatum(reasons[k]);
-		m++;
-	}
-	if (m == 0)
-		return;
-	values[0] = Int64GetDatum(run_id);
-	values[1] = MakeArray(nos, NULL, m, INT4OID);
-	values[2] = MakeArray(texts, NULL, m, TEXTOID);
-	CatalogExec("UPDATE backfill.chunks c SET reason = u.reason"
-				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
-				" AS u(chunk_no, reason)"
-				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-				" AND c.chunk_no OPERATOR(pg_catalog.=) u.chunk_no",
-				3, argtypes, values, NULL, SPI_OK_UPDATE);
 }
 
 /* ----------------------------------------------------------------
@@ -607,6 +572,7 @@ CellsToChunks(List *cells, PlanChunks *out)
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * Max(n, 1));
 	out->ends = palloc(sizeof(TimestampTz) * Max(n, 1));
+	out->reasons = NULL;
 	for (k = 0; k < n; k++)
 	{
 		if (out->n > 0 && out->starts[out->n - 1] == pairs[2 * k])
@@ -645,7 +611,6 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	Interval   *step;
 	Definition *def;
 	TimestampTz *bounds;
-	char	  **reasons = NULL;
 	int			n;
 	PlanChunks	root;
 	PlanRequest root_req;
@@ -674,12 +639,13 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 
 	if (req->only != ONLY_ALL)
 		SelectChunks(target, req->only, req->clear_no_source, def,
-					 bounds, n, &root, &reasons);
+					 bounds, n, &root);
 	else
 	{
 		root.n = n;
 		root.starts = bounds;
 		root.ends = bounds + 1;
+		root.reasons = NULL;
 	}
 	if (root.n == 0)
 	{
@@ -701,8 +667,6 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	root_req.chunk = step;
 	root_req.given = &root;
 	root_run = PlanRun(&root_req);
-	if (reasons != NULL)
-		RecordReasons(root_run, reasons, root.n);
 	*planned = true;
 	if (!req->cascade)
 		return root_run;
