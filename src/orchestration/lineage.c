@@ -60,30 +60,49 @@
 	" AND c.chunk_start OPERATOR(pg_catalog.<) $3"
 
 /*
- * The most chunks one read of a history may hold: the pieces and their
- * bounds are counted in int.
+ * The most chunks one read of a history may hold (an executor's number
+ * must fit in Attempt.executor; pieces and bounds are counted in int).
  */
-#define HISTORY_MAX_CHUNKS	((int64) (PG_INT32_MAX / 4))
+#define HISTORY_MAX_CHUNKS	((int64) ((1 << 26) - 1))
 
 /*
  * One chunk that counts: an attempt of an ordinary (not a revert) run that
- * reached its range and was not undone by a revert.
+ * reached its range (HistoryReceive).  40 bytes: a long history is held
+ * whole, so its run, executor and reason are numbers of the reader's
+ * tables.
  */
 typedef struct Attempt
 {
-	int64		run_id;
 	TimestampTz lo;
 	TimestampTz hi;
 	TimestampTz finished_at;	/* the chunk's, else its run's */
-	char	   *reason;			/* chunks.reason; NULL when none */
+	int32		run;			/* index in HistoryReader.runs */
 	int32		chunk_no;
-	int32		version;		/* the run's definition version */
-	int32		executor;		/* index in HistoryReader.executors; -1:
+	int32		reason;			/* 1 + index in HistoryReader.reasons; 0:
+								 * none */
+	uint32		executor:27;	/* 1 + index in HistoryReader.executors; 0:
 								 * NULL */
-	ChunkStatus status;
-	bool		finished_null;	/* finished_at is NULL */
-	bool		cleared;		/* the chunk itself finished */
+	uint32		status:3;		/* ChunkStatus */
+	uint32		finished_null:1;	/* finished_at is NULL */
+	uint32		cleared:1;		/* the chunk itself finished */
 } Attempt;
+
+StaticAssertDecl(CHUNK_CANCELLED < 8, "a chunk status fits in 3 bits");
+
+/* A run of the history: its id and definition version. */
+typedef struct HistoryRun
+{
+	int64		run_id;
+	int32		version;
+	bool		reverted;		/* a revert run undid some of its chunks */
+} HistoryRun;
+
+/* An entry of HistoryReader.run_ids. */
+typedef struct RunIndex
+{
+	int64		run_id;
+	int32		index;
+} RunIndex;
 
 /* A done chunk of a revert run: run_id undid chunk chunk_no of run undid. */
 typedef struct RevertStep
@@ -94,18 +113,35 @@ typedef struct RevertStep
 	int32		depth;			/* memo of StepDepth; -1: not yet, -2: busy */
 } RevertStep;
 
+/* Attempts are kept in blocks of this many (never moved once written). */
+#define ATTEMPTS_PER_BLOCK	1024
+
 /*
  * The receiver of the history's rows: each row is kept, compactly, as an
  * attempt or a revert step, or dropped, as it arrives (no result set is
- * held besides).
+ * held besides).  Attempts go into fixed blocks, so that a long history
+ * is never copied to grow; "order" then lists the attempts that count,
+ * sorted.
  */
 typedef struct HistoryReader
 {
 	DestReceiver pub;
 	MemoryContext cxt;			/* where everything below lives */
-	Attempt    *attempts;
+	Attempt   **blocks;
+	int64		nblocks;
+	int64		maxblocks;
 	int64		nattempts;
-	int64		maxattempts;
+	int32	   *order;			/* attempts that count, by run and start */
+	int			norder;
+	HistoryRun *runs;			/* of the attempts */
+	int64		nruns;
+	int64		maxruns;
+	HTAB	   *run_ids;		/* run id -> index in runs */
+	int64		last_run_id;	/* the run of the previous row, */
+	int32		last_run;		/* its index; -1: none yet */
+	char	  **reasons;
+	int64		nreasons;
+	int64		maxreasons;
 	RevertStep *steps;
 	int64		nsteps;
 	int64		maxsteps;
@@ -113,6 +149,9 @@ typedef struct HistoryReader
 	char	  **executors;
 	int			nexecutors;
 	int			maxexecutors;
+	int32		last_executor;	/* of the previous row; -1: none yet */
+	char		last_status[NAMEDATALEN];	/* of the previous row ("": */
+	ChunkStatus last_status_value;	/* none yet) and its value */
 } HistoryReader;
 
 /* An entry of HistoryReader.executor_ids. */
@@ -132,7 +171,7 @@ typedef struct Island
 	TimestampTz lo;
 	TimestampTz hi;
 	TimestampTz finished_at;	/* the latest of its chunks' */
-	int			first;			/* its attempts: [first, last] */
+	int			first;			/* its attempts: order[first .. last] */
 	int			last;
 	int32		version;
 	int32		executor;
@@ -140,6 +179,10 @@ typedef struct Island
 	bool		finished_null;
 	bool		cleared;
 } Island;
+
+/* The attempt number i of r. */
+#define ATTEMPT(r, i) \
+	(&(r)->blocks[(i) / ATTEMPTS_PER_BLOCK][(i) % ATTEMPTS_PER_BLOCK])
 
 /*
  * GrowArray
@@ -176,6 +219,10 @@ ExecutorIndex(HistoryReader *r, Name name)
 	ExecutorId *e;
 	bool		found;
 
+	/* rows of one executor mostly come together */
+	if (r->last_executor >= 0 &&
+		strcmp(NameStr(*name), r->executors[r->last_executor]) == 0)
+		return r->last_executor;
 	e = hash_search(r->executor_ids, NameStr(*name), HASH_ENTER, &found);
 	if (!found)
 	{
@@ -190,21 +237,51 @@ ExecutorIndex(HistoryReader *r, Name name)
 		r->executors[r->nexecutors++] = MemoryContextStrdup(r->cxt,
 															NameStr(*name));
 	}
+	r->last_executor = e->id;
 	return e->id;
 }
 
 /*
- * StatusOf
- *		The status spelled by a text datum (of the catalog's CHECK
- *		constraints), without allocating.
+ * RunIndexOf
+ *		The index of a run in r->runs, added (with its version) if new.
+ *		Rows of one run mostly come together: the previous row's run is
+ *		tried first.
  */
-static int
-StatusOf(Datum d, bool run)
+static int32
+RunIndexOf(HistoryReader *r, int64 run_id, int32 version)
+{
+	RunIndex   *e;
+	bool		found;
+
+	if (r->last_run >= 0 && r->last_run_id == run_id)
+		return r->last_run;
+	e = hash_search(r->run_ids, &run_id, HASH_ENTER, &found);
+	if (!found)
+	{
+		GrowArray((void **) &r->runs, r->nruns, &r->maxruns,
+				  sizeof(HistoryRun), HISTORY_MAX_CHUNKS, r->cxt);
+		e->index = (int32) r->nruns;
+		r->runs[r->nruns].run_id = run_id;
+		r->runs[r->nruns].version = version;
+		r->runs[r->nruns].reverted = false;
+		r->nruns++;
+	}
+	r->last_run_id = run_id;
+	r->last_run = e->index;
+	return e->index;
+}
+
+/*
+ * RunStatusOf
+ *		The run status spelled by a text datum, without allocating.
+ */
+static RunStatus
+RunStatusOf(Datum d)
 {
 	char		buf[NAMEDATALEN];
 
 	text_to_cstring_buffer(DatumGetTextPP(d), buf, sizeof(buf));
-	return run ? (int) ParseRunStatus(buf) : (int) ParseChunkStatus(buf);
+	return ParseRunStatus(buf);
 }
 
 /*
@@ -229,7 +306,18 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	v = slot->tts_values;
 	isnull = slot->tts_isnull;
-	status = (ChunkStatus) StatusOf(v[4], false);
+	{
+		char		buf[NAMEDATALEN];
+
+		/* most rows have the status of the row before */
+		text_to_cstring_buffer(DatumGetTextPP(v[4]), buf, sizeof(buf));
+		if (strcmp(buf, r->last_status) != 0)
+		{
+			r->last_status_value = ParseChunkStatus(buf);
+			strlcpy(r->last_status, buf, sizeof(r->last_status));
+		}
+		status = r->last_status_value;
+	}
 	if (!isnull[10])
 	{
 		RevertStep *s;
@@ -256,7 +344,7 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 			break;
 		case CHUNK_NO_SOURCE:
 			if (!cleared && (isnull[7] ||
-							 (RunStatus) StatusOf(v[7], true) != RUN_DONE))
+							 RunStatusOf(v[7]) != RUN_DONE))
 				return true;
 			break;
 		case CHUNK_CANCELLED:
@@ -265,26 +353,35 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 			return true;
 	}
 
-	GrowArray((void **) &r->attempts, r->nattempts, &r->maxattempts,
-			  sizeof(Attempt), HISTORY_MAX_CHUNKS, r->cxt);
-	a = &r->attempts[r->nattempts++];
-	a->run_id = DatumGetInt64(v[0]);
+	if (r->nattempts % ATTEMPTS_PER_BLOCK == 0)
+	{
+		GrowArray((void **) &r->blocks, r->nblocks, &r->maxblocks,
+				  sizeof(Attempt *), HISTORY_MAX_CHUNKS / ATTEMPTS_PER_BLOCK,
+				  r->cxt);
+		r->blocks[r->nblocks++] =
+			MemoryContextAlloc(r->cxt, sizeof(Attempt) * ATTEMPTS_PER_BLOCK);
+	}
+	a = ATTEMPT(r, r->nattempts);
+	r->nattempts++;
+	a->run = RunIndexOf(r, DatumGetInt64(v[0]), DatumGetInt32(v[9]));
 	a->chunk_no = DatumGetInt32(v[1]);
 	a->lo = DatumGetTimestampTz(v[2]);
 	a->hi = DatumGetTimestampTz(v[3]);
 	a->status = status;
-	a->executor = isnull[5] ? -1 : ExecutorIndex(r, DatumGetName(v[5]));
+	a->executor = isnull[5] ? 0 : 1 + ExecutorIndex(r, DatumGetName(v[5]));
 	a->cleared = cleared;
 	a->finished_null = isnull[6] && isnull[8];
 	a->finished_at = a->finished_null ? 0 :
 		DatumGetTimestampTz(isnull[6] ? v[8] : v[6]);
-	a->version = DatumGetInt32(v[9]);
-	a->reason = NULL;
+	a->reason = 0;
 	if (!isnull[11])
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(r->cxt);
 
-		a->reason = TextDatumGetCString(v[11]);
+		GrowArray((void **) &r->reasons, r->nreasons, &r->maxreasons,
+				  sizeof(char *), HISTORY_MAX_CHUNKS, r->cxt);
+		r->reasons[r->nreasons++] = TextDatumGetCString(v[11]);
+		a->reason = (int32) r->nreasons;
 		MemoryContextSwitchTo(oldcxt);
 	}
 	return true;
@@ -334,6 +431,14 @@ ReadHistory(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 	ctl.hcxt = r->cxt;
 	r->executor_ids = hash_create("backfill lineage executors", 16, &ctl,
 								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(RunIndex);
+	ctl.hcxt = r->cxt;
+	r->run_ids = hash_create("backfill lineage runs", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	r->last_run = -1;
+	r->last_executor = -1;
 
 	nest = NewGUCNestLevel();
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
@@ -443,47 +548,103 @@ ChainDepth(RevertStep *steps, int64 n, int64 run_id, int32 chunk_no)
 }
 
 /*
- * ForgetUndone
- *		Drop the attempts a revert undid: a settled chunk whose chain of
- *		reverts (a revert, the revert of that revert, ...) has odd length
- *		left the rows as they were before it.
+ * StartCmp
+ *		qsort_arg comparator of attempt numbers (of the HistoryReader arg):
+ *		by start (the attempts of one run never overlap).
  */
-static void
-ForgetUndone(HistoryReader *r)
+static int
+StartCmp(const void *a, const void *b, void *arg)
 {
-	int64		i;
-	int64		kept = 0;
+	HistoryReader *r = (HistoryReader *) arg;
+	TimestampTz x = ATTEMPT(r, *(const int32 *) a)->lo;
+	TimestampTz y = ATTEMPT(r, *(const int32 *) b)->lo;
 
-	if (r->nsteps == 0)
-		return;
-	qsort(r->steps, r->nsteps, sizeof(RevertStep), StepCmp);
-	for (i = 0; i < r->nattempts; i++)
-	{
-		Attempt    *a = &r->attempts[i];
-
-		if ((a->status == CHUNK_DONE || a->status == CHUNK_NO_SOURCE) &&
-			ChainDepth(r->steps, r->nsteps, a->run_id, a->chunk_no) % 2 == 1)
-			continue;
-		r->attempts[kept++] = *a;
-	}
-	r->nattempts = kept;
+	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
 /*
- * AttemptCmp
- *		qsort comparator of attempts: by run, then start.
+ * CountingAttempts
+ *		The attempts that count, in r->order, grouped by run and in order
+ *		of start within a run: all but the settled ones a revert undid, a
+ *		chunk whose chain of reverts (a revert, the revert of that revert,
+ *		...) has odd length having left the rows as they were before it.
+ *		The runs are grouped by counting (linear), then each run's attempts
+ *		sorted by start, which a run's rows mostly already are: close to
+ *		linear in practice, O(n log n) at worst.
  */
-static int
-AttemptCmp(const void *a, const void *b)
+static void
+CountingAttempts(HistoryReader *r)
 {
-	const Attempt *x = (const Attempt *) a;
-	const Attempt *y = (const Attempt *) b;
+	int64		i;
+	int64	   *start;
+	int64		k;
 
-	if (x->run_id != y->run_id)
-		return x->run_id < y->run_id ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return 0;
+	if (r->nsteps > 0)
+	{
+		qsort(r->steps, r->nsteps, sizeof(RevertStep), StepCmp);
+		/* only the chunks of a run some revert undid need a look */
+		for (i = 0; i < r->nsteps; i++)
+		{
+			RunIndex   *e = hash_search(r->run_ids, &r->steps[i].undid,
+										HASH_FIND, NULL);
+
+			if (e != NULL)
+				r->runs[e->index].reverted = true;
+		}
+	}
+
+	/* where each run's attempts start in order: counted first */
+	start = palloc0(sizeof(int64) * (r->nruns + 1));
+	for (i = 0; i < r->nattempts; i++)
+	{
+		Attempt    *a = ATTEMPT(r, i);
+
+		if (r->runs[a->run].reverted &&
+			(a->status == CHUNK_DONE || a->status == CHUNK_NO_SOURCE) &&
+			ChainDepth(r->steps, r->nsteps, r->runs[a->run].run_id,
+					   a->chunk_no) % 2 == 1)
+		{
+			a->status = CHUNK_NONE; /* undone: it does not count */
+			continue;
+		}
+		start[a->run + 1]++;
+	}
+	for (k = 0; k < r->nruns; k++)
+		start[k + 1] += start[k];
+	r->norder = (int) start[r->nruns];
+	r->order = palloc_extended(sizeof(int32) * Max(r->norder, 1),
+							   MCXT_ALLOC_HUGE);
+	for (i = 0; i < r->nattempts; i++)
+	{
+		Attempt    *a = ATTEMPT(r, i);
+
+		if (a->status != CHUNK_NONE)
+			r->order[start[a->run]++] = (int32) i;
+	}
+	/* start[k] is now where run k + 1 starts: sort each run by start */
+	for (k = 0; k < r->nruns; k++)
+	{
+		int64		from = k == 0 ? 0 : start[k - 1];
+		int64		n = start[k] - from;
+
+		CHECK_FOR_INTERRUPTS();
+		if (n > 1)
+			qsort_arg(r->order + from, n, sizeof(int32), StartCmp, r);
+	}
+	pfree(start);
+}
+
+/*
+ * NewIsland
+ *		Whether attempt b (after a, in order) starts a new island: another
+ *		run, a gap, or another status, clearing or executor.
+ */
+static bool
+NewIsland(const Attempt *a, const Attempt *b)
+{
+	return a->run != b->run || a->hi != b->lo ||
+		a->status != b->status || a->cleared != b->cleared ||
+		a->executor != b->executor;
 }
 
 /*
@@ -586,15 +747,15 @@ WinnerDetails(HistoryReader *r, Island *w, TimestampTz p, TimestampTz q,
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (r->attempts[mid].hi <= p)
+		if (ATTEMPT(r, r->order[mid])->hi <= p)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	piece->finished_null = true;
-	for (j = lo; j <= w->last && r->attempts[j].lo < q; j++)
+	for (j = lo; j <= w->last && ATTEMPT(r, r->order[j])->lo < q; j++)
 	{
-		Attempt    *a = &r->attempts[j];
+		Attempt    *a = ATTEMPT(r, r->order[j]);
 
 		CHECK_FOR_INTERRUPTS();
 		if (!a->finished_null &&
@@ -603,11 +764,11 @@ WinnerDetails(HistoryReader *r, Island *w, TimestampTz p, TimestampTz q,
 			piece->finished_at = a->finished_at;
 			piece->finished_null = false;
 		}
-		if (a->reason != NULL)
+		if (a->reason != 0)
 		{
 			if (reasons == NULL)
 				reasons = palloc(sizeof(char *) * (w->last - j + 1));
-			reasons[nreasons++] = a->reason;
+			reasons[nreasons++] = r->reasons[a->reason - 1];
 		}
 	}
 	piece->nreasons = 0;
@@ -679,23 +840,23 @@ LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(workcxt);
 	ReadHistory(target, lo, hi, as_owner, &r);
-	ForgetUndone(&r);
-	if (r.nattempts > 1)
-		qsort(r.attempts, r.nattempts, sizeof(Attempt), AttemptCmp);
+	CountingAttempts(&r);
 
-	/* islands, clipped to the range */
-	islands = palloc_extended(sizeof(Island) * Max(r.nattempts, 1),
+	/* islands, clipped to the range: counted, then made */
+	for (i = 0; i < r.norder; i++)
+		if (i == 0 || NewIsland(ATTEMPT(&r, r.order[i - 1]),
+								ATTEMPT(&r, r.order[i])))
+			nislands++;
+	islands = palloc_extended(sizeof(Island) * Max(nislands, 1),
 							  MCXT_ALLOC_HUGE);
-	for (i = 0; i < r.nattempts; i++)
+	nislands = 0;
+	for (i = 0; i < r.norder; i++)
 	{
-		Attempt    *a = &r.attempts[i];
+		Attempt    *a = ATTEMPT(&r, r.order[i]);
 		Island	   *cur = nislands > 0 ? &islands[nislands - 1] : NULL;
-		Attempt    *prev = i > 0 ? &r.attempts[i - 1] : NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		if (prev != NULL && prev->run_id == a->run_id && prev->hi == a->lo &&
-			prev->status == a->status && prev->cleared == a->cleared &&
-			prev->executor == a->executor)
+		if (i > 0 && !NewIsland(ATTEMPT(&r, r.order[i - 1]), a))
 		{
 			cur->last = (int) i;
 			cur->hi = a->hi;
@@ -703,12 +864,12 @@ LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 		else
 		{
 			cur = &islands[nislands++];
-			cur->run_id = a->run_id;
+			cur->run_id = r.runs[a->run].run_id;
 			cur->lo = a->lo;
 			cur->hi = a->hi;
 			cur->first = cur->last = (int) i;
-			cur->version = a->version;
-			cur->executor = a->executor;
+			cur->version = r.runs[a->run].version;
+			cur->executor = (int32) a->executor - 1;
 			cur->status = a->status;
 			cur->cleared = a->cleared;
 			cur->finished_null = true;
