@@ -12,6 +12,7 @@
 SET TimeZone = 'UTC';
 SET DateStyle = ISO;
 SET client_min_messages = warning;
+SELECT setval('backfill.runs_run_id_seq', 9001, false) IS NOT NULL AS seq_set;
 CREATE SCHEMA r90ref;
 CREATE FUNCTION r90ref.lineage_pieces(target pg_catalog.regclass,
                                          range_start pg_catalog.timestamptz,

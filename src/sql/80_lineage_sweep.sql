@@ -87,12 +87,12 @@ merged AS (
            g.run_id,
            pg_catalog.max(g.finished_at) AS finished_at,
            g.executed_by,
-           pg_catalog.string_agg(DISTINCT x.reason, '; ') AS reason
+           pg_catalog.string_agg(DISTINCT why.why, '; ') AS reason
       FROM grouped g
       LEFT JOIN backfill.definitions d
         ON d.target OPERATOR(pg_catalog.=) $1
        AND d.version OPERATOR(pg_catalog.=) g.definition_version
-      LEFT JOIN LATERAL pg_catalog.unnest(g.reasons) AS x(reason) ON true
+      LEFT JOIN LATERAL pg_catalog.unnest(g.reasons) AS why ON true
      GROUP BY g.grp, g.settled_status, g.definition_version, d.label, g.run_id,
               g.executed_by
 )
