@@ -186,27 +186,36 @@ typedef struct Island
 
 /*
  * GrowArray
- *		Make room for one more element of size "size" in *array (holding
- *		*n of *max), doubling it (huge allocations: a history may be
- *		large); more than "limit" elements is refused (54000).
+ *		Make room for one more element of size "size" in *array (holding n
+ *		of *max), doubling it (huge allocations: a history may be large).
+ *		The callers bound n by HISTORY_MAX_CHUNKS first.
  */
 static void
-GrowArray(void **array, int64 n, int64 *max, Size size, int64 limit,
-		  MemoryContext cxt)
+GrowArray(void **array, int64 n, int64 *max, Size size, MemoryContext cxt)
 {
 	if (n < *max)
 		return;
-	if (n >= limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the history to read has more than " INT64_FORMAT " chunks",
-						limit),
-				 errhint("Read the lineage of a shorter range.")));
-	*max = Min(Max(*max * 2, 1024), limit);
+	*max = Max(*max * 2, 1024);
 	if (*array == NULL)
 		*array = MemoryContextAllocHuge(cxt, size * *max);
 	else
 		*array = repalloc_huge(*array, size * *max);
+}
+
+/*
+ * RefuseLongHistory
+ *		54000: the history over the range holds more chunks than one read
+ *		may keep.
+ */
+static void
+RefuseLongHistory(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the history to read has more than " INT64_FORMAT " chunks",
+					HISTORY_MAX_CHUNKS),
+			 errdetail("Lineage reads every chunk of the target's runs that overlaps the range at once."),
+			 errhint("Read the lineage of a shorter range.")));
 }
 
 /*
@@ -259,7 +268,7 @@ RunIndexOf(HistoryReader *r, int64 run_id, int32 version)
 	if (!found)
 	{
 		GrowArray((void **) &r->runs, r->nruns, &r->maxruns,
-				  sizeof(HistoryRun), HISTORY_MAX_CHUNKS, r->cxt);
+				  sizeof(HistoryRun), r->cxt);
 		e->index = (int32) r->nruns;
 		r->runs[r->nruns].run_id = run_id;
 		r->runs[r->nruns].version = version;
@@ -324,8 +333,10 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 
 		if (status != CHUNK_DONE)
 			return true;
+		if (r->nattempts + r->nsteps >= HISTORY_MAX_CHUNKS)
+			RefuseLongHistory();
 		GrowArray((void **) &r->steps, r->nsteps, &r->maxsteps,
-				  sizeof(RevertStep), HISTORY_MAX_CHUNKS, r->cxt);
+				  sizeof(RevertStep), r->cxt);
 		s = &r->steps[r->nsteps++];
 		s->undid = DatumGetInt64(v[10]);
 		s->run_id = DatumGetInt64(v[0]);
@@ -353,11 +364,12 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 			return true;
 	}
 
+	if (r->nattempts + r->nsteps >= HISTORY_MAX_CHUNKS)
+		RefuseLongHistory();
 	if (r->nattempts % ATTEMPTS_PER_BLOCK == 0)
 	{
 		GrowArray((void **) &r->blocks, r->nblocks, &r->maxblocks,
-				  sizeof(Attempt *), HISTORY_MAX_CHUNKS / ATTEMPTS_PER_BLOCK,
-				  r->cxt);
+				  sizeof(Attempt *), r->cxt);
 		r->blocks[r->nblocks++] =
 			MemoryContextAlloc(r->cxt, sizeof(Attempt) * ATTEMPTS_PER_BLOCK);
 	}
@@ -379,7 +391,7 @@ HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
 		MemoryContext oldcxt = MemoryContextSwitchTo(r->cxt);
 
 		GrowArray((void **) &r->reasons, r->nreasons, &r->maxreasons,
-				  sizeof(char *), HISTORY_MAX_CHUNKS, r->cxt);
+				  sizeof(char *), r->cxt);
 		r->reasons[r->nreasons++] = TextDatumGetCString(v[11]);
 		a->reason = (int32) r->nreasons;
 		MemoryContextSwitchTo(oldcxt);
@@ -798,9 +810,9 @@ WinnerDetails(HistoryReader *r, Island *w, TimestampTz p, TimestampTz q,
  * LineagePieces
  *		See backfill.h.  The rule:
  *
- *		1. The chunks that count (HistoryReceive, ForgetUndone): of ordinary
- *		   runs, those that reached their range (done or failed once
- *		   finished; no_source once cleared or once the run is done;
+ *		1. The chunks that count (HistoryReceive, CountingAttempts): of
+ *		   ordinary runs, those that reached their range (done or failed
+ *		   once finished; no_source once cleared or once the run is done;
  *		   cancelled), less the settled ones a revert undid.  Revert runs
  *		   are never lineage.
  *		2. Islands: per run, contiguous chunks with the same status,
