@@ -53,6 +53,7 @@ OBJS = \
 	src/api/targets.o \
 	src/api/runs.o \
 	src/api/pipelines.o \
+	src/api/lineage.o \
 	src/api/scheduling.o \
 	src/api/reconciliation.o \
 	src/api/undo.o \

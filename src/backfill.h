@@ -349,6 +349,10 @@ extern void SpiUnregisterRows(const char *name);
 extern int	SpiExecPinned(const char *sql, int nargs, Oid *argtypes,
 						  Datum *values, const char *nulls, bool read_only,
 						  long count, int expected);
+/* The same, read-only, its rows sent to "dest" (SpiExecDest). */
+extern int	SpiExecPinnedDest(const char *sql, int nargs, Oid *argtypes,
+							  Datum *values, const char *nulls,
+							  DestReceiver *dest, int expected);
 
 /* Convenience readers of SPI_tuptable row "row", column "col" (1-based). */
 extern bool SpiGetBool(int row, int col, bool *isnull);
@@ -398,13 +402,6 @@ extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
  * FreeExecutorState.
  */
 extern ResultRelInfo *OpenPlainIndexes(Relation rel, EState **estate);
-/*
- * The same for the body of the extension's SQL function backfill.<name>,
- * read from pg_proc and planned once per session (catalog.c).
- */
-extern int	CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
-									Datum *values, const char *nulls,
-									int expected);
 
 /*
  * The OID of backfill.watches (InvalidOid without it), and the relcache
@@ -1505,10 +1502,12 @@ extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
 /* ---- lineage (lineage.c) ---- */
 
 /*
- * One piece of a target's history over a range (backfill._lineage_pieces):
- * the settled state that wins there (lineage: done or no_source; none when
- * never filled) and the status of the latest attempt of any kind (done,
- * no_source, failed, cancelled; none when none).
+ * One piece of a target's history over a range (LineagePieces): the
+ * settled state that wins there (lineage: done or no_source; none when
+ * never filled), the run, version, executor and time of that win, the
+ * distinct reasons of the winning run's chunks over the piece, and the
+ * status of the latest attempt of any kind (done, no_source, failed,
+ * cancelled; none when none).
  */
 typedef struct Piece
 {
@@ -1518,20 +1517,35 @@ typedef struct Piece
 	int32		version;		/* of the settled state */
 	bool		cleared;		/* a no_source piece whose rows were cleared */
 	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
+	int64		run_id;			/* of the settled state */
+	const char *executed_by;	/* NULL: none recorded */
+	TimestampTz finished_at;	/* unless finished_null */
+	bool		finished_null;
+	int			nreasons;		/* chunks.reason of the winner's chunks */
+	char	  **reasons;
 } Piece;
 
 /*
- * Cut [lo, hi) of target's history into pieces, in order, and say which
- * run wins each (from backfill._lineage_pieces); returns the number of
- * pieces, *pieces palloc'd.  Caller is connected to SPI.
+ * The one rule of which run wins a stretch: cut [lo, hi) of target's
+ * history into pieces, in order, and say which run wins each; read as the
+ * extension owner (as_owner) or as the caller, under the catalog's
+ * row-level security.  O(n log n) in the chunks over the range.  Returns
+ * the number of pieces, *pieces palloc'd.  Caller is connected to SPI.
+ */
+extern int	LineagePieces(Oid target, TimestampTz lo, TimestampTz hi,
+						  bool as_owner, Piece **pieces);
+
+/*
+ * LineagePieces as the extension owner over [lo, hi).  Caller is connected
+ * to SPI.
  */
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
 
 /*
  * ClassifyPieces over the n ranges [los[k], his[k]), which are disjoint and
- * in order, with one plan of the rule (kept for the session): the pieces
- * of all of them, in order.  Caller is connected to SPI.
+ * in order: the pieces of all of them, in order.  Caller is connected to
+ * SPI.
  */
 extern int	ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his,
 						   int n, Piece **pieces);
@@ -1549,12 +1563,17 @@ extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
 
 /* ---- planning one run (plan.c) ---- */
 
-/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
+/*
+ * An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]),
+ * and why each was chosen (chunks.reason; reasons NULL, or reasons[k]
+ * NULL: planned by its range).
+ */
 typedef struct PlanChunks
 {
 	int			n;
 	TimestampTz *starts;
 	TimestampTz *ends;
+	char	  **reasons;
 } PlanChunks;
 
 /*

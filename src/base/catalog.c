@@ -33,8 +33,6 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
-#include "catalog/pg_language.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -589,75 +587,6 @@ CatalogAppendRows(const char *relname, int ncols, int nrows,
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	return true;
-}
-
-/*
- * CatalogExecFunctionBody
- *		Run the body of the extension's SQL function backfill.<name>
- *		(argtypes) with these arguments as one catalog statement
- *		(CatalogRun), with jit off, its plan kept for the session.
- *
- * Calling a SQL function that has SET clauses parses and plans its body
- * again in every statement that calls it.  For the body of a long rule
- * (_lineage_pieces) that planning costs more than running it over a few
- * chunks, and a plan may call it several times.  So its text is read from
- * pg_proc (the function stays the one definition of the rule; a changed
- * text, after an extension update, is prepared anew) and prepared once,
- * as a generic plan, as the function's own body is planned.  The function
- * must be a LANGUAGE sql function whose only settings are search_path
- * 'pg_catalog, pg_temp' (CatalogRun pins it) and jit off (set here).
- * Caller is connected to SPI.
- */
-int
-CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
-						Datum *values, const char *nulls, int expected)
-{
-	Oid			nsp = get_namespace_oid("backfill", false);
-	Oid			fn;
-	HeapTuple	tup;
-	Form_pg_proc proc;
-	Datum		src;
-	bool		isnull;
-	char	   *body;
-	int			nest;
-	volatile int rc = 0;
-
-	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
-						 CStringGetDatum(name),
-						 PointerGetDatum(buildoidvector(argtypes, nargs)),
-						 ObjectIdGetDatum(nsp));
-	if (!OidIsValid(fn))
-		elog(ERROR, "backfill: function backfill.%s is missing", name);
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "backfill: cache lookup failed for function %u", fn);
-	proc = (Form_pg_proc) GETSTRUCT(tup);
-	if (proc->prolang != SQLlanguageId ||
-		!heap_attisnull(tup, Anum_pg_proc_prosqlbody, NULL))
-		elog(ERROR, "backfill: function backfill.%s is not a SQL function with a text body",
-			 name);
-	src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-	if (isnull)
-		elog(ERROR, "backfill: function backfill.%s has no body", name);
-	body = TextDatumGetCString(src);
-	ReleaseSysCache(tup);
-
-	nest = NewGUCNestLevel();
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	PG_TRY();
-	{
-		rc = CatalogRun(body, nargs, argtypes, values, nulls, expected, true,
-						CURSOR_OPT_GENERIC_PLAN, NULL, NULL);
-	}
-	PG_FINALLY();
-	{
-		/* as on abort, so that it is safe in an error path too */
-		AtEOXact_GUC(false, nest);
-	}
-	PG_END_TRY();
-	pfree(body);
-	return rc;
 }
 
 /*
