@@ -223,4 +223,17 @@ BackfillDateToTimestamptz(DateADT date, int *overflow)
 	date2timestamptz_opt_overflow((date), (overflow))
 #endif
 
+/*
+ * BackfillTupleDescFinalize(desc)
+ *		A tuple descriptor built entry by entry (CreateTemplateTupleDesc,
+ *		TupleDescInitEntry) is complete.  19 requires TupleDescFinalize
+ *		before such a descriptor is used (it computes the offsets that
+ *		deforming a tuple relies on); earlier releases have no such step.
+ */
+#if PG_VERSION_NUM >= 190000
+#define BackfillTupleDescFinalize(desc) TupleDescFinalize(desc)
+#else
+#define BackfillTupleDescFinalize(desc) ((void) (desc))
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

@@ -151,6 +151,7 @@ RowsDesc(const RelColumns *cols, const int *which, int n, bool with_chunk)
 	if (with_chunk)
 		TupleDescInitEntry(desc, (AttrNumber) (n + 1), "_backfill_chunk",
 						   INT4OID, -1, 0);
+	BackfillTupleDescFinalize(desc);
 	return desc;
 }
 
