@@ -21,6 +21,8 @@
 #include "utils/acl.h"
 #include "utils/date.h"
 #include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/timestamp.h"
 #if PG_VERSION_NUM >= 190000
 #include "nodes/miscnodes.h"
@@ -221,6 +223,25 @@ BackfillDateToTimestamptz(DateADT date, int *overflow)
 	timestamp2timestamptz_opt_overflow((ts), (overflow))
 #define BackfillDateToTimestamptz(date, overflow) \
 	date2timestamptz_opt_overflow((date), (overflow))
+#endif
+
+/*
+ * BackfillFirstNewStorageSubid(rel) / BackfillNewStorageSubid(rel) /
+ * BackfillAssumeNewStorage(rel)
+ *		The relcache's record of a relation whose file was created in this
+ *		transaction (with wal_level = minimal such a file skips WAL and is
+ *		synced at commit), and the call that notes a new file.  16 renamed
+ *		relfilenode to relfilelocator in these fields and in
+ *		RelationAssumeNewRelfilenode.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BackfillFirstNewStorageSubid(rel) ((rel)->rd_firstRelfilelocatorSubid)
+#define BackfillNewStorageSubid(rel) ((rel)->rd_newRelfilelocatorSubid)
+#define BackfillAssumeNewStorage(rel) RelationAssumeNewRelfilelocator(rel)
+#else
+#define BackfillFirstNewStorageSubid(rel) ((rel)->rd_firstRelfilenodeSubid)
+#define BackfillNewStorageSubid(rel) ((rel)->rd_newRelfilenodeSubid)
+#define BackfillAssumeNewStorage(rel) RelationAssumeNewRelfilenode(rel)
 #endif
 
 /*
