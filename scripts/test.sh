@@ -152,7 +152,7 @@ prepare() {
         cp -a "$prefix" "$work/$v/pg"
         config[$v]=$work/$v/pg/bin/pg_config
         make -s -C "$work/$v/tree" clean PG_CONFIG="${config[$v]}"
-        if ! make -s -C "$work/$v/tree" PG_CONFIG="${config[$v]}" >"$work/$v/build.log" 2>&1; then
+        if ! make -s -j2 -C "$work/$v/tree" PG_CONFIG="${config[$v]}" >"$work/$v/build.log" 2>&1; then
             cat "$work/$v/build.log"
             why[$v]="backfill does not build on PostgreSQL $v"
             return 0
@@ -175,10 +175,14 @@ prepare() {
 }
 
 # run_version V: the whole suite on one version, output in $work/V/log.
+# With suite_nice set, the suite (and the clusters it starts) runs at that
+# niceness, so that the builds still to come, which decide when the last
+# suite can start, go first.
+suite_nice=0
 run_version() {
     local v=$1 start status=0
     start=$(date +%s)
-    "${runner[@]}" env PG_CONFIG="${config[$v]}" BACKFILL_TINY_DIR="${tiny[$v]}" \
+    nice -n "$suite_nice" "${runner[@]}" env PG_CONFIG="${config[$v]}" BACKFILL_TINY_DIR="${tiny[$v]}" \
         BACKFILL_TESTS="${BACKFILL_TESTS:-}" BACKFILL_SKIP_TAP="${BACKFILL_SKIP_TAP:-}" \
         BACKFILL_PROVE_JOBS="${BACKFILL_PROVE_JOBS:-}" BACKFILL_TAP_TESTS="${BACKFILL_TAP_TESTS:-}" \
         PG_TEST_PORT_DIR="$portdir" \
@@ -214,7 +218,10 @@ else
     # Each suite starts as soon as its version is ready; the next version
     # builds beside it.  The suites spend most of their time waiting for
     # pg_cron's minute ticks, so the builds and the other suites fill the
-    # cores.
+    # cores.  The suites run at niceness 5 (a third of the weight of a
+    # process at 0): the builds, on which the start of the last suite
+    # waits, get most of the CPU, and the suites what they leave.
+    suite_nice=5
     for v in $order; do
         prepare $v
         case ${state[$v]} in
