@@ -26,7 +26,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* The server APIs that differ between PostgreSQL 15, 16 and 17. */
+/* The server APIs that differ between PostgreSQL 15, 16, 17, 18 and 19. */
 #include "base/compat.h"
 
 
