@@ -26,7 +26,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* The server APIs that differ between PostgreSQL 15, 16 and 17. */
+/* The server APIs that differ between PostgreSQL 15, 16, 17, 18 and 19. */
 #include "base/compat.h"
 
 
@@ -530,11 +530,11 @@ extern void CheckKeptRowsReadable(Oid target);
 
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
-extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
+BackfillNoReturn extern void RaiseRunDoesNotExist(int64 run_id);
 
 /* The same for groups and standing checks. */
-extern void RaiseGroupDoesNotExist(int64 group_id) pg_attribute_noreturn();
-extern void RaiseCheckDoesNotExist(int64 check_id) pg_attribute_noreturn();
+BackfillNoReturn extern void RaiseGroupDoesNotExist(int64 group_id);
+BackfillNoReturn extern void RaiseCheckDoesNotExist(int64 check_id);
 
 /* ---- chunk bounds (range.c) ---- */
 

@@ -682,7 +682,9 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
  * FinishFlight
  *		A worker in flight has stopped: read what it recorded, or, when it
  *		recorded nothing and the run was not cancelled meanwhile, record
- *		its chunk as failed; commit; free its place.
+ *		its chunk as failed; commit; free its place.  The report's error
+ *		is made in the caller's memory context, not in SPI's, which
+ *		SpiFinish frees before NoteOutcome reads it.
  */
 static void
 FinishFlight(LeaderState *st, int i, MemoryContext cxt)
@@ -693,8 +695,11 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 	ChunkStatus cstatus;
 	bool		recorded;
 	bool		cancelled = false;
+	MemoryContext here = CurrentMemoryContext;
+	MemoryContext spicxt;
 
 	SpiConnect();
+	spicxt = MemoryContextSwitchTo(here);
 	recorded = ReadChunkOutcome(m->run, &f->chunk, f->attempts, &cstatus,
 								&report);
 	if (!recorded)
@@ -707,11 +712,13 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 		else
 		{
 			report.outcome = OUTCOME_FAILED;
+			MemoryContextSwitchTo(here);	/* SPI left its own current */
 			report.error = LostChunkError(&f->chunk);
 			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
 			RecordChunkFailure(m->run, &f->chunk, report.error, report.cause);
 		}
 	}
+	MemoryContextSwitchTo(spicxt);
 	SpiFinish();
 	SPI_commit();
 	if (cancelled)
