@@ -736,6 +736,13 @@ extern void CronParkJob(char kind, int64 id, int64 job_id);
 extern void CronParkLeftover(char kind, int64 id, int64 recorded_job);
 
 /*
+ * A job gone from pg_cron: its run, check or refresh forgets it (job_id
+ * NULL, if it still records that job) and says why (last_error; a
+ * refresh's last_message).
+ */
+extern void CronForgetJob(const CronJob *job, const char *why);
+
+/*
  * Create the job of (kind, id) for the current user (the caller's own
  * cron.schedule here; cron.schedule_in_database elsewhere, with the
  * caller's USAGE on schema cron there), warning when its ticks will need a

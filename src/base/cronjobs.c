@@ -477,6 +477,39 @@ CronParkJob(char kind, int64 id, int64 job_id)
 }
 
 /*
+ * CronForgetJob
+ *		See backfill.h: the one statement per kind that clears a job no
+ *		longer in pg_cron from its run, check or refresh (only while that
+ *		still records this job: a newer one is left alone) and notes why.
+ *		Caller is connected to SPI.
+ */
+void
+CronForgetJob(const CronJob *job, const char *why)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, INT8OID};
+	Datum		vals[3];
+
+	vals[0] = Int64GetDatum(job->id);
+	vals[1] = CStringGetTextDatum(why);
+	vals[2] = Int64GetDatum(job->job_id);
+	if (job->kind == CRON_KIND_RUN)
+		CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND job_id OPERATOR(pg_catalog.=) $3",
+					3, types, vals, NULL, SPI_OK_UPDATE);
+	else if (job->kind == CRON_KIND_CHECK)
+		CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
+					" WHERE check_id OPERATOR(pg_catalog.=) $1"
+					" AND job_id OPERATOR(pg_catalog.=) $3",
+					3, types, vals, NULL, SPI_OK_UPDATE);
+	else
+		CatalogExec("UPDATE backfill.refreshes SET job_id = NULL, last_message = $2"
+					" WHERE refresh_id OPERATOR(pg_catalog.=) $1"
+					" AND job_id OPERATOR(pg_catalog.=) $3",
+					3, types, vals, NULL, SPI_OK_UPDATE);
+}
+
+/*
  * CronParkLeftover
  *		See backfill.h: in a tick, when pg_cron is elsewhere, park the job
  *		that runs it -- the job of (kind, id) owned by the current user for

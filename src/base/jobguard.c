@@ -238,8 +238,6 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 	foreach(lc, removed)
 	{
 		CronJob    *job = lfirst(lc);
-		Oid			types[3] = {INT8OID, TEXTOID, INT8OID};
-		Datum		vals[3];
 		char	   *why;
 
 		CHECK_FOR_INTERRUPTS();
@@ -248,24 +246,7 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 		why = psprintf("%s revoked the grant of role \"%s\" on " GUARD_OBJECT
 					   ": its pg_cron job " INT64_FORMAT " (%s) was removed",
 					   command, rolname, job->job_id, job->jobname);
-		vals[0] = Int64GetDatum(job->id);
-		vals[1] = CStringGetTextDatum(why);
-		vals[2] = Int64GetDatum(job->job_id);
-		if (job->kind == CRON_KIND_RUN)
-			CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1"
-						" AND job_id OPERATOR(pg_catalog.=) $3",
-						3, types, vals, NULL, SPI_OK_UPDATE);
-		else if (job->kind == CRON_KIND_CHECK)
-			CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
-						" WHERE check_id OPERATOR(pg_catalog.=) $1"
-						" AND job_id OPERATOR(pg_catalog.=) $3",
-						3, types, vals, NULL, SPI_OK_UPDATE);
-		else
-			CatalogExec("UPDATE backfill.refreshes SET job_id = NULL, last_message = $2"
-						" WHERE refresh_id OPERATOR(pg_catalog.=) $1"
-						" AND job_id OPERATOR(pg_catalog.=) $3",
-						3, types, vals, NULL, SPI_OK_UPDATE);
+		CronForgetJob(job, why);
 		ereport(LOG,
 				(errmsg("backfill: %s", why)));
 		MemoryContextSwitchTo(oldcxt);

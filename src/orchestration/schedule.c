@@ -261,38 +261,6 @@ SchedulePrepareJob(void)
 }
 
 /*
- * NoteJob
- *		Clear the job of its run, check or refresh (if still recorded) and
- *		note why there (last_error; a refresh's last_message).  Caller is
- *		connected to SPI.
- */
-static void
-NoteJob(CronJob *job, const char *why)
-{
-	Oid			types[3] = {INT8OID, TEXTOID, INT8OID};
-	Datum		vals[3];
-
-	vals[0] = Int64GetDatum(job->id);
-	vals[1] = CStringGetTextDatum(why);
-	vals[2] = Int64GetDatum(job->job_id);
-	if (job->kind == CRON_KIND_RUN)
-		CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND job_id OPERATOR(pg_catalog.=) $3",
-					3, types, vals, NULL, SPI_OK_UPDATE);
-	else if (job->kind == CRON_KIND_CHECK)
-		CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
-					" WHERE check_id OPERATOR(pg_catalog.=) $1"
-					" AND job_id OPERATOR(pg_catalog.=) $3",
-					3, types, vals, NULL, SPI_OK_UPDATE);
-	else
-		CatalogExec("UPDATE backfill.refreshes SET job_id = NULL, last_message = $2"
-					" WHERE refresh_id OPERATOR(pg_catalog.=) $1"
-					" AND job_id OPERATOR(pg_catalog.=) $3",
-					3, types, vals, NULL, SPI_OK_UPDATE);
-}
-
-/*
  * ForgetMissingJobs
  *		pg_cron elsewhere: the runs, checks and refreshes that record a job
  *		no longer in pg_cron's job table ("jobs", all of this database's)
@@ -350,7 +318,7 @@ ForgetMissingJobs(List *jobs)
 		CronJob    *job = lfirst(lc);
 
 		CHECK_FOR_INTERRUPTS();
-		NoteJob(job, psprintf("its pg_cron job " INT64_FORMAT " no longer exists in database \"%s\"",
+		CronForgetJob(job, psprintf("its pg_cron job " INT64_FORMAT " no longer exists in database \"%s\"",
 							  job->job_id, CronElsewhere()));
 	}
 }
@@ -442,7 +410,7 @@ ScheduleSweepJobs(int64 exclude_run, bool orphans, bool wait)
 									   INT64_FORMAT " (%s) was removed",
 									   job->owner, job->job_id, job->jobname);
 
-			NoteJob(job, why);
+			CronForgetJob(job, why);
 			ereport(LOG,
 					(errmsg("backfill: %s", why)));
 		}
