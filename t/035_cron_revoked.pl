@@ -41,6 +41,8 @@ my $run = $node->safe_psql('postgres',
 	"SET ROLE etl; SELECT backfill.plan('tgt', '2026-01-01', '2026-01-03', probe => false)");
 my $run2 = $node->safe_psql('postgres',
 	"SET ROLE other; SELECT backfill.plan('tgt2', '2026-01-01', '2026-01-03', probe => false)");
+# No tick may come between the schedule and the REVOKE below.
+early_in_minute();
 $node->safe_psql('postgres', "SET ROLE etl; SELECT backfill.schedule($run, '* * * * *', chunks_per_tick => 2)");
 $node->safe_psql('postgres', "SET ROLE other; SELECT backfill.schedule($run2, '* * * * *', chunks_per_tick => 2)");
 is($node->safe_psql('postgres',

@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(backfill_node gate_sql start_gated forget_session
-  crash_restart table_diff wait_for_value);
+  crash_restart table_diff wait_for_value early_in_minute);
 
 # backfill_node(NAME, OPTIONS) -> a started PostgreSQL::Test::Cluster with
 # CREATE EXTENSION backfill done in database postgres.  OPTIONS:
@@ -157,6 +157,17 @@ sub wait_for_value
 		usleep(1_000_000);
 	}
 	return $value;
+}
+
+# early_in_minute() -> waits, when the current second of the minute is past
+# 40, for the next minute to begin: pg_cron ticks at second 0, so what a
+# test does next (schedule, then take a right away) has at least 20 s
+# before the first tick, however loaded the machine.
+sub early_in_minute
+{
+	my $second = (gmtime())[0];
+	sleep(61 - $second) if $second > 40;
+	return;
 }
 
 1;
