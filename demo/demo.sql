@@ -24,7 +24,7 @@ CREATE TABLE payments (
 );
 CREATE INDEX ON payments (paid_at);
 -- 200 + 10 x weekday payments a day, every twentieth from a test account
--- (the README's quick start makes the same rows on fixed dates).
+-- (doc/quickstart.md makes the same rows on fixed dates).
 INSERT INTO payments (paid_at, account, amount)
 SELECT d + n * interval '5 minutes',
        CASE WHEN n % 20 = 0 THEN 'test-' ELSE 'acct-' END || n % 50,

@@ -23,10 +23,12 @@
 /*
  * KeepStrategy
  *		See backfill.h.  A keeping chunk keeps the replaced leaves' files
- *		when it replaces whole leaves by truncate or swap ("auto" decides;
- *		an explicit truncate or swap is honoured where auto would allow
- *		it), else it deletes, moving the rows into the archive: keeping
- *		never makes a chunk fail that would run without it.
+ *		when it replaces whole leaves by truncate or swap, else it deletes,
+ *		moving the rows into the archive: keeping never makes a chunk fail
+ *		that would run without it.  "auto" decides between them, whatever
+ *		the strategy asked for, with two exceptions: an explicit delete
+ *		(or a target that is not partitioned) always deletes, and an
+ *		explicit truncate truncates where auto would swap.
  */
 ReplaceStrategy
 KeepStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
@@ -50,8 +52,11 @@ KeepStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
  * ReplaceRange
  *		See backfill.h.  Every check comes before the first row is
  *		touched; any error leaves the transaction to roll back whatever
- *		was done.  A chunk that keeps what it replaces ("keep") always
- *		uses the delete strategy (doc/undo.md).
+ *		was done.  A chunk that keeps what it replaces ("keep") takes its
+ *		strategy from KeepStrategy: on a partitioned target it may
+ *		truncate or swap whole leaves and keep their files, else it
+ *		deletes and moves the rows into the archive (doc/undo.md, "Kept
+ *		leaves").
  */
 void
 ReplaceRange(Oid target, const char *time_column,

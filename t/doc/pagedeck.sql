@@ -1,6 +1,6 @@
--- The quick start's tables and data (README.md, step 0), for the pages that
+-- The quick start's tables and data (doc/quickstart.md, step 0), for the pages that
 -- build on them: payments 11-30 November 2026, the payment ledger, and
--- daily_revenue with zeros on 18-20 November.  Keep it equal to the README.
+-- daily_revenue with zeros on 18-20 November.  Keep it equal to doc/quickstart.md.
 SET TimeZone = 'UTC';
 CREATE TABLE payments (
     id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

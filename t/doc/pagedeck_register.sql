@@ -1,4 +1,4 @@
--- The quick start's registration of daily_revenue (README.md, step 1), after
+-- The quick start's registration of daily_revenue (doc/quickstart.md, step 1), after
 -- t/doc/pagedeck.sql.
 SELECT backfill.register(
     'daily_revenue', 'day',

@@ -1,4 +1,4 @@
--- doc/walkthrough.md continues the README's quick start: its data, run 1
+-- doc/walkthrough.md continues the quick start (doc/quickstart.md): its data, run 1
 -- (the three days, probe then the rest) and run 2 (the same range again
 -- with backfill.backfill, as the demo does).
 \i t/doc/pagedeck.sql
