@@ -161,7 +161,7 @@ done
 # purge: drop every kept row, so that the archive does not grow across reps
 purge() {
     q -c "TRUNCATE bench.kept_by_hand"
-    q -c "SELECT backfill.purge_archive('0 seconds')" >/dev/null
+    q -c "SELECT backfill.purge_archive(older_than => '0 seconds')" >/dev/null
     q -At -c "SELECT 'VACUUM ' || archive::text FROM backfill.archives" | while read -r s; do
         q -c "$s"
     done

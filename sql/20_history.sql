@@ -106,6 +106,7 @@ SELECT range_start, range_end, state,
 SELECT count(*) FROM backfill.lineage('r20.payments', '2023-01-01', '2023-02-01');
 SELECT count(*) FROM backfill.lineage('r20.payments', '2024-01-03', '2024-01-03');
 SELECT count(*) FROM backfill.lineage('r20.payments', '2024-01-04', '2024-01-03');
+-- A NULL argument is refused (22004); lineage was STRICT until 0.2.0.
 SELECT count(*) FROM backfill.lineage(NULL);
 -- A target never backfilled has no lineage.
 CREATE TABLE r20.untouched (ts timestamptz);

@@ -128,9 +128,12 @@ SELECT backfill.register('chk.payments', 'ts',
          measure => 'sum(amount)');
 
 -- schedule_check creates a pg_cron job owned by the caller, named after
--- the check, whose command holds only the check id; it returns the job id.
--- (Feb 30 never comes: the job will not fire during the test.)
-SELECT backfill.schedule_check('chk.payments', '0 0 30 2 *', '7 days') AS job_id \gset
+-- the check, whose command holds only the check id; it returns the check
+-- id (what unschedule_check and run_check take; the job id is
+-- checks.job_id).  (Feb 30 never comes: the job will not fire during the
+-- test.)
+SELECT backfill.schedule_check('chk.payments', '0 0 30 2 *', '7 days') AS check_id \gset
+SELECT job_id FROM backfill.checks WHERE check_id = :check_id \gset
 SELECT c.target, c.cron, c.lookback, c.job_id = :job_id AS job_recorded,
        c.created_by = current_user AS by_me,
        j.jobname = 'backfill_check_' || c.check_id AS job_name_ok,
@@ -138,7 +141,6 @@ SELECT c.target, c.cron, c.lookback, c.job_id = :job_id AS job_recorded,
        j.username = current_user AS job_owner_ok, j.schedule
   FROM backfill.checks c JOIN cron.job j ON j.jobid = c.job_id
  WHERE c.job_id = :job_id;
-SELECT check_id AS check_id FROM backfill.checks WHERE job_id = :job_id \gset
 
 -- run_check does what the job does: it checks the 7 whole days before
 -- today and appends one result per day; it returns the failing chunks.
@@ -227,33 +229,33 @@ SELECT backfill.register('chk.monthly', 'ts',
          'SELECT ts FROM chk.monthly WHERE ts >= $1 AND ts < $2', chunk => '1 month');
 CREATE TEMP TABLE windows AS
 SELECT t.target, t.lookback,
-       backfill.schedule_check(t.target, '0 0 30 2 *', t.lookback) AS job_id
+       backfill.schedule_check(t.target, '0 0 30 2 *', t.lookback) AS check_id
   FROM (VALUES ('chk.hourly'::regclass, interval '3 hours'),
                ('chk.hourly', interval '150 minutes'),
                ('chk.hourly', interval '10 minutes'),
                ('chk.monthly', interval '2 months')) AS t(target, lookback);
 SELECT w.target, w.lookback, backfill.run_check(c.check_id) AS failing
-  FROM windows w JOIN backfill.checks c USING (job_id) ORDER BY c.check_id;
+  FROM windows w JOIN backfill.checks c USING (check_id) ORDER BY c.check_id;
 SELECT w.target, w.lookback,
        CASE WHEN w.target = 'chk.monthly'::regclass
             THEN age(date_trunc('month', now()), r.chunk_start)
             ELSE date_trunc('hour', now()) - r.chunk_start END AS starts_before_now,
        age(r.chunk_end, r.chunk_start) AS length
-  FROM windows w JOIN backfill.checks c USING (job_id)
+  FROM windows w JOIN backfill.checks c USING (check_id)
   JOIN backfill.check_results r USING (check_id)
  ORDER BY c.check_id, r.chunk_start;
 -- a lookback of more chunks than backfill.max_chunks is refused, not cut
 SET backfill.max_chunks = 2;
 SELECT regexp_replace(pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')'),
                       'check \d+', 'check N') AS result
-  FROM windows w JOIN backfill.checks c USING (job_id)
+  FROM windows w JOIN backfill.checks c USING (check_id)
  WHERE w.lookback = '3 hours';
 SELECT pg_temp.try('SELECT backfill.run_check(' || c.check_id || ')') AS result
-  FROM windows w JOIN backfill.checks c USING (job_id)
+  FROM windows w JOIN backfill.checks c USING (check_id)
  WHERE w.lookback = '150 minutes';
 RESET backfill.max_chunks;
 SELECT bool_and(backfill.unschedule_check(c.check_id)) AS unscheduled
-  FROM windows w JOIN backfill.checks c USING (job_id);
+  FROM windows w JOIN backfill.checks c USING (check_id);
 
 DROP OWNED BY regress_chk_outsider, regress_chk_other, regress_chk_viewer;
 DROP ROLE regress_chk_outsider, regress_chk_other, regress_chk_viewer;

@@ -59,7 +59,8 @@ SELECT backfill.register('nocron_daily', 'day',
         FROM public.nocron_src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$) AS version;
 SELECT backfill.plan('nocron_daily', '2026-01-01', '2026-01-04', probe => false) AS run_id \gset
 SELECT backfill.schedule(:run_id, '0 0 30 2 *', chunks_per_tick => 2) AS job_id \gset
-SELECT backfill.schedule_check('nocron_daily', '0 0 30 2 *', '3 days') AS check_job \gset
+SELECT backfill.schedule_check('nocron_daily', '0 0 30 2 *', '3 days') AS check_id \gset
+SELECT job_id AS check_job FROM backfill.checks WHERE check_id = :check_id \gset
 SELECT kind, id, job_id = :job_id AS run_job, username
   FROM backfill.scheduled_jobs ORDER BY kind DESC;
 SELECT run_id, state, next_step FROM backfill.progress_brief;

@@ -29,10 +29,10 @@ SELECT backfill.register('ticks_daily', 'day',
         FROM public.ticks_src WHERE ts >= $1 AND ts < $2 GROUP BY 1$$) AS version;
 SELECT backfill.plan('ticks_daily', '2026-01-01', '2026-01-04', probe => false) AS run_id \gset
 SELECT backfill.schedule(:run_id, '0 0 30 2 *') AS run_job \gset
-SELECT backfill.schedule_check('ticks_daily', '0 0 30 2 *', '3 days') AS check_job \gset
-SELECT backfill.schedule_refresh('ticks_daily', '0 0 30 2 *', lookback => '3 days') AS refresh_job \gset
-SELECT check_id FROM backfill.checks WHERE target = 'ticks_daily'::regclass \gset
-SELECT refresh_id FROM backfill.refreshes WHERE target = 'ticks_daily'::regclass \gset
+SELECT backfill.schedule_check('ticks_daily', '0 0 30 2 *', '3 days') AS check_id \gset
+SELECT backfill.schedule_refresh('ticks_daily', '0 0 30 2 *', lookback => '3 days') AS refresh_id \gset
+SELECT job_id AS check_job FROM backfill.checks WHERE check_id = :check_id \gset
+SELECT job_id AS refresh_job FROM backfill.refreshes WHERE refresh_id = :refresh_id \gset
 
 -- No tick yet: scheduled, nothing failing.
 SELECT run_id, state, next_step FROM backfill.progress_brief WHERE target = 'ticks_daily'::regclass;
@@ -110,7 +110,7 @@ SELECT cron.unschedule(:hand_job);
 SET ROLE regress_ticks_etl;
 SELECT backfill.unschedule(:run_id) AS unscheduled;
 SELECT backfill.unschedule_check(:check_id) AS unscheduled;
-SELECT backfill.unschedule_refresh('ticks_daily') AS unscheduled;
+SELECT backfill.unschedule_refresh(:refresh_id) AS unscheduled;
 SELECT backfill.cancel(:run_id) AS cancelled_chunks;
 RESET ROLE;
 DELETE FROM cron.job_run_details WHERE username = 'regress_ticks_etl';

@@ -332,8 +332,8 @@ SELECT backfill.cancel(:r5) AS cancelled;
 SELECT backfill.plan('regress_trap.daily', '2026-03-12', '2026-03-13', cascade => true) AS g3 \gset
 SELECT backfill.replan_group(:g3) AS g4 \gset
 SELECT backfill.cancel_group(:g4) AS cancelled;
-SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10,
-                             '2026-03-01 12:00+00') AS eta;
+SELECT backfill.cron_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10,
+                         '2026-03-01 12:00+00') AS eta;
 
 -- pg_cron: schedule, unschedule, and the tick path: a tick refused for lack
 -- of INSERT notes runs.last_error (the statement of the issue), then ticks
@@ -374,6 +374,7 @@ SELECT target, chunk_no, verdict FROM backfill.reconcile_group(:g1);
 SELECT backfill.plan('regress_trap.daily', '2026-03-09', '2026-03-10', probe => false,
                      cascade => true) AS g2 \gset
 SELECT backfill.schedule_group(:g2, '0 0 30 2 *', parallel => 2) AS scheduled;
+SELECT backfill.unschedule_group(:g2) AS unscheduled;
 SELECT backfill.cancel_group(:g2) AS cancelled;
 
 -- changed regions: watch, the trigger on every kind of write (its catalog
@@ -394,15 +395,13 @@ SELECT count(*) >= 0 AS read FROM backfill.watches;
 -- a refresh job: scheduled, a late change, a tick that rebuilds its chunk
 -- (client_min_messages is warning here), unscheduled
 SELECT backfill.schedule_refresh('regress_trap.daily', '0 0 30 2 *',
-                                 lookback => '10 years', cascade => false) > 0 AS scheduled;
+                                 lookback => '10 years', cascade => false) AS rf \gset
 INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
-SELECT refresh_id AS rf FROM backfill.refreshes
- WHERE target = 'regress_trap.daily'::regclass \gset
 CALL backfill._refresh_tick(:rf);
 SELECT last_message LIKE 'run % done: 1 of 1 chunks done' AS refreshed
   FROM backfill.refreshes WHERE refresh_id = :rf;
 DELETE FROM regress_trap.src WHERE ts = '2026-03-02 05:00+00' AND v = 1;
-SELECT backfill.unschedule_refresh('regress_trap.daily') AS unscheduled;
+SELECT backfill.unschedule_refresh(:rf) AS unscheduled;
 SELECT backfill.unwatch('regress_trap.daily') AS unwatched;
 
 -- replace_range, lock_target, cleanup_jobs (superusers only)
@@ -441,8 +440,8 @@ CALL backfill.run(:k3);
 SELECT backfill.revert(:k3) AS k4 \gset
 CALL backfill.run(:k4);
 CALL backfill.run(:k4);
-SELECT backfill.purge_archive('0 seconds', 'regress_trap.kept') AS purged;
-SELECT backfill.purge_archive(NULL) AS expired;
+SELECT backfill.purge_archive('regress_trap.kept', '0 seconds') AS purged;
+SELECT backfill.purge_archive() AS expired;
 SELECT count(*) >= 0 AS read FROM backfill.archives;
 SELECT count(*) >= 0 AS read FROM backfill.archived_chunks;
 SELECT count(*) >= 0 AS read FROM backfill.archive_usage;
@@ -470,7 +469,7 @@ SELECT count(*) AS diff_rows FROM backfill.diff(:kp2);
 SELECT backfill.revert(:kp2) AS kp3 \gset
 CALL backfill.run(:kp3);
 CALL backfill.run(:kp3);
-SELECT backfill.purge_archive('0 seconds', 'regress_trap.kept_p') AS purged;
+SELECT backfill.purge_archive('regress_trap.kept_p', '0 seconds') AS purged;
 SELECT count(*) >= 0 AS read FROM backfill.archived_leaves;
 
 -- every view and catalog table
@@ -534,7 +533,7 @@ INSERT INTO driven VALUES
     ('backfill.run(bigint,integer,integer)'),
     ('backfill.backfill(regclass,timestamptz,timestamptz,interval,text,integer,bigint)'),
     ('backfill.replan(bigint)'),
-    ('backfill.schedule_eta(text,integer,text,text,bigint,timestamptz)'),
+    ('backfill.cron_eta(text,integer,text,text,bigint,timestamptz)'),
     ('backfill.replan_group(bigint)'),
     ('backfill.cancel(bigint)'),
     ('backfill.preview(regclass,timestamptz,timestamptz)'),
@@ -559,6 +558,7 @@ INSERT INTO driven VALUES
     ('backfill.run_group(bigint,integer,integer)'),
     ('backfill.cancel_group(bigint)'),
     ('backfill.schedule_group(bigint,text,integer,text,integer)'),
+    ('backfill.unschedule_group(bigint)'),
     ('backfill.lineage_chart(regclass,timestamptz,timestamptz)'),
     ('backfill.reconcile_group(bigint)'),
     -- the event trigger of DROP OWNED and REVOKE: fired by the REVOKE above
@@ -566,7 +566,7 @@ INSERT INTO driven VALUES
     -- undo
     ('backfill.revert(bigint)'),
     ('backfill.diff(bigint,integer)'),
-    ('backfill.purge_archive(interval,regclass)'),
+    ('backfill.purge_archive(regclass,interval)'),
     -- changed regions; the trigger fired by the writes to regress_trap.src
     ('backfill.watch(regclass,regclass,name)'),
     ('backfill.unwatch(regclass,regclass)'),
@@ -577,7 +577,7 @@ INSERT INTO driven VALUES
     ('backfill._watch_row(regclass,name,timestamp)'),
     ('backfill._watch_row(regclass,name,date)'),
     ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
-    ('backfill.unschedule_refresh(regclass)'),
+    ('backfill.unschedule_refresh(bigint)'),
     ('backfill._refresh_tick(bigint)');
 SELECT p.oid::regprocedure AS not_driven
   FROM pg_proc p WHERE p.pronamespace = 'backfill'::regnamespace

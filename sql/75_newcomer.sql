@@ -235,31 +235,31 @@ SELECT chunk_no, status, verdict FROM backfill.reconcile(:u, include_not_run => 
 SELECT chunk_no, status, verdict FROM backfill.reconcile(:u, NULL);
 SELECT backfill.cancel(:u);
 
--- 12. schedule_eta: the end of a scheduled run from its schedule.  Every
+-- 12. cron_eta: the end of a scheduled run from its schedule.  Every
 -- 5 minutes, 2 chunks a tick, 10 chunks: 5 ticks, the 5th at 12:25.
-SELECT backfill.schedule_eta('*/5 * * * *', 2, NULL, NULL, 10, '2024-06-03 12:00:30+00');
+SELECT backfill.cron_eta('*/5 * * * *', 2, NULL, NULL, 10, '2024-06-03 12:00:30+00');
 -- quiet hours 22:00-06:00 UTC: the first tick at 22:00, the 5th at 22:20.
-SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10, '2024-06-03 12:00:30+00');
+SELECT backfill.cron_eta('*/5 * * * *', 2, '22:00-06:00', 'UTC', 10, '2024-06-03 12:00:30+00');
 -- the same hours in Berlin (UTC+2 in June): from 20:00 UTC.
-SELECT backfill.schedule_eta('*/5 * * * *', 2, '22:00-06:00', 'Europe/Berlin', 10, '2024-06-03 12:00:30+00');
+SELECT backfill.cron_eta('*/5 * * * *', 2, '22:00-06:00', 'Europe/Berlin', 10, '2024-06-03 12:00:30+00');
 -- hours 1-5 GMT, Monday to Friday only; June 3, 2024 is a Monday.
-SELECT backfill.schedule_eta('0 1-5 * * mon-fri', 1, NULL, NULL, 7, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('0 1-5 * * mon-fri', 1, NULL, NULL, 7, '2024-06-03 12:00+00');
 -- day of week 7 is Sunday (June 9, 2024): one tick a week at 02:00
-SELECT backfill.schedule_eta('0 2 * * 7', 1, NULL, NULL, 2, '2024-06-03 12:00+00'),
-       backfill.schedule_eta('0 2 * * sun', 1, NULL, NULL, 2, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('0 2 * * 7', 1, NULL, NULL, 2, '2024-06-03 12:00+00'),
+       backfill.cron_eta('0 2 * * sun', 1, NULL, NULL, 2, '2024-06-03 12:00+00');
 -- both day fields restricted: either matches (the 4th, or a Monday)
-SELECT backfill.schedule_eta('0 0 4 * mon', 1, NULL, NULL, 3, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('0 0 4 * mon', 1, NULL, NULL, 3, '2024-06-03 12:00+00');
 -- a daily tick, a year of days: NULL (more than a year away)
-SELECT backfill.schedule_eta('@daily', 1, NULL, NULL, 400, '2024-06-03 12:00+00');
-SELECT backfill.schedule_eta('@daily', 1, NULL, NULL, 3, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('@daily', 1, NULL, NULL, 400, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('@daily', 1, NULL, NULL, 3, '2024-06-03 12:00+00');
 -- pg_cron's seconds: 30 seconds is two ticks a minute
-SELECT backfill.schedule_eta('30 seconds', 1, NULL, NULL, 10, '2024-06-03 12:00+00');
+SELECT backfill.cron_eta('30 seconds', 1, NULL, NULL, 10, '2024-06-03 12:00+00');
 -- not understood ('$', a bad field): NULL; nothing left: 0
-SELECT backfill.schedule_eta('0 0 $ * *', 1, NULL, NULL, 3, '2024-06-03 12:00+00') IS NULL AS not_understood,
-       backfill.schedule_eta('61 * * * *', 1, NULL, NULL, 3, '2024-06-03 12:00+00') IS NULL AS bad_minute,
-       backfill.schedule_eta('* * * * *', 1, NULL, NULL, 0, '2024-06-03 12:00+00') AS nothing_left;
-SELECT backfill.schedule_eta('* * * * *', 0, NULL, NULL, 3);
-SELECT backfill.schedule_eta('* * * * *', 1, '22:00', 'UTC', 3);
+SELECT backfill.cron_eta('0 0 $ * *', 1, NULL, NULL, 3, '2024-06-03 12:00+00') IS NULL AS not_understood,
+       backfill.cron_eta('61 * * * *', 1, NULL, NULL, 3, '2024-06-03 12:00+00') IS NULL AS bad_minute,
+       backfill.cron_eta('* * * * *', 1, NULL, NULL, 0, '2024-06-03 12:00+00') AS nothing_left;
+SELECT backfill.cron_eta('* * * * *', 0, NULL, NULL, 3);
+SELECT backfill.cron_eta('* * * * *', 1, '22:00', 'UTC', 3);
 -- progress_brief's eta of a scheduled run comes from its schedule.
 SELECT backfill.plan('nc.month', '2024-06-10', '2024-06-20', probe => false) AS e \gset
 SELECT backfill.schedule(:e, '0 3 * * *', chunks_per_tick => 5) > 0 AS scheduled;

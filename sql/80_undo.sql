@@ -329,8 +329,8 @@ SELECT * FROM undo.totals ORDER BY 1;
 SELECT target, archive::text LIKE 'backfill_archive.t_%' AS in_archive_schema,
        chunks_kept, rows_kept, bytes > 0 AS uses_disk
   FROM backfill.archive_usage WHERE target::text LIKE 'undo.%' ORDER BY target::text;
-SELECT backfill.purge_archive('1 day') AS purged_none;
-SELECT backfill.purge_archive('0 seconds', 'undo.totals') AS purged;
+SELECT backfill.purge_archive(older_than => '1 day') AS purged_none;
+SELECT backfill.purge_archive('undo.totals', '0 seconds') AS purged;
 SELECT count(*) AS left_in_archive FROM backfill.archived_chunks
  WHERE target = 'undo.totals'::regclass AND purged_at IS NULL;
 -- every chunk purged: the archive table is dropped (its owner owns nothing
@@ -348,13 +348,13 @@ SELECT backfill.plan('undo.events', '2024-01-01', '2024-01-03', probe => false) 
 CALL backfill.run(:e3);
 SELECT keep_until - kept_at AS kept_for FROM backfill.archived_chunks WHERE run_id = :e3 ORDER BY chunk_no;
 SELECT pg_sleep(0.01);
-SELECT backfill.purge_archive(NULL) AS expired;
+SELECT backfill.purge_archive() AS expired;
 SELECT backfill.revert(:e3);
 SELECT chunks_kept FROM backfill.archive_usage WHERE target = 'undo.events'::regclass;
 -- purging a partitioned target drops the kept tables no chunk records any more
 SELECT count(DISTINCT kept) AS kept_tables FROM backfill.archived_leaves
  WHERE target = 'undo.part'::regclass;
-SELECT backfill.purge_archive('0 seconds', 'undo.part') > 0 AS purged;
+SELECT backfill.purge_archive('undo.part', '0 seconds') > 0 AS purged;
 SELECT count(*) AS kept_leaves_left FROM backfill.archived_leaves
  WHERE target = 'undo.part'::regclass;
 SELECT count(*) AS kept_tables_left FROM pg_class
@@ -466,7 +466,7 @@ SELECT error_sqlstate, error_cause, next_step = 'CALL backfill.run(' || :g3 || '
   FROM backfill.chunks WHERE run_id = :g3 AND status = 'failed';
 SELECT backfill.replan(:g3);
 SELECT backfill.cancel(:g3) AS cancelled;
-SELECT backfill.purge_archive('0 seconds', 'undo.graded') AS purged;
+SELECT backfill.purge_archive('undo.graded', '0 seconds') AS purged;
 SELECT count(*) AS archive_tables FROM backfill.archives
  WHERE target = 'undo.graded'::regclass;
 SELECT backfill.unregister('undo.graded');

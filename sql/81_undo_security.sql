@@ -176,7 +176,7 @@ DROP ROLE regress_undo_heir;
 -- Clean up.
 SET client_min_messages = warning;
 SELECT backfill.unregister('undosec.ppay');
-SELECT backfill.purge_archive('0 seconds', 'undosec.ppay') IS NOT NULL AS purged;
+SELECT backfill.purge_archive('undosec.ppay', '0 seconds') IS NOT NULL AS purged;
 SELECT backfill.unregister('undosec.pay');
 DROP SCHEMA undosec CASCADE;
 DROP OWNED BY regress_undo_owner, regress_undo_cols, regress_undo_rls, regress_undo_writer;

@@ -67,8 +67,10 @@ SELECT count(*) AS refreshes FROM backfill.refreshes;
 SELECT count(*) AS jobs FROM cron.job WHERE jobname LIKE 'backfill_refresh_%';
 
 -- The defaults: 03:00 GMT daily, any time, 7 days, cascade, not missing.
-SELECT backfill.schedule_refresh('rf.daily') AS job_id;
-SELECT refresh_id AS rid FROM backfill.refreshes WHERE target = 'rf.daily'::regclass \gset
+-- It returns the refresh's id, which unschedule_refresh takes.
+SELECT backfill.schedule_refresh('rf.daily') AS rid \gset
+SELECT refresh_id = :rid AS returns_refresh_id FROM backfill.refreshes
+ WHERE target = 'rf.daily'::regclass;
 SELECT cron, quiet_hours, lookback, cascade, missing, timezone, created_by,
        last_message
   FROM backfill.refreshes;
@@ -139,8 +141,7 @@ SELECT last_run_id = :refresh_run AS same_run,
 -- gone); the tick also builds yesterday, which was never built, and the
 -- watermark moves to today.
 SELECT backfill.schedule_refresh('rf.daily', '30 2 * * *', lookback => '3 days',
-                                 cascade => false, missing => true) AS job_id;
-SELECT refresh_id AS rid2 FROM backfill.refreshes \gset
+                                 cascade => false, missing => true) AS rid2 \gset
 SELECT :rid2 > :rid AS new_refresh, count(*) AS jobs
   FROM cron.job WHERE jobname LIKE 'backfill_refresh_%';
 SET client_min_messages = warning;
@@ -159,8 +160,8 @@ SELECT watermark = :'today'::timestamptz AS watermark_today
 SELECT to_char(now() + interval '2 hours', 'HH24:00') || '-' ||
        to_char(now() + interval '3 hours', 'HH24:00') AS quiet \gset
 SELECT backfill.schedule_refresh('rf.daily', quiet_hours => :'quiet',
-                                 missing => true) IS NOT NULL AS scheduled;
-SELECT refresh_id AS rid3 FROM backfill.refreshes \gset
+                                 missing => true) AS rid3 \gset
+SELECT refresh_id = :rid3 AS returns_refresh_id FROM backfill.refreshes;
 DELETE FROM rf.payments WHERE paid_at >= :'today'::timestamptz - interval '1 day';
 SET application_name = 'pg_cron';
 SET client_min_messages = warning;
@@ -181,15 +182,15 @@ GRANT SELECT, INSERT, DELETE ON rf.daily TO regress_rf_other;
 SET ROLE regress_rf_other;
 CALL backfill._refresh_tick(:rid3);
 \echo :LAST_ERROR_SQLSTATE
-SELECT backfill.unschedule_refresh('rf.daily');
+SELECT backfill.unschedule_refresh(:rid3);
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 -- A tick of a refresh that no longer exists does nothing.
 CALL backfill._refresh_tick(999999);
 
 -- unschedule_refresh removes the refresh and its job; again: false.
-SELECT backfill.unschedule_refresh('rf.daily') AS removed;
-SELECT backfill.unschedule_refresh('rf.daily') AS removed;
+SELECT backfill.unschedule_refresh(:rid3) AS removed;
+SELECT backfill.unschedule_refresh(:rid3) AS removed;
 SELECT count(*) AS refreshes FROM backfill.refreshes;
 SELECT count(*) AS jobs FROM cron.job WHERE jobname LIKE 'backfill_refresh_%';
 

@@ -165,12 +165,11 @@ CALL backfill.run(:p2);
 SELECT count(*) AS late_row FROM ot.t2 WHERE id = 100;
 -- a refresh job's tick rebuilds (and keeps) the next late day
 SELECT backfill.schedule_refresh('ot.t2', '0 0 30 2 *', lookback => '10 years',
-                                 cascade => false) > 0 AS scheduled;
+                                 cascade => false) AS rf \gset
 INSERT INTO ot.src VALUES ('2024-05-03', 101, 'mid', ROW('mid', 101), ot.frange(2, 3), 2);
-SELECT refresh_id AS rf FROM backfill.refreshes WHERE target = 'ot.t2'::regclass \gset
 CALL backfill._refresh_tick(:rf);
 SELECT count(*) AS refreshed_row FROM ot.t2 WHERE id = 101;
-SELECT backfill.unschedule_refresh('ot.t2') AS unscheduled;
+SELECT backfill.unschedule_refresh(:rf) AS unscheduled;
 SELECT backfill.unwatch('ot.t2') AS unwatched;
 SELECT max(run_id) AS p2 FROM backfill.runs WHERE target = 'ot.t2'::regclass \gset
 SELECT count(*) AS diff_rows FROM backfill.diff(:p2);
@@ -236,8 +235,8 @@ BEGIN
 END
 $$;
 ANALYZE;
-SELECT backfill.purge_archive('0 seconds', 'ot.t') > 0 AS purged;
-SELECT backfill.purge_archive('0 seconds', 'ot.t2') > 0 AS purged;
+SELECT backfill.purge_archive('ot.t', '0 seconds') > 0 AS purged;
+SELECT backfill.purge_archive('ot.t2', '0 seconds') > 0 AS purged;
 RESET client_min_messages;
 
 -- The archive tables of the attacker's targets are the attacker's.

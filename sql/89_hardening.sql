@@ -202,9 +202,9 @@ GRANT USAGE ON SCHEMA hd TO regress_hd_nobody;
 SET ROLE regress_hd_nobody;
 CALL backfill._refresh_tick(8901);
 CALL backfill._refresh_tick(8999);
-SELECT backfill.unschedule_refresh('hd.slowdaily') AS removed;
+SELECT backfill.unschedule_refresh(8901) AS removed;
 RESET ROLE;
-SELECT backfill.unschedule_refresh('hd.slowdaily') AS removed;
+SELECT backfill.unschedule_refresh(8901) AS removed;
 
 RESET backfill.notices;
 RESET backfill.notice_timing;

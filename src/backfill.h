@@ -1682,8 +1682,8 @@ extern int64 PurgeArchive(Interval *older_than, Oid target);
 
 /*
  * Hand the rest of a run to a pg_cron job owned by the caller, and remove
- * it; ScheduleGroup does ScheduleRun for every unfinished run of a group.
- * Callers are connected to SPI.
+ * it; ScheduleGroup does ScheduleRun for every unfinished run of a group,
+ * UnscheduleGroup UnscheduleRun.  Callers are connected to SPI.
  */
 extern int64 ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 						 const char *quiet_hours, int32 parallel);
@@ -1691,6 +1691,7 @@ extern bool UnscheduleRun(int64 run_id);
 extern int32 ScheduleGroup(int64 group_id, const char *cron,
 						   int32 chunks_per_tick, const char *quiet_hours,
 						   int32 parallel);
+extern int32 UnscheduleGroup(int64 group_id);
 
 /*
  * The lock of job removals by sweeps and by the guard's event trigger (one
@@ -1889,7 +1890,7 @@ extern int	ReconcileRun(int64 run_id, RecChunk **out);
 /* ---- standing checks (standing.c) ---- */
 
 /*
- * schedule_check -> job id, unschedule_check -> whether a job was
+ * schedule_check -> check id, unschedule_check -> whether a job was
  * removed, run_check -> the number of failing chunks.  Callers are
  * connected to SPI.
  */
@@ -1909,14 +1910,14 @@ extern void LookbackRange(Interval *step, Interval *lookback, TimestampTz now,
 /* ---- refresh jobs of changed regions (refresh.c) ---- */
 
 /*
- * schedule_refresh -> job id; unschedule_refresh -> whether a refresh was
- * removed (callers are connected to SPI); the tick of a refresh job
- * (CALL backfill._refresh_tick, non-atomic SPI connection).
+ * schedule_refresh -> the refresh's id; unschedule_refresh(refresh id) ->
+ * whether a refresh was removed (callers are connected to SPI); the tick of
+ * a refresh job (CALL backfill._refresh_tick, non-atomic SPI connection).
  */
 extern int64 ScheduleRefresh(Oid target, const char *cron,
 							 const char *quiet_hours, Interval *lookback,
 							 bool cascade, bool missing);
-extern bool UnscheduleRefresh(Oid target);
+extern bool UnscheduleRefresh(int64 refresh_id);
 
 /* unregister: remove the target's refresh and its job, if any */
 extern void RefreshForgetTarget(Oid target);

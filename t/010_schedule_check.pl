@@ -52,15 +52,15 @@ SELECT backfill.register('payments', 'ts',
 RESET ROLE;
 });
 
-my $job_id = $node->safe_psql('postgres', q{
+my $check_id = $node->safe_psql('postgres', q{
 SET ROLE analyst;
 SELECT backfill.schedule_check('payments', '* * * * *', '7 days');
 });
-like($job_id, qr/^\d+$/, 'schedule_check returns the pg_cron job id');
+like($check_id, qr/^\d+$/, 'schedule_check returns the check id');
 
-my $check_id = $node->safe_psql('postgres',
-	"SELECT check_id FROM backfill.checks WHERE job_id = $job_id");
-like($check_id, qr/^\d+$/, 'the check records its job id');
+my $job_id = $node->safe_psql('postgres',
+	"SELECT job_id FROM backfill.checks WHERE check_id = $check_id");
+like($job_id, qr/^\d+$/, 'the check records its job id');
 
 is( $node->safe_psql(
 		'postgres',

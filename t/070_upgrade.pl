@@ -305,6 +305,21 @@ SELECT backfill.unschedule_check(check_id) FROM backfill.checks;
 is($new->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '0',
 	'unschedule and unschedule_check remove the jobs made by 0.1.0');
 
+# 0.1.0's calls keep working under 0.2.0's API conventions (issue 31):
+# schedule_check now returns the check id that unschedule_check takes;
+# lineage and reconcile_group, no longer STRICT, refuse a NULL with 22004.
+is($new->safe_psql('postgres', q{
+SELECT backfill.schedule_check('daily', '0 0 30 2 *', lookback => '30 days') AS c \gset
+SELECT (SELECT check_id FROM backfill.checks WHERE job_id IS NOT NULL) = :c,
+       backfill.unschedule_check(:c)}, @etl),
+	't|t', 'schedule_check returns the check id, which unschedule_check takes');
+my ($nrc, $nout, $nerr) = $new->psql('postgres',
+	"SELECT * FROM backfill.lineage(NULL)", @etl);
+like($nerr, qr/target must not be null/, 'lineage(NULL) raises 22004');
+($nrc, $nout, $nerr) = $new->psql('postgres',
+	"SELECT * FROM backfill.reconcile_group(NULL)", @etl);
+like($nerr, qr/group_id must not be null/, 'reconcile_group(NULL) raises 22004');
+
 # 3. The updated extension has exactly the objects of a fresh install.
 $new->safe_psql('postgres', 'CREATE DATABASE fresh');
 $new->safe_psql('fresh', 'CREATE EXTENSION backfill');

@@ -83,9 +83,10 @@ INSERT INTO payments VALUES (day_ago(5) + interval '3 hours', 100),
 });
 my $gate = $node->background_psql('postgres');
 $gate->query_safe('SELECT pg_advisory_lock(4242)');
-$node->safe_psql('postgres',
+my $rid = $node->safe_psql('postgres',
 	"SELECT backfill.schedule_refresh('daily', '* * * * *', lookback => '7 days')");
-my $rid = $node->safe_psql('postgres', 'SELECT refresh_id FROM backfill.refreshes');
+is($node->safe_psql('postgres', 'SELECT refresh_id FROM backfill.refreshes'),
+	$rid, 'schedule_refresh returns the refresh id');
 held_tick('a pg_cron tick of the refresh rebuilds D-3, held at the gate');
 my $first_run = $node->safe_psql('postgres', 'SELECT last_run_id FROM backfill.refreshes');
 is( $node->safe_psql('postgres',
@@ -155,7 +156,7 @@ is(table_diff($node, 'postgres', 'daily', 'expected', 'day >= day_ago(20)'),
 is(rebuilds(), '2:1:1 3:2:2 4:1:1 5:1:1 6:1:1',
 	'no day was rebuilt without cause');
 
-$node->safe_psql('postgres', "SELECT backfill.unschedule_refresh('daily')");
+$node->safe_psql('postgres', "SELECT backfill.unschedule_refresh($rid)");
 is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '0',
 	'unschedule_refresh removed the job');
 $node->stop;

@@ -123,7 +123,7 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE username = 
 
 $node->safe_psql('postgres', 'GRANT USAGE ON SCHEMA cron TO etl');
 
-my (%job, %check_job, %refresh_job);
+my (%job, %check, %refresh);
 for my $db (qw(db_a db_b))
 {
 	$job{$db} = $node->safe_psql($db,
@@ -138,9 +138,9 @@ SELECT backfill.plan('daily', '2026-01-10', '2026-01-13', cascade => true);
 	is($node->safe_psql($db,
 			"SELECT backfill.schedule_group($group{$db}, '* * * * *', chunks_per_tick => 2)", @etl),
 		'2', "$db: the group's two runs are scheduled");
-	$check_job{$db} = $node->safe_psql($db,
+	$check{$db} = $node->safe_psql($db,
 		"SELECT backfill.schedule_check('daily', '* * * * *', '3 days')", @etl);
-	$refresh_job{$db} = $node->safe_psql($db,
+	$refresh{$db} = $node->safe_psql($db,
 		"SELECT backfill.schedule_refresh('recent', '* * * * *', lookback => '3 days')", @etl);
 	# a late row for the refresh to rebuild
 	$node->safe_psql($db,

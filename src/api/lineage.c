@@ -30,7 +30,7 @@ PG_FUNCTION_INFO_V1(backfill__lineage_pieces);
  *		cleared, finished_at, latest_status, reasons): the pieces of
  *		LineagePieces, read as the caller (the catalog's row-level security
  *		applies, so a caller sees the history of the tables it may read).
- *		STRICT.
+ *		A NULL argument raises 22004, also through lineage().
  */
 Datum
 backfill__lineage_pieces(PG_FUNCTION_ARGS)
@@ -42,6 +42,11 @@ backfill__lineage_pieces(PG_FUNCTION_ARGS)
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 1, "range_start",
+			   "Leave it out for the whole history ('-infinity').");
+	RequireArg(fcinfo, 2, "range_end",
+			   "Leave it out for the whole history ('infinity').");
 
 	SpiConnect();
 	np = LineagePieces(PG_GETARG_OID(0), PG_GETARG_TIMESTAMPTZ(1),

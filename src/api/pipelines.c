@@ -2,8 +2,8 @@
  *
  * pipelines.c
  *	  SQL entry points of pipelines (doc/pipelines.md): depend, undepend,
- *	  the group functions run_group, cancel_group, schedule_group and
- *	  replan_group, and lineage_chart.
+ *	  the group functions run_group, cancel_group, schedule_group,
+ *	  unschedule_group and replan_group, and lineage_chart.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +21,7 @@ PG_FUNCTION_INFO_V1(backfill_undepend);
 PG_FUNCTION_INFO_V1(backfill_run_group);
 PG_FUNCTION_INFO_V1(backfill_cancel_group);
 PG_FUNCTION_INFO_V1(backfill_schedule_group);
+PG_FUNCTION_INFO_V1(backfill_unschedule_group);
 PG_FUNCTION_INFO_V1(backfill_lineage_chart);
 PG_FUNCTION_INFO_V1(backfill_replan_group);
 
@@ -136,6 +137,26 @@ backfill_schedule_group(PG_FUNCTION_ARGS)
 					  PG_GETARG_INT32(2),
 					  PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
 					  parallel);
+	SpiFinish();
+	PG_RETURN_INT32(n);
+}
+
+/*
+ * backfill_unschedule_group
+ *		unschedule_group(group_id) -> the pg_cron jobs removed: unschedule
+ *		on every unfinished run of the group (UnscheduleGroup).
+ */
+Datum
+backfill_unschedule_group(PG_FUNCTION_ARGS)
+{
+	int32		n;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	RequireArg(fcinfo, 0, "group_id", NULL);
+
+	SpiConnect();
+	n = UnscheduleGroup(PG_GETARG_INT64(0));
 	SpiFinish();
 	PG_RETURN_INT32(n);
 }

@@ -161,13 +161,13 @@ backfill_check(PG_FUNCTION_ARGS)
 
 /*
  * backfill_schedule_check
- *		schedule_check(target, cron, lookback) -> the pg_cron job id
- *		(ScheduleCheck).
+ *		schedule_check(target, cron, lookback) -> the check's id
+ *		(ScheduleCheck), which unschedule_check and run_check take.
  */
 Datum
 backfill_schedule_check(PG_FUNCTION_ARGS)
 {
-	int64		job_id;
+	int64		check_id;
 	char	   *cron;
 
 	CitusRequireCoordinator();
@@ -179,9 +179,9 @@ backfill_schedule_check(PG_FUNCTION_ARGS)
 	RequireMaxLength(cron, "cron", BACKFILL_MAX_WORD);
 
 	SpiConnect();
-	job_id = ScheduleCheck(PG_GETARG_OID(0), cron, PG_GETARG_INTERVAL_P(2));
+	check_id = ScheduleCheck(PG_GETARG_OID(0), cron, PG_GETARG_INTERVAL_P(2));
 	SpiFinish();
-	PG_RETURN_INT64(job_id);
+	PG_RETURN_INT64(check_id);
 }
 
 /*

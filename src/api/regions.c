@@ -30,7 +30,8 @@ PG_FUNCTION_INFO_V1(backfill_refresh_tick);
 
 /*
  * backfill_watch
- *		watch(target, source, time_column) -> whether the watch is new
+ *		watch(target, source_table, source_column) -> whether the watch is
+ *		new
  *		(WatchSource).
  */
 Datum
@@ -41,8 +42,8 @@ backfill_watch(PG_FUNCTION_ARGS)
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
-	RequireArg(fcinfo, 1, "source", NULL);
-	RequireArg(fcinfo, 2, "time_column", NULL);
+	RequireArg(fcinfo, 1, "source_table", NULL);
+	RequireArg(fcinfo, 2, "source_column", NULL);
 
 	SpiConnect();
 	added = WatchSource(PG_GETARG_OID(0), PG_GETARG_OID(1),
@@ -53,8 +54,8 @@ backfill_watch(PG_FUNCTION_ARGS)
 
 /*
  * backfill_unwatch
- *		unwatch(target, source) -> the watches removed (UnwatchSource);
- *		source NULL: every source of the target.
+ *		unwatch(target, source_table) -> the watches removed
+ *		(UnwatchSource); source_table NULL: every source of the target.
  */
 Datum
 backfill_unwatch(PG_FUNCTION_ARGS)
@@ -131,14 +132,15 @@ backfill_watch_row(PG_FUNCTION_ARGS)
 /*
  * backfill_schedule_refresh
  *		schedule_refresh(target, cron, quiet_hours, lookback, cascade,
- *		missing) -> the pg_cron job id (ScheduleRefresh).
+ *		missing) -> the refresh's id (ScheduleRefresh), which
+ *		unschedule_refresh takes.
  */
 Datum
 backfill_schedule_refresh(PG_FUNCTION_ARGS)
 {
 	char	   *cron;
 	char	   *quiet_hours = NULL;
-	int64		job_id;
+	int64		refresh_id;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
@@ -156,16 +158,16 @@ backfill_schedule_refresh(PG_FUNCTION_ARGS)
 	}
 
 	SpiConnect();
-	job_id = ScheduleRefresh(PG_GETARG_OID(0), cron, quiet_hours,
-							 PG_GETARG_INTERVAL_P(3), PG_GETARG_BOOL(4),
-							 PG_GETARG_BOOL(5));
+	refresh_id = ScheduleRefresh(PG_GETARG_OID(0), cron, quiet_hours,
+								 PG_GETARG_INTERVAL_P(3), PG_GETARG_BOOL(4),
+								 PG_GETARG_BOOL(5));
 	SpiFinish();
-	PG_RETURN_INT64(job_id);
+	PG_RETURN_INT64(refresh_id);
 }
 
 /*
  * backfill_unschedule_refresh
- *		unschedule_refresh(target) -> whether a refresh was removed
+ *		unschedule_refresh(refresh_id) -> whether a refresh was removed
  *		(UnscheduleRefresh).
  */
 Datum
@@ -175,10 +177,11 @@ backfill_unschedule_refresh(PG_FUNCTION_ARGS)
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
-	RequireArg(fcinfo, 0, "target", NULL);
+	RequireArg(fcinfo, 0, "refresh_id",
+			   "Pass the id schedule_refresh returned (backfill.refreshes.refresh_id).");
 
 	SpiConnect();
-	removed = UnscheduleRefresh(PG_GETARG_OID(0));
+	removed = UnscheduleRefresh(PG_GETARG_INT64(0));
 	SpiFinish();
 	PG_RETURN_BOOL(removed);
 }

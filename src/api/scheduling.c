@@ -98,11 +98,13 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 
 /*
  * backfill_schedule_eta
- *		schedule_eta(cron, chunks_per_tick, quiet_hours, timezone,
+ *		cron_eta(cron, chunks_per_tick, quiet_hours, timezone,
  *		chunks_left, since) -> interval: how long from "since" until a run
  *		with chunks_left chunks is done on that schedule (ScheduleEta);
  *		NULL when the cron text is not understood, the end is more than a
  *		year away, or an argument but quiet_hours and timezone is NULL.
+ *		(The SQL function was named schedule_eta until 0.2.0's API
+ *		conventions; the symbol kept that name.)
  */
 Datum
 backfill_schedule_eta(PG_FUNCTION_ARGS)

@@ -41,7 +41,7 @@ backfill_revert(PG_FUNCTION_ARGS)
 
 /*
  * backfill_diff
- *		diff(run_id, chunk) -> (chunk_no, key, change, old, new), streamed
+ *		diff(run_id, chunk_no) -> (chunk_no, key, change, old, new), streamed
  *		by DiffRun straight into the function's materialized result.
  */
 Datum
@@ -60,8 +60,8 @@ backfill_diff(PG_FUNCTION_ARGS)
 		if (chunk_no < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("chunk must be positive"),
-					 errhint("Chunks are numbered from 1; leave chunk NULL for every chunk of the run.")));
+					 errmsg("chunk_no must be positive"),
+					 errhint("Chunks are numbered from 1; leave chunk_no NULL for every chunk of the run.")));
 	}
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -78,8 +78,9 @@ backfill_diff(PG_FUNCTION_ARGS)
 
 /*
  * backfill_purge_archive
- *		purge_archive(older_than, target) -> chunks purged (PurgeArchive).
- *		A NULL older_than purges what is past the definitions' keep_for.
+ *		purge_archive(target, older_than) -> chunks purged (PurgeArchive).
+ *		A NULL target is every target; a NULL older_than purges what is
+ *		past the definitions' keep_for.
  */
 Datum
 backfill_purge_archive(PG_FUNCTION_ARGS)
@@ -90,8 +91,8 @@ backfill_purge_archive(PG_FUNCTION_ARGS)
 	RequireCatalogVersion();
 
 	SpiConnect();
-	purged = PurgeArchive(PG_ARGISNULL(0) ? NULL : PG_GETARG_INTERVAL_P(0),
-						  PG_ARGISNULL(1) ? InvalidOid : PG_GETARG_OID(1));
+	purged = PurgeArchive(PG_ARGISNULL(1) ? NULL : PG_GETARG_INTERVAL_P(1),
+						  PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0));
 	SpiFinish();
 	PG_RETURN_INT64(purged);
 }

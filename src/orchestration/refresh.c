@@ -53,6 +53,8 @@ typedef struct RefreshInfo
 	int64		last_group;		/* 0: not a group */
 } RefreshInfo;
 
+static bool UnscheduleLoadedRefresh(RefreshInfo *r);
+
 /*
  * LoadRefresh
  *		Read refresh "refresh_id" (or, with refresh_id 0, the refresh of
@@ -111,13 +113,15 @@ LoadRefresh(int64 refresh_id, Oid target, RefreshInfo *r)
 
 /*
  * ScheduleRefresh
- *		See backfill.h: schedule_refresh -> the pg_cron job id.  A target
- *		has at most one refresh: scheduling it again replaces the old one
- *		(UnscheduleRefresh, with its permission check).  The caller needs
- *		to be able to rebuild the target (INSERT and DELETE) and the
+ *		See backfill.h: schedule_refresh -> the refresh's id, which
+ *		unschedule_refresh and _refresh_tick take.  A target has at most
+ *		one refresh: scheduling it again replaces the old one
+ *		(UnscheduleLoadedRefresh, with its permission check).  The caller
+ *		needs to be able to rebuild the target (INSERT and DELETE) and the
  *		definition's author must still be allowed to run it, as for a
  *		plan; the caller's TimeZone and search_path are kept for the
- *		ticks, which plan as the caller would.  Caller is connected to SPI.
+ *		ticks, which plan as the caller would.  Caller is connected to
+ *		SPI.
  */
 int64
 ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
@@ -127,6 +131,7 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 	int			qstart;
 	int			qend;
 	Definition *def;
+	RefreshInfo old;
 	int64		refresh_id;
 	int64		job_id;
 	bool		isnull;
@@ -160,7 +165,8 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 	CheckAuthor(def->author, target, def->version);
 
 	/* one refresh per target: a new schedule replaces the old one */
-	(void) UnscheduleRefresh(target);
+	if (LoadRefresh(0, target, &old))
+		(void) UnscheduleLoadedRefresh(&old);
 
 	CatalogArgsInit(&args);
 	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
@@ -200,7 +206,7 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 
 	/* the job's role cannot be dropped while it has the job (jobguard.c) */
 	JobGuardGrant();
-	return job_id;
+	return refresh_id;
 }
 
 /*
@@ -229,32 +235,44 @@ RemoveRefresh(RefreshInfo *r)
 }
 
 /*
- * UnscheduleRefresh
- *		See backfill.h: remove the refresh of "target" and its pg_cron job
- *		(RemoveRefresh); false when the target has none, or none the
- *		caller can see (CatalogRowVisible).  Only the role that scheduled
- *		it (or a role with its privileges) may.  Caller is connected to
- *		SPI.
+ * UnscheduleLoadedRefresh
+ *		Remove the refresh "r" and its pg_cron job (RemoveRefresh); false
+ *		when the caller cannot see it (CatalogRowVisible).  Only the role
+ *		that scheduled it (or a role with its privileges) may.  Caller is
+ *		connected to SPI.
  */
-bool
-UnscheduleRefresh(Oid target)
+static bool
+UnscheduleLoadedRefresh(RefreshInfo *r)
 {
-	RefreshInfo r;
-
-	if (!LoadRefresh(0, target, &r))
-		return false;
 	/* a refresh of a table the caller may not read is not there for them */
-	if (!CatalogRowVisible(r.target, r.created_by_oid))
+	if (!CatalogRowVisible(r->target, r->created_by_oid))
 		return false;
-	if (!HasRunPermission(r.created_by_oid))
+	if (!HasRunPermission(r->created_by_oid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to unschedule the refresh of %s",
-						QualifiedRelName(target)),
+						QualifiedRelName(r->target)),
 				 errdetail("The refresh was scheduled by role \"%s\".",
-						   r.created_by)));
-	RemoveRefresh(&r);
+						   r->created_by)));
+	RemoveRefresh(r);
 	return true;
+}
+
+/*
+ * UnscheduleRefresh
+ *		See backfill.h: remove the refresh "refresh_id" (what
+ *		schedule_refresh returned) and its pg_cron job; false when there is
+ *		no such refresh, or none the caller can see.  Caller is connected
+ *		to SPI.
+ */
+bool
+UnscheduleRefresh(int64 refresh_id)
+{
+	RefreshInfo r;
+
+	if (refresh_id == 0 || !LoadRefresh(refresh_id, InvalidOid, &r))
+		return false;
+	return UnscheduleLoadedRefresh(&r);
 }
 
 /*

@@ -219,6 +219,29 @@ ScheduleGroup(int64 group_id, const char *cron, int32 chunks_per_tick,
 }
 
 /*
+ * UnscheduleGroup
+ *		See backfill.h: UnscheduleRun on every run of the group that is not
+ *		finished (same rights per run, as ScheduleGroup); returns the number
+ *		of pg_cron jobs removed.  Caller is connected to SPI.
+ */
+int32
+UnscheduleGroup(int64 group_id)
+{
+	List	   *runs;
+	ListCell   *lc;
+	int32		n = 0;
+
+	runs = GroupRuns(group_id, true);
+	foreach(lc, runs)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (UnscheduleRun(*(int64 *) lfirst(lc)))
+			n++;
+	}
+	return n;
+}
+
+/*
  * ScheduleSweepLock
  *		See backfill.h: the transaction-level lock (SWEEP, 0) that lets one
  *		transaction at a time remove jobs by a sweep, so that two ticks

@@ -24,7 +24,8 @@
 
 /*
  * ScheduleCheck
- *		See backfill.h: schedule_check -> the pg_cron job id.
+ *		See backfill.h: schedule_check -> the check's id, which
+ *		unschedule_check and run_check take (its job id is checks.job_id).
  *
  * Records the standing check in backfill.checks (as the extension owner)
  * and creates for the calling user a pg_cron job named
@@ -89,7 +90,7 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 
 	/* the job's role cannot be dropped while it has the job (jobguard.c) */
 	JobGuardGrant();
-	return job_id;
+	return check_id;
 }
 
 /*
