@@ -554,6 +554,15 @@ extern SourceQuery *ValidateSourceQuery(const char *sql, Oid target,
 										const char *time_column);
 extern char *ValidateMeasure(const char *measure, Oid target);
 extern char *ValidateLedger(const char *ledger);
+
+/*
+ * In a PG_CATCH (its PG_TRY in memory context cxt): raise the error again,
+ * its message prefixed "prefix: " so that it names the setting whose text
+ * raised it (the measure, the ledger query), unless it begins with "what"
+ * already or is not the text's doing (a cancel, a lock, resources).
+ */
+extern void ReThrowNamingSetting(MemoryContext cxt, const char *what,
+								 const char *prefix) pg_attribute_noreturn();
 extern char *ValidateHorizon(const char *horizon);
 
 /* The time column's type, after checking it exists and is usable. */
