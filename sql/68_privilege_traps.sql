@@ -525,7 +525,7 @@ INSERT INTO driven VALUES
     ('backfill._in_range(timestamptz,timestamptz,timestamptz)'),
     ('backfill._in_range(timestamp,timestamp,timestamp)'),
     ('backfill._in_range(date,date,date)'),
-    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[])'),
+    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[],boolean)'),
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
     ('backfill.run(bigint,integer,integer)'),

@@ -236,7 +236,11 @@ typedef enum FailureCause
 	CAUSE_NONE,					/* NULL: the chunk did not fail */
 	CAUSE_DEFINITION,			/* the registered definition: replan */
 	CAUSE_TRANSIENT,			/* locks, deadlock, a connection: run again */
-	CAUSE_ENVIRONMENT			/* privileges, a dropped table: fix, run */
+	CAUSE_ENVIRONMENT,			/* privileges, a dropped table: fix, run */
+	CAUSE_LEDGER,				/* the ledger gate: the ledger lags (run
+								 * again later) or the definition is wrong */
+	CAUSE_EMPTY_SOURCE			/* no rows where the range holds some: fix
+								 * the source, or allow_empty */
 } FailureCause;
 
 extern const char *FailureCauseName(FailureCause cause);
@@ -422,7 +426,7 @@ extern void InvalidateWatchCache(void);
  * statement whose highest $n is not the number given.  Statements of four
  * parameters or more use it.
  */
-#define CATALOG_MAX_ARGS 16
+#define CATALOG_MAX_ARGS 24
 
 typedef struct CatalogArgs
 {
@@ -792,6 +796,7 @@ typedef struct RunInfo
 	bool		keep_replaced;	/* the run keeps what it replaces */
 	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
 	int64		reverts;		/* the run a revert run undoes; 0: none */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
 } RunInfo;
 
 /*
@@ -824,6 +829,7 @@ typedef struct Definition
 	bool		ledger_gate;
 	ReplaceStrategy strategy;
 	bool		keep_replaced;	/* runs keep what they replace (undo) */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Definition;
 
 /*
@@ -1304,6 +1310,7 @@ typedef struct Registration
 	bool		keep_replaced;	/* keep what the runs replace (undo) */
 	Interval   *keep_for;		/* NULL: until purged */
 	Datum		key;			/* name[] of the diff key; 0: none */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Registration;
 
 /*

@@ -23,8 +23,9 @@ PG_FUNCTION_INFO_V1(backfill_set_strategy);
  * backfill_register
  *		register(target, time_column, source, definition, chunk,
  *		source_retention, source_horizon, ledger, measure, tolerance,
- *		ledger_gate, keep_replaced, keep_for, key) -> current definition
- *		version (RegisterTarget).  The last three came with 0.2.0.
+ *		ledger_gate, keep_replaced, keep_for, key, allow_empty) -> current
+ *		definition version (RegisterTarget).  The last four came with
+ *		0.2.0.
  */
 Datum
 backfill_register(PG_FUNCTION_ARGS)
@@ -56,12 +57,18 @@ backfill_register(PG_FUNCTION_ARGS)
 	reg.keep_replaced = false;
 	reg.keep_for = NULL;
 	reg.key = (Datum) 0;
+	reg.allow_empty = false;
 	if (PG_NARGS() > 13)
 	{
 		RequireArg(fcinfo, 11, "keep_replaced", NULL);
 		reg.keep_replaced = PG_GETARG_BOOL(11);
 		reg.keep_for = PG_ARGISNULL(12) ? NULL : PG_GETARG_INTERVAL_P(12);
 		reg.key = PG_ARGISNULL(13) ? (Datum) 0 : PG_GETARG_DATUM(13);
+	}
+	if (PG_NARGS() > 14)
+	{
+		RequireArg(fcinfo, 14, "allow_empty", NULL);
+		reg.allow_empty = PG_GETARG_BOOL(14);
 	}
 
 	SpiConnect();

@@ -301,6 +301,8 @@ typedef struct ChunkWork
 	Datum		ledger_value;	/* numeric, valid if have_ledger */
 	bool		ledger_ok;
 	bool		gate_failed;	/* the ledger gate refused the chunk */
+	bool		emptied;		/* refused: no rows from the source where the
+								 * range held some (ChunkGuardEmpty) */
 } ChunkWork;
 
 /*
@@ -385,11 +387,43 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 }
 
 /*
+ * ChunkGuardEmpty
+ *		Phase "guard": a chunk whose source returned no row for a range
+ *		that held rows would empty the range, which is what a broken source
+ *		(a load that failed, a table not filled yet) looks like; it fails
+ *		(23514, cause empty_source), which rolls it back and keeps the rows,
+ *		unless the definition says that no rows is a valid answer
+ *		(allow_empty).  A no_source chunk clears its range on purpose (the
+ *		source's retention), and a revert chunk puts back what was there
+ *		before, rows or none: neither is refused.
+ */
+static void
+ChunkGuardEmpty(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	if (chunk->no_source || run->reverts != 0 || run->allow_empty ||
+		work->rr.rows_inserted > 0 || work->rr.rows_deleted == 0)
+		return;
+	work->emptied = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_CHECK_VIOLATION),
+			 errmsg("the source returned no rows for chunk [%s, %s), which holds %lld %s",
+					TimestampText(chunk->start), TimestampText(chunk->end),
+					(long long) work->rr.rows_deleted,
+					work->rr.rows_deleted == 1 ? "row" : "rows"),
+			 errdetail("The chunk would have deleted them and inserted nothing; it was rolled back, and the table keeps its rows."),
+			 errhint("A source that returns nothing for a range the table holds rows for is taken for a broken one, unless the definition says otherwise (allow_empty).")));
+}
+
+/*
  * ChunkGate
  *		Phase "gate": with a ledger, compare the chunk's new measure with
  *		the ledger's figure (a NULL on either side counts as 0) and set the
- *		verdict; with ledger_gate, a disagreement fails the chunk (23514),
- *		which rolls its data back.
+ *		verdict; with ledger_gate, a disagreement fails the chunk (23514,
+ *		cause ledger), which rolls its data back.  Its hint tells the two
+ *		causes apart where it can: a ledger without a figure (NULL or 0)
+ *		for a range whose new rows have one has most likely not caught up
+ *		with the source; otherwise it gives the query that compares the two
+ *		figures again later (preview).
  */
 static void
 ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
@@ -399,6 +433,7 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	bool		ledger_null = true;
 	bool		measure_null;
 	Datum		measure_value;
+	Datum		zero;
 
 	/* restored rows are put back as they were, agreeing or not */
 	if (chunk->no_source || run->ledger == NULL || run->reverts != 0)
@@ -417,6 +452,11 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	work->verdict = work->ledger_ok ? VERDICT_OK : VERDICT_LEDGER_MISMATCH;
 	if (!work->ledger_ok && run->ledger_gate)
 	{
+		bool		ledger_empty;
+
+		zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+		ledger_empty = ledger_null ||
+			DatumGetInt32(DirectFunctionCall2(numeric_cmp, lv, zero)) == 0;
 		work->gate_failed = true;
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
@@ -425,8 +465,14 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 						run->measure, NumericText(measure_value, false),
 						NumericText(lv, ledger_null)),
 				 errdetail("The ledger query is: %s", run->ledger),
-				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
-						 NumericText(run->tolerance, false))));
+				 ledger_empty ?
+				 errhint("The ledger has no figure for this range yet: it has most likely not caught up with the source. The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+						 NumericText(run->tolerance, false)) :
+				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back. SELECT after_value, ledger_value FROM backfill.preview(%s, %s, %s) compares the two again, now.",
+						 NumericText(run->tolerance, false),
+						 quote_literal_cstr(QualifiedRelName(run->target)),
+						 quote_literal_cstr(TimestampText(chunk->start)),
+						 quote_literal_cstr(TimestampText(chunk->end)))));
 	}
 }
 
@@ -726,6 +772,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ChunkLock(run, chunk, work);
 		ArmChunkTimeout();
 		ChunkReplace(run, chunk, work);
+		ChunkGuardEmpty(run, chunk, work);
 		ChunkGate(run, chunk, work);
 		/* the user text is done: back to the caller */
 		AuthorGateLeave(&gate);
@@ -781,9 +828,15 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ChunkErrorText(edata, chunk, work->phase, timed_out,
 					   deferral && report->deferrals >= backfill_max_attempts,
 					   report->deferrals);
-		report->cause = ClassifyFailure(edata->sqlerrcode,
-										work->phase == PHASE_WORK &&
-										run->reverts == 0);
+		/* the gate and the empty guard have causes of their own */
+		if (work->gate_failed)
+			report->cause = CAUSE_LEDGER;
+		else if (work->emptied)
+			report->cause = CAUSE_EMPTY_SOURCE;
+		else
+			report->cause = ClassifyFailure(edata->sqlerrcode,
+											work->phase == PHASE_WORK &&
+											run->reverts == 0);
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{

@@ -218,13 +218,14 @@ RegisterTarget(const Registration *reg)
 		CatalogArg(&args, INTERVALOID, PointerGetDatum(reg->keep_for),
 				   reg->keep_for == NULL);
 		CatalogArg(&args, NAMEARRAYOID, reg->key, reg->key == (Datum) 0);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(reg->allow_empty), false);
 		CatalogExecArgs("SELECT d.version,"
 						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
 						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
 						"  d.measure, d.tolerance, d.ledger_gate, d.keep_replaced,"
-						"  d.keep_for, d.key)"
+						"  d.keep_for, d.key, d.allow_empty)"
 						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12, $13, $14, $15),"
+						"  $11, $12, $13, $14, $15, $16),"
 						" d.strategy IS NOT DISTINCT FROM"
 						"  coalesce(t.strategy, d.strategy)"
 						" FROM backfill.definitions d"
@@ -244,22 +245,22 @@ RegisterTarget(const Registration *reg)
 
 		if (new_version)
 		{
-			/* the same fifteen parameters, and the version as $16 */
+			/* the same sixteen parameters, and the version as $17 */
 			version++;
 			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
 			CatalogExecArgs("INSERT INTO backfill.definitions"
 							" (target, version, label, source, source_hash, created_by,"
 							"  author, time_column, chunk, source_retention,"
 							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-							"  strategy, keep_replaced, keep_for, key)"
-							" SELECT $1, $16, $3, $2,"
+							"  strategy, keep_replaced, keep_for, key, allow_empty)"
+							" SELECT $1, $17, $3, $2,"
 							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
 							" (SELECT rolname FROM pg_catalog.pg_roles"
 							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
 							" coalesce((SELECT strategy FROM backfill.targets"
 							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto'),"
-							" $13, $14, $15",
+							" $13, $14, $15, $16",
 							&args, SPI_OK_INSERT);
 		}
 	}
@@ -286,10 +287,10 @@ RegisterTarget(const Registration *reg)
 						" (target, target_name, time_column, chunk, source_retention,"
 						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
 						"  current_version, registered_by, strategy, keep_replaced,"
-						"  keep_for, key)"
+						"  keep_for, key, allow_empty)"
 						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
 						"  $11, $12::pg_catalog.name, d.strategy, d.keep_replaced,"
-						"  d.keep_for, d.key"
+						"  d.keep_for, d.key, d.allow_empty"
 						" FROM backfill.definitions d"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
 						" AND d.version OPERATOR(pg_catalog.=) $11"
@@ -307,6 +308,7 @@ RegisterTarget(const Registration *reg)
 						"  keep_replaced = excluded.keep_replaced,"
 						"  keep_for = excluded.keep_for,"
 						"  key = excluded.key,"
+						"  allow_empty = excluded.allow_empty,"
 						"  current_version = excluded.current_version,"
 						"  registered_at = pg_catalog.now(),"
 						"  registered_by = excluded.registered_by",
@@ -469,14 +471,16 @@ SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 		CatalogExecArgs("INSERT INTO backfill.definitions (target, version, label,"
 						" source, source_hash, created_by, author, time_column, chunk,"
 						" source_retention, source_horizon, ledger, measure, tolerance,"
-						" ledger_gate, strategy, keep_replaced, keep_for, key)"
+						" ledger_gate, strategy, keep_replaced, keep_for, key,"
+						" allow_empty)"
 						" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
 						" d.source, d.source_hash,"
 						" (SELECT rolname FROM pg_catalog.pg_roles"
 						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 						" $4, d.time_column, d.chunk, d.source_retention,"
 						" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-						" d.ledger_gate, $2, d.keep_replaced, d.keep_for, d.key"
+						" d.ledger_gate, $2, d.keep_replaced, d.keep_for, d.key,"
+						" d.allow_empty"
 						" FROM backfill.definitions d,"
 						" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
 						"  WHERE target OPERATOR(pg_catalog.=) $1) m"
