@@ -797,6 +797,10 @@ typedef struct RunInfo
 	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
 	int64		reverts;		/* the run a revert run undoes; 0: none */
 	bool		allow_empty;	/* no rows from the source is a valid answer */
+	/* a revert run that is done: what it did to the definition (chunk.c) */
+	int32		restored_version;	/* made current again; 0: none */
+	bool		restored_by_undo;	/* by the revert of a revert */
+	int32		kept_version;	/* registered since, stays current; 0: none */
 } RunInfo;
 
 /*
@@ -1229,6 +1233,13 @@ typedef struct ChunkReport
 /* The chunk engine; callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
 extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+
+/*
+ * The NOTICE of what a revert run that is done did to the target's current
+ * definition (the one before the reverted run's is current again, or a
+ * newer one stays), after the NOTICE that it is done.
+ */
+extern void ReportRevertDefinition(RunInfo *run);
 extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
 extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,

@@ -1038,9 +1038,13 @@ SettleMember(Member *m)
 	SpiFinish();
 	SPI_commit();
 	if (finished)
+	{
 		ereport(NOTICE,
 				(errmsg("run %lld is %s", (long long) m->run->run_id,
 						RunStatusName(final_status))));
+		if (final_status == RUN_DONE)
+			ReportRevertDefinition(m->run);
+	}
 }
 
 /*
