@@ -1530,12 +1530,22 @@ extern int64 PlanRun(const PlanRequest *req);
  */
 extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
 
-/* The unfinished chunks of one run of a group that replan_group replans. */
+/*
+ * One target's own chunks in a group plan (cascade.c's planning loop): the
+ * unfinished chunks of a run of a group that replan_group replans, with
+ * how that run was planned; or the root run of a cascading plan, planned
+ * already (planned_run).
+ */
 typedef struct ReplanSeed
 {
 	Oid			target;
-	int64		old_run;		/* the run the new one continues */
+	int64		old_run;		/* the run the new one continues; 0: none */
+	int64		planned_run;	/* planned already (the root); 0: plan it */
 	const char *note;
+	Interval   *chunk;			/* the run's chunk interval; NULL: the
+								 * definition's */
+	bool		keep_given;		/* keep_replaced given: else the definition's */
+	bool		keep_replaced;
 	PlanChunks	chunks;
 } ReplanSeed;
 
