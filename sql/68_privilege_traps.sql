@@ -564,7 +564,7 @@ INSERT INTO driven VALUES
     ('backfill.diff(bigint,integer)'),
     ('backfill.purge_archive(interval,regclass)'),
     -- changed regions; the trigger fired by the writes to regress_trap.src
-    ('backfill.watch(regclass,regclass,name)'),
+    ('backfill.watch(regclass,regclass,name,interval)'),
     ('backfill.unwatch(regclass,regclass)'),
     ('backfill._watch_trigger()'),
     -- the WHEN clause of the INSERT row triggers: run by the writes above,

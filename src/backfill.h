@@ -591,10 +591,13 @@ extern void CheckSelectPrivilege(Oid relid);
  * source's rows, $1 = lo, $2 = hi as timestamptz plus $3, $4 in the time
  * column's type (SourceInsertParams).  ComposeRangeDelete: the DELETE of
  * the range (no user text), $1, $2 in the time column's type (RangeParams).
+ * ComposeRangeExists: whether the range holds a row (no user text), with
+ * the same parameters.
  */
 extern char *ComposeSourceInsert(Oid target, const char *time_column,
 								 const SourceQuery *source);
 extern char *ComposeRangeDelete(Oid target, const char *time_column);
+extern char *ComposeRangeExists(Oid target, const char *time_column);
 
 /*
  * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
@@ -1369,7 +1372,8 @@ extern List *DownstreamOrder(Oid root, Edges *edges);
  * source and its partitions); unwatch -> the watches removed (source
  * InvalidOid: all of the target's).  Callers are connected to SPI.
  */
-extern bool WatchSource(Oid target, Oid source, const char *time_column);
+extern bool WatchSource(Oid target, Oid source, const char *time_column,
+						const Interval *settle);
 extern int32 UnwatchSource(Oid target, Oid source);
 
 /*

@@ -1060,6 +1060,19 @@ ComposeRangeDelete(Oid target, const char *time_column)
 }
 
 /*
+ * ComposeRangeExists
+ *		Whether target holds a row in [$1, $2), parameters from RangeParams;
+ *		no user text in it.
+ */
+char *
+ComposeRangeExists(Oid target, const char *time_column)
+{
+	return psprintf("SELECT EXISTS (SELECT FROM %s WHERE %s)",
+					QualifiedRelName(target),
+					RangeCondition(target, time_column));
+}
+
+/*
  * CheckSelectPrivilege
  *		The caller must be able to read the target (42501), which must
  *		still exist (42P01).

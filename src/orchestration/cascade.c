@@ -102,6 +102,7 @@ typedef struct StaleFacts
 	Datum	   *built_ledger;	/* numeric */
 	int			next_built;
 	SPIPlanPtr	ledger_plan;	/* the ledger, prepared once per plan */
+	SPIPlanPtr	rows_plan;		/* whether a range holds rows, once per plan */
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
@@ -168,6 +169,85 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
 }
 
 /*
+ * StaleGateEnter
+ *		The author gate of a stale plan's reads of user text and of the
+ *		target (the ledger, ChunkHoldsRows), entered on first use and left
+ *		by StaleFactsDone: as the definition's author, as a chunk reads.
+ */
+static void
+StaleGateEnter(StaleFacts *f)
+{
+	if (f->in_gate)
+		return;
+	AuthorGateEnter(&f->gate, f->def->author, f->def->target, f->def->version,
+					GetConfigOption("search_path", false, false),
+					GetConfigOption("TimeZone", false, false));
+	f->in_gate = true;
+}
+
+/*
+ * StaleFactsDone
+ *		Free the plans of a stale plan's facts and leave its author gate;
+ *		with abort, after an error.
+ */
+static void
+StaleFactsDone(StaleFacts *f, bool abort)
+{
+	if (!abort && f->ledger_plan != NULL)
+		SPI_freeplan(f->ledger_plan);
+	if (!abort && f->rows_plan != NULL)
+		SPI_freeplan(f->rows_plan);
+	f->ledger_plan = NULL;
+	f->rows_plan = NULL;
+	if (f->in_gate)
+	{
+		if (abort)
+			AuthorGateAbort(&f->gate);
+		else
+			AuthorGateLeave(&f->gate);
+	}
+	f->in_gate = false;
+}
+
+/*
+ * ChunkHoldsRows
+ *		Whether the target holds rows in [cs, ce): a chunk that backfill
+ *		never built but the job that fills the table did (doc/changed-
+ *		regions.md).  Read as the definition's author inside the gate, as a
+ *		chunk reads the target, one statement prepared once per plan (no
+ *		user text in it) and executed per chunk asked, which are only the
+ *		chunks with a recorded change and no build of backfill's.
+ */
+static bool
+ChunkHoldsRows(StaleFacts *f, TimestampTz cs, TimestampTz ce)
+{
+	Oid			argtypes[2];
+	Datum		values[2];
+	int			rc;
+	bool		isnull;
+	bool		holds;
+
+	StaleGateEnter(f);
+	RangeParams(f->def->target, f->def->time_column, cs, ce, argtypes, values);
+	if (f->rows_plan == NULL)
+	{
+		f->rows_plan = SPI_prepare(ComposeRangeExists(f->def->target,
+													  f->def->time_column),
+								   2, argtypes);
+		if (f->rows_plan == NULL)
+			elog(ERROR, "backfill: could not prepare the range's rows query: %s",
+				 SPI_result_code_string(SPI_result));
+	}
+	rc = SPI_execute_plan(f->rows_plan, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "backfill: the range's rows query returned %s",
+			 SPI_result_code_string(rc));
+	holds = SpiGetBool(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return holds;
+}
+
+/*
  * StaleReason
  *		Why the built chunk [cs, ce) is stale, or NULL: a logged change
  *		overlapping it ("stale: source changed at ..."), else, with a
@@ -206,14 +286,7 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 		Datum		now;
 		Datum		then = f->built_ledger[f->next_built];
 
-		if (!f->in_gate)
-		{
-			AuthorGateEnter(&f->gate, f->def->author, f->def->target,
-							f->def->version,
-							GetConfigOption("search_path", false, false),
-							GetConfigOption("TimeZone", false, false));
-			f->in_gate = true;
-		}
+		StaleGateEnter(f);
 		if (f->ledger_plan == NULL)
 		{
 			Oid			largs[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
@@ -344,7 +417,8 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 			for (i = j; i < np && pieces[i].lo < ce; i++)
 				if (pieces[i].settled == CHUNK_DONE)
 					built = true;
-			if (!built)
+			/* never built by backfill: stale if the table holds rows there */
+			if (!built && !ChunkHoldsRows(facts, cs, ce))
 				continue;
 			reason = StaleReason(facts, cs, ce);
 			if (reason == NULL)
@@ -359,86 +433,104 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 }
 
 /*
+ * SelectByPieces
+ *		SelectChunks over the whole range: the history classified once
+ *		(ClassifyPieces), each chunk kept when one of its pieces needs it
+ *		(PieceNeeds) or it is stale (StaleReason).  Caller holds facts.
+ */
+static void
+SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
+			   TimestampTz *bounds, int n, StaleFacts *facts,
+			   PlanChunks *out, char **reasons)
+{
+	Piece	   *pieces;
+	int			np;
+	int			j = 0;
+	int			k;
+
+	out->n = 0;
+	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
+	for (k = 0; k < n; k++)
+	{
+		TimestampTz cs = bounds[k];
+		TimestampTz ce = bounds[k + 1];
+		bool		needs = false;
+		bool		built = false;
+		char	   *reason = NULL;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		/* pieces are sorted and partition the range: skip those before */
+		while (j < np && pieces[j].hi <= cs)
+			j++;
+		for (i = j; i < np && pieces[i].lo < ce; i++)
+		{
+			if (pieces[i].settled == CHUNK_DONE)
+				built = true;
+			if ((only & ~ONLY_STALE) != 0 &&
+				PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
+						   def->version))
+				needs = true;
+		}
+		/* never built by backfill: a logged change into rows counts */
+		if ((only & ONLY_STALE) && !built &&
+			RegionOverlaps(facts, cs, ce) && ChunkHoldsRows(facts, cs, ce))
+			built = true;
+		if ((only & ONLY_STALE) && built)
+		{
+			reason = StaleReason(facts, cs, ce);
+			if (reason != NULL)
+				needs = true;
+		}
+		if (needs)
+		{
+			out->starts[out->n] = cs;
+			out->ends[out->n] = ce;
+			reasons[out->n] = reason;
+			out->n++;
+		}
+	}
+}
+
+/*
  * SelectChunks
  *		Keep the chunks of [bounds[0], bounds[n]) that need work under
  *		"only" (only_chunks); returns them in *out (possibly none), and
  *		*reasons[k] says why chunk k of *out was kept when it is stale
- *		(else NULL).  Stale chunks are chunks with a settled build (done)
- *		that a logged change overlaps or whose ledger moved.
+ *		(else NULL).  Stale chunks are chunks that a logged change overlaps
+ *		or whose ledger moved, with a settled build (done), or, for a
+ *		logged change, that backfill never built but that hold rows (the
+ *		job that fills the table built them: ChunkHoldsRows).
  */
 static void
 SelectChunks(Oid target, int only, bool clear_no_source,
 			 Definition *def, TimestampTz *bounds, int n,
 			 PlanChunks *out, char ***reasons)
 {
-	Piece	   *pieces;
-	int			np;
-	int			j = 0;
-	int			k;
 	StaleFacts	facts;
 
+	memset(&facts, 0, sizeof(facts));
 	if (only & ONLY_STALE)
 		LoadStaleFacts(target, def, bounds[0], bounds[n], &facts);
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
 	*reasons = palloc0(sizeof(char *) * n);
-	/* stale alone, no ledger: only the chunks with a logged change count */
-	if (only == ONLY_STALE && def->ledger == NULL &&
-		SelectStaleOnly(target, &facts, bounds, n, out, *reasons))
-		return;
-	out->n = 0;
-	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
 	PG_TRY();
 	{
-		for (k = 0; k < n; k++)
-		{
-			TimestampTz cs = bounds[k];
-			TimestampTz ce = bounds[k + 1];
-			bool		needs = false;
-			bool		built = false;
-			char	   *reason = NULL;
-			int			i;
-
-			CHECK_FOR_INTERRUPTS();
-			/* pieces are sorted and partition the range: skip those before */
-			while (j < np && pieces[j].hi <= cs)
-				j++;
-			for (i = j; i < np && pieces[i].lo < ce; i++)
-			{
-				if (pieces[i].settled == CHUNK_DONE)
-					built = true;
-				if ((only & ~ONLY_STALE) != 0 &&
-					PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
-							   def->version))
-					needs = true;
-			}
-			if ((only & ONLY_STALE) && built)
-			{
-				reason = StaleReason(&facts, cs, ce);
-				if (reason != NULL)
-					needs = true;
-			}
-			if (needs)
-			{
-				out->starts[out->n] = cs;
-				out->ends[out->n] = ce;
-				(*reasons)[out->n] = reason;
-				out->n++;
-			}
-		}
+		/* stale alone, no ledger: only the chunks with a logged change count */
+		if (!(only == ONLY_STALE && def->ledger == NULL &&
+			  SelectStaleOnly(target, &facts, bounds, n, out, *reasons)))
+			SelectByPieces(target, only, clear_no_source, def, bounds, n,
+						   &facts, out, *reasons);
 	}
 	PG_CATCH();
 	{
-		if ((only & ONLY_STALE) && facts.in_gate)
-			AuthorGateAbort(&facts.gate);
+		StaleFactsDone(&facts, true);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	if ((only & ONLY_STALE) && facts.ledger_plan != NULL)
-		SPI_freeplan(facts.ledger_plan);
-	if ((only & ONLY_STALE) && facts.in_gate)
-		AuthorGateLeave(&facts.gate);
+	StaleFactsDone(&facts, false);
 }
 
 /*
