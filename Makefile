@@ -21,6 +21,7 @@ OBJS = \
 	src/base/locks.o \
 	src/base/names.o \
 	src/base/failures.o \
+	src/base/notify.o \
 	src/engine/ledger.o \
 	src/engine/keptleaf.o \
 	src/engine/archivestore.o \

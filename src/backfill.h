@@ -246,6 +246,17 @@ typedef enum FailureCause
 extern const char *FailureCauseName(FailureCause cause);
 extern FailureCause ParseFailureCause(const char *name);
 
+/* ---- notifications on channel "backfill" (notify.c) ---- */
+
+/*
+ * NOTIFY backfill of a run's new status (done, failed, probed; the others
+ * send nothing) after chunk chunk_no (0: none), and of a standing check's
+ * tick that found failing chunks (none: nothing); the payload holds ids and
+ * the event's name only, since anyone may LISTEN.  Sent at commit.
+ */
+extern void NotifyRunEvent(int64 run_id, RunStatus status, int32 chunk_no);
+extern void NotifyCheckEvent(int64 check_id, int32 failing);
+
 /* ---- the cause of a chunk's failure and what to do next (failures.c) ---- */
 
 /*
@@ -1236,6 +1247,13 @@ typedef struct ChunkReport
 /* The chunk engine; callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
 extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+
+/*
+ * SetRunStatus after chunk chunk_no decided it (0: none), which the
+ * notification of the status names.
+ */
+extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
+								   int32 chunk_no);
 
 /*
  * The NOTICE of what a revert run that is done did to the target's current

@@ -406,14 +406,26 @@ ReportRevertDefinition(RunInfo *run)
 
 /*
  * SetRunStatus
- *		Set the run's status (finished_at with done) unless it has been
- *		cancelled meanwhile; remove its pg_cron job when it is finished.  A
- *		revert run that becomes done restores the definition too
- *		(RevertRestoreDefinition).  Returns the status the run has now:
- *		status, or RUN_CANCELLED when a cancel came first.
+ *		SetRunStatusAfter, no chunk named.
  */
 RunStatus
 SetRunStatus(RunInfo *run, RunStatus status)
+{
+	return SetRunStatusAfter(run, status, 0);
+}
+
+/*
+ * SetRunStatusAfter
+ *		Set the run's status (finished_at with done) unless it has been
+ *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		A status that changes to done, failed or probed is notified
+ *		(NOTIFY backfill, naming chunk_no, the chunk that decided it; 0:
+ *		none), at commit.  A revert run that is done restores the
+ *		definition too (RevertRestoreDefinition).  Returns the status the
+ *		run has now: status, or RUN_CANCELLED when a cancel came first.
+ */
+RunStatus
+SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
@@ -437,8 +449,12 @@ SetRunStatus(RunInfo *run, RunStatus status)
 	/* a job may have been added since the run was loaded: always look */
 	if (status == RUN_DONE || status == RUN_FAILED)
 		(void) ScheduleRemoveJob(run->run_id);
-	if (before != status && status == RUN_DONE && run->reverts != 0)
-		RevertRestoreDefinition(run);
+	if (before != status)
+	{
+		if (status == RUN_DONE && run->reverts != 0)
+			RevertRestoreDefinition(run);
+		NotifyRunEvent(run->run_id, status, chunk_no);
+	}
 	return status;
 }
 
@@ -719,7 +735,7 @@ ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	else
 		status = RUN_PLANNED;
 	if (status != run_status)
-		status = SetRunStatus(run, status);
+		status = SetRunStatusAfter(run, status, chunk->chunk_no);
 	return status;
 }
 
@@ -868,7 +884,7 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2",
 					&args, SPI_OK_UPDATE);
-	SetRunStatus(run, RUN_FAILED);
+	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
 }
 
 /*
@@ -1050,7 +1066,7 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
 					" AND chunk_no OPERATOR(pg_catalog.=) $2"
 					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 					&args, SPI_OK_UPDATE);
-	SetRunStatus(run, RUN_FAILED);
+	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
 }
 
 /*

@@ -1141,7 +1141,8 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 
 		/* a worker that finished after the failure may have reset it */
 		SpiConnect();
-		(void) SetRunStatus(st.failed_member->run, RUN_FAILED);
+		(void) SetRunStatusAfter(st.failed_member->run, RUN_FAILED,
+								 st.failed_chunk.chunk_no);
 		SpiFinish();
 		SPI_commit();
 		memset(&failure, 0, sizeof(failure));
