@@ -31,6 +31,7 @@ OBJS = \
 	src/engine/strategy.o \
 	src/engine/chunk.o \
 	src/orchestration/registry.o \
+	src/orchestration/export.o \
 	src/orchestration/plan.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \

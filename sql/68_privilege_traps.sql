@@ -297,6 +297,8 @@ SELECT backfill.set_strategy('regress_trap.daily', 'delete') AS previous;
 SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
 SELECT backfill.undepend('regress_trap.monthly', 'regress_trap.daily') AS removed;
 SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
+-- the definitions as code: every target, and one
+SELECT pg_catalog.length(backfill.export_definitions()) > 0 AS exported;
 
 -- runs: preview, plan, run (probe, rest), backfill, reconcile, check,
 -- changes, lineage, the chart, cancel
@@ -392,6 +394,8 @@ SELECT count(*) >= 0 AS read FROM backfill.watches;
 -- (client_min_messages is warning here), unscheduled
 SELECT backfill.schedule_refresh('regress_trap.daily', '0 0 30 2 *',
                                  lookback => '10 years', cascade => false) > 0 AS scheduled;
+-- the definitions as code, its watch and its refresh job too
+SELECT pg_catalog.length(backfill.export_definitions('{regress_trap.daily}')) > 0 AS exported;
 INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
 SELECT refresh_id AS rf FROM backfill.refreshes
  WHERE target = 'regress_trap.daily'::regclass \gset
@@ -526,6 +530,8 @@ INSERT INTO driven VALUES
     ('backfill._in_range(timestamp,timestamp,timestamp)'),
     ('backfill._in_range(date,date,date)'),
     ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[],boolean)'),
+    -- definitions as code (issue 29)
+    ('backfill.export_definitions(regclass[])'),
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
     ('backfill.run(bigint,integer,integer)'),
@@ -635,6 +641,7 @@ SELECT kind FROM backfill.scheduled_jobs LIMIT 0;
 SELECT status FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) :i1;
 -- a watched source: the trigger's own statements meet no trap either
 SELECT backfill.watch('regress_inn.daily', 'regress_inn.src', 'ts') AS watching;
+SELECT pg_catalog.length(backfill.export_definitions()) OPERATOR(pg_catalog.>) 0 AS exported;
 INSERT INTO regress_inn.src VALUES ('2026-03-02 05:00+00', 1);
 UPDATE regress_inn.src SET v = 3 WHERE ts OPERATOR(pg_catalog.=) '2026-03-03 05:00+00';
 SELECT chunk_start FROM backfill.changed_regions

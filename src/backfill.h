@@ -1351,6 +1351,15 @@ typedef struct Registration
  */
 extern int32 RegisterTarget(const Registration *reg);
 extern void UnregisterTarget(Oid target, bool cascade);
+
+/*
+ * export_definitions: the SQL that registers again the current definitions
+ * of targets (NULL: every target the caller may read), with their
+ * strategies, watches, dependencies, standing checks and refresh jobs;
+ * idempotent, read under the caller's row-level security (export.c).
+ * Caller is connected to SPI.
+ */
+extern char *ExportDefinitions(ArrayType *targets);
 extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
 
 /* ---- dependencies between targets (dependencies.c) ---- */

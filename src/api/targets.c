@@ -2,14 +2,15 @@
  *
  * targets.c
  *	  SQL entry points of targets (doc/targets.md): register, unregister,
- *	  and set_strategy (doc/partitions.md).  The work is done by
- *	  orchestration/registry.c.
+ *	  export_definitions, and set_strategy (doc/partitions.md).  The work
+ *	  is done by orchestration/registry.c and orchestration/export.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -18,6 +19,7 @@
 PG_FUNCTION_INFO_V1(backfill_register);
 PG_FUNCTION_INFO_V1(backfill_unregister);
 PG_FUNCTION_INFO_V1(backfill_set_strategy);
+PG_FUNCTION_INFO_V1(backfill_export_definitions);
 
 /*
  * backfill_register
@@ -118,4 +120,24 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	previous = SetTargetStrategy(target, strategy);
 	SpiFinish();
 	PG_RETURN_TEXT_P(cstring_to_text(StrategyName(previous)));
+}
+
+/*
+ * backfill_export_definitions
+ *		export_definitions(targets) -> the SQL that registers their current
+ *		definitions again (ExportDefinitions); targets NULL: every target
+ *		the caller may read.
+ */
+Datum
+backfill_export_definitions(PG_FUNCTION_ARGS)
+{
+	char	   *script;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+
+	SpiConnect();
+	script = ExportDefinitions(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0));
+	SpiFinish();
+	PG_RETURN_TEXT_P(cstring_to_text(script));
 }
