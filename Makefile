@@ -8,6 +8,7 @@ OBJS = \
 	src/base/util.o \
 	src/base/spi.o \
 	src/base/guard.o \
+	src/base/cronrelay.o \
 	src/base/catalog.o \
 	src/base/identity.o \
 	src/base/range.o \
@@ -16,6 +17,7 @@ OBJS = \
 	src/base/citus.o \
 	src/base/cron.o \
 	src/base/cronexpr.o \
+	src/base/cronjobs.o \
 	src/base/jobguard.o \
 	src/base/readers.o \
 	src/base/locks.o \
@@ -33,6 +35,7 @@ OBJS = \
 	src/orchestration/registry.o \
 	src/orchestration/export.o \
 	src/orchestration/plan.o \
+	src/orchestration/tally.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
 	src/orchestration/reconcile.o \
@@ -52,6 +55,7 @@ OBJS = \
 	src/api/targets.o \
 	src/api/runs.o \
 	src/api/pipelines.o \
+	src/api/lineage.o \
 	src/api/scheduling.o \
 	src/api/reconciliation.o \
 	src/api/undo.o \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build and install Citus from a source tarball into the PostgreSQL that
-# PG_CONFIG names (default: the system PostgreSQL 15), for the Citus tests
+# PG_CONFIG names (default: the system PostgreSQL 15; scripts/test.sh also
+# builds it into the 16 and 17 of scripts/pgbuild.sh), for the Citus tests
 # (t/050_citus.pl) and the Citus benchmark (bench/citus.sh).
 #
 #   bash scripts/citus.sh [TARBALL]
@@ -8,8 +9,11 @@
 # TARBALL defaults to ../shared/vendor/citus-13.2.2.tar.gz, relative to the
 # project's root.  Build dependencies come from apt when run as root without
 # BACKFILL_PGROOT (developer sandboxes have them already).  The one-line patch
-# ../shared/vendor/README.md describes is applied before configure.  Nothing
-# is rebuilt when the same Citus version is already installed there.
+# ../shared/vendor/README.md describes is applied before configure (it only
+# matters on 15; harmless on 16 and 17).  Nothing is rebuilt when the same
+# Citus version is already installed there; a lock in /tmp makes a second
+# concurrent call for the same installation wait for the first, then find it
+# done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,6 +32,10 @@ top=$({ tar -tzf "$tarball" || true; } | head -n 1 | cut -d/ -f1)
 version=${top#citus-}
 sharedir=$("$PG_CONFIG" --sharedir)
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
+lock=/tmp/backfill-citus-$(echo "$pkglibdir" | md5sum | cut -c1-12).lock
+exec 9>>"$lock"
+chmod 666 "$lock" 2>/dev/null || true
+flock 9
 if [ -f "$pkglibdir/citus.so" ] &&
     grep -q "^default_version = '${version%.*}-" "$sharedir/extension/citus.control" 2>/dev/null &&
     [ "$(cat "$pkglibdir/citus.backfill-built" 2>/dev/null)" = "$version" ]; then

@@ -27,5 +27,13 @@ status=0
 if [ $status -ne 0 ] && [ -n "${BACKFILL_SHOW_SERVER_LOG:-}" ]; then
     tail -n 100 "$dir/server.log"
 fi
+# A failed assertion (a server built with --enable-cassert) crashes the
+# backend; the test's diff then only shows a lost connection, so the
+# assertion itself is printed from the server's log.
+if grep -q '^TRAP:' "$dir/server.log" 2>/dev/null; then
+    echo "======== failed assertions (server log) ========"
+    grep -A 12 '^TRAP:' "$dir/server.log"
+    status=1
+fi
 rm -rf "$dir"
 exit $status

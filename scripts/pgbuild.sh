@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Build a vendored PostgreSQL (16 or 17) and pg_cron into a private prefix,
-# for testing backfill on the versions Debian 12 does not package.
+# Build a vendored PostgreSQL (16, 17, 18 or 19) and pg_cron into a private
+# prefix, for testing backfill on the versions Debian 12 does not package.
 #
-#   bash scripts/pgbuild.sh VERSION       # VERSION: 16 or 17 (or 16.6, 17.2)
+#   bash scripts/pgbuild.sh VERSION       # 16, 17, 18 or 19 (or 16.6, 19beta3)
 #
-# The sources are ../shared/vendor/postgresql-<VERSION>.*.tar.gz and
-# ../shared/vendor/pg_cron-*.tar.gz (relative to the project's root;
+# The sources are ../shared/vendor/postgresql-<VERSION>*.tar.gz and pg_cron:
+# ../shared/vendor/pg_cron-*.tar.gz (the 1.6.7 release) for 16 to 18,
+# ../shared/vendor/pgcron-main-*.tgz (pg_cron's main branch, the first with
+# PostgreSQL 19 support) for 19 (relative to the project's root;
 # BACKFILL_VENDOR names another folder).  Without them, a prefix built
 # earlier is used as it is.  The
 # prefix is $BACKFILL_PG_PREFIX/<major> (default /opt/backfill-pg/<major>),
@@ -15,8 +17,15 @@
 # (lib/pgxs/src/test/...), and contrib's file_fdw (used by a test) is added.
 # pg_cron is built against it and installed into the same prefix.
 #
+# One version is built with assertions (--enable-cassert, which also
+# compiles backfill's own Assert()s in, since PGXS takes pg_config.h's
+# USE_ASSERT_CHECKING): the majors in BACKFILL_PG_CASSERT (default "18";
+# "" for none, e.g. for benchmarks).  The test suite runs on it like on any
+# other version, so a broken assertion fails the test command.
+#
 # Nothing is rebuilt when the prefix's marker (.backfill-built) holds the
-# sha256 sums of both tarballs (a lock in /tmp serializes concurrent calls).  The build dependencies come from apt when run
+# sha256 sums of both tarballs and the build options (a lock in /tmp
+# serializes concurrent calls).  The build dependencies come from apt when run
 # as root.  The prefix is never installed into by the tests: scripts/test.sh
 # works on a copy of it per run (CONTRIBUTING.md), so it stays pristine.
 # Prints the prefix on its last line.
@@ -24,12 +33,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-want=${1:?usage: pgbuild.sh VERSION (16 or 17)}
-major=${want%%.*}
+want=${1:?usage: pgbuild.sh VERSION (16, 17, 18 or 19)}
+major=${want%%[.a-z]*}
+# pg_cron's source for each major: the 1.6.7 release supports 13 to 18; 19
+# needs pg_cron's main branch (untagged, vendored as pgcron-main-<commit>.tgz).
+case $major in
+    16 | 17 | 18) cronglob='pg_cron-*.tar.gz' ;;
+    19) cronglob='pgcron-main-*.tgz' ;;
+    *) echo "pgbuild.sh: unknown version '$want' (16, 17, 18 or 19)" >&2; exit 2 ;;
+esac
 vendor=${BACKFILL_VENDOR:-$root/../shared/vendor}
 shopt -s nullglob
 tarballs=("$vendor"/postgresql-"$want"*.tar.gz)
-crons=("$vendor"/pg_cron-*.tar.gz)
+crons=("$vendor"/$cronglob)
 shopt -u nullglob
 prefix=${BACKFILL_PG_PREFIX:-/opt/backfill-pg}/$major
 marker=$prefix/.backfill-built
@@ -44,7 +60,7 @@ fi
 [ ${#tarballs[@]} -eq 1 ] ||
     { echo "pgbuild.sh: expected one $vendor/postgresql-$want*.tar.gz, found ${#tarballs[@]} (BACKFILL_VENDOR names another folder)" >&2; exit 3; }
 [ ${#crons[@]} -eq 1 ] ||
-    { echo "pgbuild.sh: expected one $vendor/pg_cron-*.tar.gz, found ${#crons[@]} (BACKFILL_VENDOR names another folder)" >&2; exit 3; }
+    { echo "pgbuild.sh: expected one $vendor/$cronglob, found ${#crons[@]} (BACKFILL_VENDOR names another folder)" >&2; exit 3; }
 tarball=${tarballs[0]}
 cron=${crons[0]}
 
@@ -54,16 +70,23 @@ cron=${crons[0]}
 # BACKFILL_PG_CFLAGS=-O2 (the flags are part of the marker, so a change
 # rebuilds).
 cflags=${BACKFILL_PG_CFLAGS:--O0}
+configure_extra=
+case " ${BACKFILL_PG_CASSERT-18} " in
+    *" $major "*) configure_extra=--enable-cassert ;;
+esac
+# (A build without extra options keeps the marker of earlier pgbuild.sh
+# versions, so 16 and 17 built before are not rebuilt.)
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $(basename "$tarball")
 $(sha256sum "$cron" | cut -d' ' -f1) $(basename "$cron")
-CFLAGS=$cflags"
+CFLAGS=$cflags${configure_extra:+
+CONFIGURE=$configure_extra}"
 # Two trees asking for the same version at once: the second waits for the
 # first's build, then finds it done.
 exec 9>>"/tmp/backfill-pgbuild-$major.lock"
 chmod 666 "/tmp/backfill-pgbuild-$major.lock" 2>/dev/null || true
 flock 9
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$stamp" ] && [ -x "$prefix/bin/pg_config" ]; then
-    echo "pgbuild.sh: $(basename "$tarball" .tar.gz) and $(basename "$cron" .tar.gz) already built in $prefix" >&2
+    echo "pgbuild.sh: $(basename "$tarball" .tar.gz) and $(basename "${cron%.t*gz}")${configure_extra:+ ($configure_extra)} already built in $prefix" >&2
     echo "$prefix"
     exit 0
 fi
@@ -90,8 +113,8 @@ cd "$work/$top"
 # A half-built prefix from an interrupted run is removed first.
 $SUDO rm -rf "$prefix"
 log() { echo "pgbuild.sh: $* ($(($(date +%s) - start)) s)" >&2; }
-log "configuring $top for $prefix"
-./configure --prefix="$prefix" --without-icu --enable-tap-tests CFLAGS="$cflags" >configure.log 2>&1 ||
+log "configuring $top for $prefix${configure_extra:+ ($configure_extra)}"
+./configure --prefix="$prefix" --without-icu --enable-tap-tests $configure_extra CFLAGS="$cflags" >configure.log 2>&1 ||
     { tail -n 40 configure.log; exit 1; }
 log "building"
 make -s -j2 >make.log 2>&1 || { tail -n 60 make.log; exit 1; }

@@ -24,6 +24,16 @@ if [ -n "${BACKFILL_TAP_TESTS:-}" ] ||
     make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
         PROVE_FLAGS="--timer -j ${BACKFILL_PROVE_JOBS:-2}" \
         ${BACKFILL_TAP_TESTS:+PROVE_TESTS="$BACKFILL_TAP_TESTS"} || status=$?
+    tap_ran=1
+fi
+
+# A failed assertion in a TAP test's server (a server built with
+# --enable-cassert) fails the run even when the test went on: the backend
+# crashed, and the postmaster restarted the cluster under the test.
+if [ -n "${tap_ran:-}" ] && grep -q '^TRAP:' tmp_check/log/*.log 2>/dev/null; then
+    echo "======== failed assertions (TAP servers' logs) ========"
+    grep -H -A 12 '^TRAP:' tmp_check/log/*.log
+    status=1
 fi
 
 if [ $status -ne 0 ]; then

@@ -1,8 +1,8 @@
--- A standing check needs pg_cron in the database; without it
--- schedule_check refuses with 55000 and says how to enable it, and
--- nothing is recorded.  Tested in a second database where the extension
--- pg_cron is not created (pg_cron is preloaded in the cluster, but serves
--- another database).
+-- A standing check in a database without the extension pg_cron: pg_cron
+-- is preloaded in the cluster and serves another database, where the
+-- check's job would be made (sql/41_schedule_nocron.sql); a check of a
+-- table that is not registered is refused before that, with 42704, and
+-- nothing is recorded.
 SELECT current_database() AS regression_db \gset
 CREATE DATABASE rec_nocron;
 \c rec_nocron

@@ -363,6 +363,9 @@ SELECT backfill.run_check(:c) AS failing;
 SET application_name = 'pg_cron';
 SELECT backfill.run_check(:c) AS failing;
 RESET application_name;
+-- the failing pg_cron ticks of the caller's jobs, as progress reads them
+-- (pg_cron's log read as the extension owner): none here
+SELECT count(*) AS failing_ticks FROM backfill._tick_failures();
 SELECT backfill.unschedule_check(:c) AS unscheduled;
 
 -- a cascading plan: a group run, reconciled; another scheduled, cancelled
@@ -550,6 +553,7 @@ INSERT INTO driven VALUES
     ('backfill.schedule_check(regclass,text,interval)'),
     ('backfill.unschedule_check(bigint)'),
     ('backfill.run_check(bigint)'),
+    ('backfill._tick_failures()'),
     ('backfill.schedule(bigint,text,integer,text,integer)'),
     ('backfill.unschedule(bigint)'),
     ('backfill.cleanup_jobs()'),

@@ -40,9 +40,25 @@ CALL backfill.run(:r, parallel => -1);
 CALL backfill.run(:r, parallel => NULL);
 SHOW backfill.max_parallel;
 CALL backfill.run(:r, parallel => 5);
-\set VERBOSITY default
-CALL backfill.run(:r, parallel => 99);
-\set VERBOSITY terse
+-- the detail names the server's max_worker_processes, whatever it is here (the
+-- same check as run's, through schedule: a function, so a DO block can catch it)
+SELECT set_config('par.r', :'r', false) IS NOT NULL AS noted;
+DO $$
+DECLARE
+    m text;
+    d text;
+    h text;
+BEGIN
+    PERFORM backfill.schedule(current_setting('par.r')::bigint, parallel => 99);
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+    RAISE NOTICE 'ERROR: %', m;
+    RAISE NOTICE 'DETAIL: %', replace(d, 'max_worker_processes is '
+                                         || current_setting('max_worker_processes'),
+                                      'max_worker_processes is (this server''s)');
+    RAISE NOTICE 'HINT: %', h;
+END
+$$;
 SET backfill.max_parallel = 2;
 CALL backfill.run(:r, parallel => 3);
 CALL backfill.backfill('par.daily', '2024-05-01', '2024-05-02', parallel => 3);

@@ -12,7 +12,7 @@
 --      search_path pinned (there is none at all: sql/61_catalog_lint.sql).
 SET TimeZone = 'UTC';
 \set VERBOSITY terse
-SELECT setval('backfill.runs_run_id_seq', 9901, false) IS NOT NULL AS ids_fixed;
+SELECT setval('backfill.runs_run_id_seq', 9901, false) IS NOT NULL AS seq_set;
 CREATE ROLE regress_lint_owner;
 CREATE SCHEMA lintt AUTHORIZATION regress_lint_owner;
 SET SESSION AUTHORIZATION regress_lint_owner;

@@ -26,7 +26,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* The server APIs that differ between PostgreSQL 15, 16 and 17. */
+/* The server APIs that differ between PostgreSQL 15, 16, 17, 18 and 19. */
 #include "base/compat.h"
 
 
@@ -364,6 +364,10 @@ extern void SpiUnregisterRows(const char *name);
 extern int	SpiExecPinned(const char *sql, int nargs, Oid *argtypes,
 						  Datum *values, const char *nulls, bool read_only,
 						  long count, int expected);
+/* The same, read-only, its rows sent to "dest" (SpiExecDest). */
+extern int	SpiExecPinnedDest(const char *sql, int nargs, Oid *argtypes,
+							  Datum *values, const char *nulls,
+							  DestReceiver *dest, int expected);
 
 /* Convenience readers of SPI_tuptable row "row", column "col" (1-based). */
 extern bool SpiGetBool(int row, int col, bool *isnull);
@@ -413,13 +417,6 @@ extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
  * FreeExecutorState.
  */
 extern ResultRelInfo *OpenPlainIndexes(Relation rel, EState **estate);
-/*
- * The same for the body of the extension's SQL function backfill.<name>,
- * read from pg_proc and planned once per session (catalog.c).
- */
-extern int	CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
-									Datum *values, const char *nulls,
-									int expected);
 
 /*
  * The OID of backfill.watches (InvalidOid without it), and the relcache
@@ -468,6 +465,39 @@ extern int	CatalogExecArgsInto(const char *sql, const CatalogArgs *args,
 extern bool CatalogExists(const char *sql, int nargs, Oid *argtypes,
 						  Datum *values);
 
+/*
+ * The rows of a statement on pg_cron's objects, every column as text
+ * (NULL for SQL NULL): row r, column c (0-based) is values[r * ncols + c].
+ */
+typedef struct CronRows
+{
+	int			nrows;
+	int			ncols;
+	char	  **values;
+} CronRows;
+
+/*
+ * One statement on pg_cron's tables and functions ($n text parameters) as
+ * the extension owner: here (crondb NULL, CatalogRun) or in database
+ * crondb through the relay (cronrelay.c).  With error not NULL, a failure
+ * there returns NULL and the error instead of raising it.
+ */
+extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
+								  int nparams, const char **params,
+								  ErrorData **error);
+
+/* ---- the relay to pg_cron's database (cronrelay.c) ---- */
+
+/*
+ * Run one statement in database "database" as role "role" in a background
+ * worker; its rows as text.  With error not NULL, a failure (no worker
+ * slot, the statement's error) returns NULL and the error in *error.
+ * Called by CatalogCronQuery only.
+ */
+extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
+							  int nparams, const char **params,
+							  ErrorData **error);
+
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
 
@@ -515,11 +545,11 @@ extern void CheckKeptRowsReadable(Oid target);
 
 /* 42704 "run N does not exist" for a run the caller cannot see. */
 extern void CheckRunVisible(int64 run_id, Oid target, Oid planner);
-extern void RaiseRunDoesNotExist(int64 run_id) pg_attribute_noreturn();
+BackfillNoReturn extern void RaiseRunDoesNotExist(int64 run_id);
 
 /* The same for groups and standing checks. */
-extern void RaiseGroupDoesNotExist(int64 group_id) pg_attribute_noreturn();
-extern void RaiseCheckDoesNotExist(int64 check_id) pg_attribute_noreturn();
+BackfillNoReturn extern void RaiseGroupDoesNotExist(int64 group_id);
+BackfillNoReturn extern void RaiseCheckDoesNotExist(int64 check_id);
 
 /* ---- chunk bounds (range.c) ---- */
 
@@ -677,42 +707,112 @@ extern bool CitusForbidsSwap(Oid target);
  */
 extern bool CitusForbidsLockGroups(void);
 
-/* ---- pg_cron (cron.c) ---- */
+/* ---- pg_cron's jobs, here or in another database (cronjobs.c) ---- */
 
-/* A pg_cron job as recorded in cron.job. */
+/* The kinds of backfill's jobs: a run's, a standing check's, a refresh's. */
+#define CRON_KIND_RUN		'r'
+#define CRON_KIND_CHECK		'c'
+#define CRON_KIND_REFRESH	'f'
+
+/* A pg_cron job of backfill as recorded in cron.job. */
 typedef struct CronJob
 {
 	int64		job_id;
 	char	   *owner;			/* cron.job.username */
-	char	   *jobname;		/* NULL for an unnamed job */
+	char	   *jobname;
+	char		kind;			/* CRON_KIND_* of its name */
+	int64		id;				/* its run, check or refresh */
+	bool		recorded;		/* that run, check or refresh records it */
+	bool		finished;		/* that run is done, failed or cancelled */
+	bool		parked;			/* its schedule never comes (cron.c) */
 } CronJob;
 
 /* Whether the pg_cron extension is installed in this database. */
 extern bool PgCronInstalled(void);
 
-/* The "how to enable pg_cron" error unless it runs its jobs here. */
+/*
+ * The database pg_cron serves (cron.database_name) when it is not this
+ * one, else NULL; whether backfill may have jobs at all (pg_cron here, or
+ * elsewhere).
+ */
+extern const char *CronElsewhere(void);
+extern bool CronUsable(void);
+
+/*
+ * The pg_cron job name of a run, check or refresh: backfill_run_<id>, or
+ * backfill_run_<id>@<OID of this database> when pg_cron is elsewhere.
+ */
+extern char *CronJobNameOf(char kind, int64 id);
+
+/*
+ * Every job of backfill for this database in pg_cron's job table; the job
+ * job_id of (kind, id) if it exists under its name; remove jobs (not those
+ * under way, or just ended, as "wait" says), returning those removed; park one (never
+ * fires again); in a tick elsewhere, park the current user's job of (kind,
+ * id) unless it is recorded_job.  All as the extension owner.
+ */
+extern List *CronListJobs(void);
+extern bool CronFindJob(char kind, int64 id, int64 job_id, CronJob *job);
+extern List *CronUnscheduleJobs(List *jobs, int wait);
+
+/* What CronUnscheduleJobs waits for: nothing, a tick under way, a settled one. */
+#define CRON_REMOVE_ANY		0
+#define CRON_REMOVE_IDLE	1
+#define CRON_REMOVE_SETTLED	2
+extern void CronParkJob(char kind, int64 id, int64 job_id);
+extern void CronParkLeftover(char kind, int64 id, int64 recorded_job);
+
+/*
+ * A job gone from pg_cron: its run, check or refresh forgets it (job_id
+ * NULL, if it still records that job) and says why (last_error; a
+ * refresh's last_message).
+ */
+extern void CronForgetJob(const CronJob *job, const char *why);
+
+/*
+ * Create the job of (kind, id) for the current user (the caller's own
+ * cron.schedule here; cron.schedule_in_database elsewhere, with the
+ * caller's USAGE on schema cron there), warning when its ticks will need a
+ * libpq connection without a password; the job id.
+ */
+extern int64 CronCreateJob(char kind, int64 id, const char *cron,
+						   const char *command, const char *what);
+
+/*
+ * The last finished ticks of the jobs given, newest first per job (job id,
+ * status, return_message, end in microseconds since 1970, role); false
+ * when pg_cron cannot be read (nothing raised).
+ */
+extern bool CronTickHistory(List *jobs, CronRows **rows);
+
+/* ---- pg_cron (cron.c) ---- */
+
+/* The "how to enable pg_cron" error unless backfill can create jobs. */
 extern void RequirePgCron(const char *detail);
 
 /* Whether the current backend is a pg_cron job (bgworker or libpq mode). */
 extern bool ScheduleCalledFromCron(void);
 extern bool ScheduleInCronWorker(void);
 
-/* The pg_cron job name of a run: backfill_run_<id>. */
-extern char *CronJobName(int64 run_id);
-
 /*
- * Find a pg_cron job by id (as the extension owner); remove a run's job
+ * Find a run's pg_cron job (as the extension owner); remove a run's job
  * (another role's only with that role's privileges when check); forget
  * the run's job id.
  */
-extern bool CronLookupJob(int64 job_id, CronJob *job);
+extern bool CronLookupJob(int64 run_id, int64 job_id, CronJob *job);
 extern void CronRemoveJob(int64 run_id, CronJob *job, bool check);
-extern char *CronRemoveOwnJob(int64 job_id, const char *prefix, int64 id,
+extern char *CronRemoveOwnJob(int64 job_id, char kind, int64 id,
 							  bool *removed);
 extern void CronClearJobId(int64 run_id, int64 job_id);
 
-/* Remove the pg_cron job of a run, if any; quiet when pg_cron is absent. */
-extern bool ScheduleRemoveJob(int64 run_id);
+/*
+ * Remove the pg_cron job of a run, if any; quiet when pg_cron is absent.
+ * In a tick the job is parked instead.  When pg_cron is elsewhere, nothing
+ * is removed at once: a person's call forgets the job (the sweeps remove
+ * it), a tick parks it only when "settled" (the run's finished status was
+ * committed before this transaction).
+ */
+extern bool ScheduleRemoveJob(int64 run_id, bool settled);
 
 /*
  * Quiet hours: parse "HH:MM-HH:MM" (22007, 22023), the local minute of the
@@ -1467,10 +1567,12 @@ extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
 /* ---- lineage (lineage.c) ---- */
 
 /*
- * One piece of a target's history over a range (backfill._lineage_pieces):
- * the settled state that wins there (lineage: done or no_source; none when
- * never filled) and the status of the latest attempt of any kind (done,
- * no_source, failed, cancelled; none when none).
+ * One piece of a target's history over a range (LineagePieces): the
+ * settled state that wins there (lineage: done or no_source; none when
+ * never filled), the run, version, executor and time of that win, the
+ * distinct reasons of the winning run's chunks over the piece, and the
+ * status of the latest attempt of any kind (done, no_source, failed,
+ * cancelled; none when none).
  */
 typedef struct Piece
 {
@@ -1480,20 +1582,35 @@ typedef struct Piece
 	int32		version;		/* of the settled state */
 	bool		cleared;		/* a no_source piece whose rows were cleared */
 	ChunkStatus latest;			/* the latest attempt; CHUNK_NONE: none */
+	int64		run_id;			/* of the settled state */
+	const char *executed_by;	/* NULL: none recorded */
+	TimestampTz finished_at;	/* unless finished_null */
+	bool		finished_null;
+	int			nreasons;		/* chunks.reason of the winner's chunks */
+	char	  **reasons;
 } Piece;
 
 /*
- * Cut [lo, hi) of target's history into pieces, in order, and say which
- * run wins each (from backfill._lineage_pieces); returns the number of
- * pieces, *pieces palloc'd.  Caller is connected to SPI.
+ * The one rule of which run wins a stretch: cut [lo, hi) of target's
+ * history into pieces, in order, and say which run wins each; read as the
+ * extension owner (as_owner) or as the caller, under the catalog's
+ * row-level security.  O(n log n) in the chunks over the range.  Returns
+ * the number of pieces, *pieces palloc'd.  Caller is connected to SPI.
+ */
+extern int	LineagePieces(Oid target, TimestampTz lo, TimestampTz hi,
+						  bool as_owner, Piece **pieces);
+
+/*
+ * LineagePieces as the extension owner over [lo, hi).  Caller is connected
+ * to SPI.
  */
 extern int	ClassifyPieces(Oid target, TimestampTz lo, TimestampTz hi,
 						   Piece **pieces);
 
 /*
  * ClassifyPieces over the n ranges [los[k], his[k]), which are disjoint and
- * in order, with one plan of the rule (kept for the session): the pieces
- * of all of them, in order.  Caller is connected to SPI.
+ * in order: the pieces of all of them, in order.  Caller is connected to
+ * SPI.
  */
 extern int	ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his,
 						   int n, Piece **pieces);
@@ -1511,12 +1628,17 @@ extern List *LineageChart(Oid target, TimestampTz lo, TimestampTz hi);
 
 /* ---- planning one run (plan.c) ---- */
 
-/* An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]). */
+/*
+ * An explicit list of chunks for PlanRun: n sorted [starts[k], ends[k]),
+ * and why each was chosen (chunks.reason; reasons NULL, or reasons[k]
+ * NULL: planned by its range).
+ */
 typedef struct PlanChunks
 {
 	int			n;
 	TimestampTz *starts;
 	TimestampTz *ends;
+	char	  **reasons;
 } PlanChunks;
 
 /*
@@ -1646,22 +1768,26 @@ extern int32 ScheduleGroup(int64 group_id, const char *cron,
 extern bool ScheduleSweepLock(bool wait);
 
 /*
- * Remove backfill's pg_cron jobs whose scheduling role was dropped, noting
- * it in the run's or check's last_error; returns them (CronJob *) in the
- * caller's memory context.  Every backfill tick calls it (without "wait":
+ * Sweep backfill's pg_cron jobs: with "orphans", those whose scheduling
+ * role was dropped (noting it on the run, check or refresh); those
+ * recorded on finished runs (parked by the tick that finished them),
+ * except exclude_run's; pg_cron in another database, those no run, check
+ * or refresh records, and the records of jobs gone there.  Returns the
+ * removed jobs (CronJob *) in the caller's memory context.  Every backfill
+ * tick calls it with orphans, schedule calls without (without "wait":
  * skipped while another transaction sweeps).
  */
-extern List *ScheduleSweepOrphanJobs(bool wait);
+extern List *ScheduleSweepJobs(int64 exclude_run, bool orphans, bool wait);
 
 /*
- * Remove the pg_cron jobs still recorded on finished runs (parked by the
- * tick that finished them), except exclude_run's; returns them (CronJob *)
- * in the caller's memory context.  Every backfill tick, schedule and
- * schedule_check call it (without "wait").
+ * Before a schedule call creates a pg_cron job: here, sweep the parked jobs
+ * of finished runs; pg_cron in another database, hold the sweep lock in
+ * share mode until the end of the transaction, so that no sweep takes the
+ * job, made there at once, for one left behind before it is recorded.
  */
-extern List *ScheduleSweepFinishedJobs(int64 exclude_run, bool wait);
+extern void SchedulePrepareJob(void);
 
-/* Both sweeps now, waiting for one under way; superusers only. */
+/* A sweep with orphans now, waiting for one under way; superusers only. */
 extern List *CleanupJobs(void);
 
 /*
@@ -1673,8 +1799,46 @@ extern List *CleanupJobs(void);
 extern void ScheduleRunTick(int64 run_id);
 extern void ScheduleCheckTick(void);
 
+/*
+ * The scheduled runs, standing checks and refreshes the caller may see
+ * whose latest pg_cron tick failed, as rows of backfill._tick_failures
+ * (kind, id, job_id, ticks_failed, failed_at, message, next_step) put into
+ * store.  Nothing (no error) when pg_cron cannot be read.  Caller is
+ * connected to SPI.
+ */
+extern void ScheduleTickFailures(Tuplestorestate *store, TupleDesc desc);
+
 /* The daily job's share of the target lock (backfill.lock_target). */
 extern void LockTargetForJob(Oid relid);
+
+/* ---- the summary of a call (tally.c) ---- */
+
+/* What one call did to a run, for its summary NOTICE. */
+typedef struct RunTally
+{
+	TimestampTz started;
+	int			executed;
+	int			done;
+	int			no_source;
+	int			deferred;
+	int			failed;
+	int64		rows_deleted;
+	int64		rows_inserted;
+	int			ledger_checked;
+	int			ledger_ok;
+} RunTally;
+
+/* An empty tally, started now. */
+extern void TallyStart(RunTally *tally);
+
+/* Add one executed chunk's report to a call's tally. */
+extern void TallyChunk(RunTally *tally, ChunkInfo *chunk, ChunkReport *report);
+
+/*
+ * The summary NOTICE of a call that executed chunks of run (nothing when
+ * it executed none); printed with backfill.notices = summary too.
+ */
+extern void ReportTally(RunInfo *run, RunTally *tally);
 
 /* ---- parallel chunks (parallel.c) ---- */
 

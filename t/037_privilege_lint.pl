@@ -10,6 +10,12 @@
 # - No other way to change the user or role exists anywhere (SET ROLE and
 #   SET SESSION AUTHORIZATION in C or in generated SQL, the older
 #   SetUserIdAndContext, SECURITY DEFINER).
+# - A background worker connects to a database (as a role given by OID) in
+#   two places only: the parallel chunk worker (as the leader's current
+#   role) and the relay to pg_cron's database (src/base/cronrelay.c), whose
+#   role is the extension owner, handed over only by CatalogCronQuery in
+#   src/base/catalog.c (the one other caller of ExtensionOwner), and which
+#   pins search_path and turns the owner-rights guard on like CatalogRun.
 # Every rule also runs against a known-bad sample, so the lint is shown to
 # catch what it is meant to catch.  Perl only: it needs no cluster.
 use strict;
@@ -79,7 +85,12 @@ my %allowed_gate = map { ("src/base/identity.c:$_" => 1) }
   qw(AuthorGateEnter AuthorGateLeave AuthorGateAbort);
 my @rules = (
 	[ 'SetUserIdAndSecContext', { 'src/base/catalog.c:CatalogRun' => 1, %allowed_gate } ],
-	[ 'ExtensionOwner', { 'src/base/catalog.c:CatalogRun' => 1, 'src/base/catalog.c:ExtensionOwner' => 1 } ],
+	[ 'ExtensionOwner', { 'src/base/catalog.c:CatalogRun' => 1, 'src/base/catalog.c:ExtensionOwner' => 1,
+		'src/base/catalog.c:CatalogCronQuery' => 1 } ],
+	[ 'BackgroundWorkerInitializeConnectionByOid', { 'src/orchestration/parallel.c:backfill_chunk_worker' => 1,
+		'src/base/cronrelay.c:backfill_cron_relay' => 1 } ],
+	[ 'BackgroundWorkerInitializeConnection', {} ],
+	[ 'CronRelayRun', { 'src/base/catalog.c:CatalogCronQuery' => 1 } ],
 	[ 'extowner', { 'src/base/catalog.c:ExtensionOwner' => 1 } ],
 	[ 'Anum_pg_extension_extowner', {} ],
 	[ 'SetUserIdAndContext', {} ],
@@ -88,6 +99,10 @@ my @rules = (
 	[ 'SetSessionUserId', {} ],
 	[ 'SetAuthenticatedUserId', {} ],
 );
+
+# The definitions (at file scope) of the tokens that the rules allow.
+my %file_scope_ok = map { ($_ => 1) } qw(src/base/catalog.c:ExtensionOwner
+  src/base/cronrelay.c:CronRelayRun src/base/cronrelay.c:backfill_cron_relay);
 
 # Return the list of "file: offence" for the C texts given as
 # (file => text).
@@ -104,7 +119,7 @@ sub lint
 			my ($token, $ok) = @$rule;
 			push @bad, "$file: $token at file scope"
 			  if $outside =~ /\b\Q$token\E\b/
-			  && !($file eq 'src/base/catalog.c' && $token eq 'ExtensionOwner');
+			  && !$file_scope_ok{"$file:$token"};
 			for my $f (@$funcs)
 			{
 				my ($name, $body) = @$f;
@@ -137,6 +152,22 @@ sub lint
 			}
 			push @bad, "$file: ExtensionOwner is not static"
 			  unless $code =~ /^static\s+Oid\s*\nExtensionOwner\s*\(/m;
+		}
+		# the relay's worker, connected as the owner, pins and guards
+		if ($file eq 'src/base/cronrelay.c')
+		{
+			my ($main) = grep { $_->[0] eq 'backfill_cron_relay' } @$funcs;
+			if (!$main)
+			{
+				push @bad, "$file: no backfill_cron_relay";
+			}
+			else
+			{
+				push @bad, "$file: backfill_cron_relay does not pin search_path"
+				  unless $main->[1] =~ /\bSpiPinSearchPath\s*\(/;
+				push @bad, "$file: backfill_cron_relay does not turn the guard on"
+				  unless $main->[1] =~ /\bGuardPush\s*\(/;
+			}
 		}
 	}
 	return @bad;
@@ -188,6 +219,12 @@ my %samples = (
 		qr/SetUserIdAndContext in F/ ],
 	'SET ROLE in generated SQL' => [ 'src/orchestration/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SET ROLE postgres\", 0);\n}\n",
 		qr/SQL that changes the user/ ],
+	'worker connected elsewhere' => [ 'src/orchestration/run.c' => "void\nW(Datum a)\n{\n\tBackgroundWorkerInitializeConnectionByOid(db, owner, 0);\n}\n",
+		qr/BackgroundWorkerInitializeConnectionByOid in W/ ],
+	'relay called from elsewhere' => [ 'src/orchestration/schedule.c' => "void\nF(void)\n{\n\tCronRelayRun(db, role, sql, 0, NULL, NULL);\n}\n",
+		qr/CronRelayRun in F/ ],
+	'relay worker without the guard' => [ 'src/base/cronrelay.c' => "void\nbackfill_cron_relay(Datum a)\n{\n\tint n = SpiPinSearchPath();\n\tBackgroundWorkerInitializeConnectionByOid(db, role, 0);\n}\n",
+		qr/backfill_cron_relay does not turn the guard on/ ],
 	'role through set_config' => [ 'src/orchestration/plan.c' => "void\nF(void)\n{\n\tSpiExec(\"SELECT set_config('role', $1, true)\", 1);\n}\n",
 		qr/SQL that changes the user/ ],
 );

@@ -2,8 +2,9 @@
  *
  * scheduling.c
  *	  SQL entry points of scheduling (doc/scheduling.md): schedule,
- *	  unschedule, lock_target, in_quiet_hours and cleanup_jobs, and the
- *	  event trigger of the scheduling-role guard (backfill._job_guard).
+ *	  unschedule, lock_target, in_quiet_hours and cleanup_jobs, the event
+ *	  trigger of the scheduling-role guard (backfill._job_guard), and the
+ *	  failing pg_cron ticks that backfill.progress shows (_tick_failures).
  *	  The work is done by orchestration/schedule.c, base/cron.c and
  *	  base/jobguard.c.
  *
@@ -29,6 +30,7 @@ PG_FUNCTION_INFO_V1(backfill_in_quiet_hours);
 PG_FUNCTION_INFO_V1(backfill_schedule_eta);
 PG_FUNCTION_INFO_V1(backfill_cleanup_jobs);
 PG_FUNCTION_INFO_V1(backfill_job_guard);
+PG_FUNCTION_INFO_V1(backfill__tick_failures);
 
 /*
  * backfill_schedule
@@ -212,7 +214,7 @@ backfill_job_guard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("function backfill._job_guard() can only be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
-	if (creating_extension || !PgCronInstalled())
+	if (creating_extension || !CronUsable())
 		PG_RETURN_VOID();
 
 	if (IsA(trigdata->parsetree, DropOwnedStmt))
@@ -247,4 +249,25 @@ backfill_job_guard(PG_FUNCTION_ARGS)
 	(void) JobGuardRemoveJobs(roleids, command);
 	SpiFinish();
 	PG_RETURN_VOID();
+}
+
+/*
+ * backfill__tick_failures
+ *		_tick_failures() -> (kind, id, job_id, ticks_failed, failed_at,
+ *		message, next_step): the scheduled runs, standing checks and
+ *		refreshes the caller may see whose latest pg_cron tick failed
+ *		(ScheduleTickFailures); read by backfill.progress.
+ */
+Datum
+backfill__tick_failures(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+	InitMaterializedSRF(fcinfo, 0);
+	SpiConnect();
+	ScheduleTickFailures(rsinfo->setResult, rsinfo->setDesc);
+	SpiFinish();
+	return (Datum) 0;
 }

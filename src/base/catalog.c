@@ -32,14 +32,14 @@
 #include "access/tableam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
-#include "catalog/pg_language.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "nodes/makefuncs.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -396,6 +396,74 @@ CatalogGrantSelect(const char *relname, const char *rolename, bool grant)
 }
 
 /*
+ * CatalogCronQuery
+ *		See backfill.h: one statement on pg_cron's tables and functions
+ *		(schema-qualified, $n text parameters cast where they are used),
+ *		run as the extension owner: here with CatalogRun when crondb is
+ *		NULL (pg_cron serves this database), else in database crondb by
+ *		the relay's background worker (cronrelay.c), connected there as
+ *		the same owner, with search_path pinned and the owner-rights guard
+ *		on as here.  Its rows, every column as text, in the caller's
+ *		memory context.  With "error" not NULL, a failure of the relay or
+ *		of the statement there returns NULL and the error in *error
+ *		instead of raising it (here, errors are always raised).  Caller is
+ *		connected to SPI.
+ */
+CronRows *
+CatalogCronQuery(const char *crondb, const char *sql, int nparams,
+				 const char **params, ErrorData **error)
+{
+	CronRows   *rows;
+	Oid		   *types;
+	Datum	   *values;
+	char	   *nulls;
+	int			i;
+	uint64		r;
+
+	if (crondb != NULL)
+	{
+		Oid			dbid = get_database_oid(crondb, true);
+
+		if (!OidIsValid(dbid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_DATABASE),
+					 errmsg("database \"%s\" named by cron.database_name does not exist",
+							crondb),
+					 errhint("Set cron.database_name to the database where pg_cron is installed, and restart the server.")));
+		return CronRelayRun(dbid, ExtensionOwner(), sql, nparams, params,
+							error);
+	}
+
+	types = palloc(sizeof(Oid) * (nparams + 1));
+	values = palloc(sizeof(Datum) * (nparams + 1));
+	nulls = palloc(nparams + 1);
+	for (i = 0; i < nparams; i++)
+	{
+		types[i] = TEXTOID;
+		values[i] = params[i] ? CStringGetTextDatum(params[i]) : (Datum) 0;
+		nulls[i] = params[i] ? ' ' : 'n';
+	}
+	nulls[nparams] = '\0';
+	(void) CatalogRun(sql, nparams, types, values, nulls, SPI_OK_SELECT, true,
+					  0, NULL, NULL);
+	rows = palloc0(sizeof(CronRows));
+	rows->nrows = (int) SPI_processed;
+	rows->ncols = SPI_tuptable->tupdesc->natts;
+	rows->values = palloc0(sizeof(char *) *
+						   ((Size) rows->nrows * rows->ncols + 1));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < rows->ncols; i++)
+			rows->values[r * rows->ncols + i] =
+				SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+							 i + 1);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return rows;
+}
+
+/*
  * OpenPlainIndexes
  *		See backfill.h: a ResultRelInfo of rel with its indexes open, in a
  *		new executor state (*estate), for writing rows from C; NULL, having
@@ -520,75 +588,6 @@ CatalogAppendRows(const char *relname, int ncols, int nrows,
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	return true;
-}
-
-/*
- * CatalogExecFunctionBody
- *		Run the body of the extension's SQL function backfill.<name>
- *		(argtypes) with these arguments as one catalog statement
- *		(CatalogRun), with jit off, its plan kept for the session.
- *
- * Calling a SQL function that has SET clauses parses and plans its body
- * again in every statement that calls it.  For the body of a long rule
- * (_lineage_pieces) that planning costs more than running it over a few
- * chunks, and a plan may call it several times.  So its text is read from
- * pg_proc (the function stays the one definition of the rule; a changed
- * text, after an extension update, is prepared anew) and prepared once,
- * as a generic plan, as the function's own body is planned.  The function
- * must be a LANGUAGE sql function whose only settings are search_path
- * 'pg_catalog, pg_temp' (CatalogRun pins it) and jit off (set here).
- * Caller is connected to SPI.
- */
-int
-CatalogExecFunctionBody(const char *name, int nargs, Oid *argtypes,
-						Datum *values, const char *nulls, int expected)
-{
-	Oid			nsp = get_namespace_oid("backfill", false);
-	Oid			fn;
-	HeapTuple	tup;
-	Form_pg_proc proc;
-	Datum		src;
-	bool		isnull;
-	char	   *body;
-	int			nest;
-	volatile int rc = 0;
-
-	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
-						 CStringGetDatum(name),
-						 PointerGetDatum(buildoidvector(argtypes, nargs)),
-						 ObjectIdGetDatum(nsp));
-	if (!OidIsValid(fn))
-		elog(ERROR, "backfill: function backfill.%s is missing", name);
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "backfill: cache lookup failed for function %u", fn);
-	proc = (Form_pg_proc) GETSTRUCT(tup);
-	if (proc->prolang != SQLlanguageId ||
-		!heap_attisnull(tup, Anum_pg_proc_prosqlbody, NULL))
-		elog(ERROR, "backfill: function backfill.%s is not a SQL function with a text body",
-			 name);
-	src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-	if (isnull)
-		elog(ERROR, "backfill: function backfill.%s has no body", name);
-	body = TextDatumGetCString(src);
-	ReleaseSysCache(tup);
-
-	nest = NewGUCNestLevel();
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	PG_TRY();
-	{
-		rc = CatalogRun(body, nargs, argtypes, values, nulls, expected, true,
-						CURSOR_OPT_GENERIC_PLAN, NULL, NULL);
-	}
-	PG_FINALLY();
-	{
-		/* as on abort, so that it is safe in an error path too */
-		AtEOXact_GUC(false, nest);
-	}
-	PG_END_TRY();
-	pfree(body);
-	return rc;
 }
 
 /*

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * compat.h
- *	  The server APIs backfill uses that differ between PostgreSQL 15, 16
- *	  and 17, each behind one name of backfill's own, so that every .c file
- *	  is the same source on every supported version.
+ *	  The server APIs backfill uses that differ between PostgreSQL 15, 16,
+ *	  17, 18 and 19 (beta), each behind one name of backfill's own, so that
+ *	  every .c file is the same source on every supported version.
  *
  * Only APIs that changed live here, each with its PG_VERSION_NUM guard and
  * the release that changed it; headers that merely stopped being included
@@ -17,8 +17,28 @@
 
 #include "catalog/pg_namespace.h"
 #include "executor/executor.h"
+#include "nodes/parsenodes.h"
 #include "utils/acl.h"
+#include "utils/date.h"
 #include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/timestamp.h"
+#if PG_VERSION_NUM >= 190000
+#include "nodes/miscnodes.h"
+#endif
+
+/*
+ * BackfillNoReturn, written before a function's declaration: the function
+ * never returns (it raises an ERROR).  18 replaced pg_attribute_noreturn(),
+ * written after the declaration, by pg_noreturn, written before it; GCC and
+ * Clang accept the older attribute in front too.
+ */
+#if PG_VERSION_NUM >= 180000
+#define BackfillNoReturn pg_noreturn
+#else
+#define BackfillNoReturn pg_attribute_noreturn()
+#endif
 
 /*
  * check_timezone, the check hook of SET TimeZone: declared in
@@ -28,6 +48,17 @@
 #include "utils/guc_hooks.h"
 #else
 #include "commands/variable.h"
+#endif
+
+/*
+ * make_new_heap and finish_heap_swap (a swap chunk, a kept leaf): declared in
+ * commands/cluster.h up to 18, in commands/repack.h from 19 on (CLUSTER and
+ * VACUUM FULL became REPACK).
+ */
+#if PG_VERSION_NUM >= 190000
+#include "commands/repack.h"
+#else
+#include "commands/cluster.h"
 #endif
 
 /*
@@ -114,9 +145,13 @@
  * InsertIndexEntries(rri, slot, estate)
  *		Enter the row in slot (just inserted) into every index of rri, no
  *		conflict checking; returns the list of indexes to recheck (none
- *		here: the caller frees it).  16 added the onlySummarizing argument.
+ *		here: the caller frees it).  16 added the onlySummarizing argument; 19
+ *		put the estate second and the booleans into one flags word.
  */
-#if PG_VERSION_NUM >= 160000
+#if PG_VERSION_NUM >= 190000
+#define InsertIndexEntries(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (estate), 0, (slot), NIL, NULL)
+#elif PG_VERSION_NUM >= 160000
 #define InsertIndexEntries(rri, slot, estate) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
 #else
@@ -216,6 +251,104 @@ BackfillBitmapNext(BackfillBitmapIterator *it)
 #define BACKFILL_JUMBLE_CONST const
 #else
 #define BACKFILL_JUMBLE_CONST
+#endif
+
+/*
+ * BackfillFinishHeapSwap(old, new, system, toast_by_content,
+ *						  check_constraints, internal, frozenxid, cutoffmulti,
+ *						  persistence)
+ *		Exchange a table's files with a transient table's, drop the
+ *		transient one and rebuild the table's indexes.  19 added a reindex
+ *		argument (true: rebuild them, as every earlier release did).
+ */
+#if PG_VERSION_NUM >= 190000
+#define BackfillFinishHeapSwap(old, new, sys, toast, check, internal, xid, multi, persistence) \
+	finish_heap_swap((old), (new), (sys), (toast), (check), (internal), true, \
+					 (xid), (multi), (persistence))
+#else
+#define BackfillFinishHeapSwap(old, new, sys, toast, check, internal, xid, multi, persistence) \
+	finish_heap_swap((old), (new), (sys), (toast), (check), (internal), \
+					 (xid), (multi), (persistence))
+#endif
+
+/*
+ * BackfillInsertHasReturning(ins)
+ *		Whether a parsed INSERT has a RETURNING clause.  18 replaced
+ *		InsertStmt.returningList by returningClause (RETURNING may name OLD
+ *		and NEW).
+ */
+#if PG_VERSION_NUM >= 180000
+#define BackfillInsertHasReturning(ins) ((ins)->returningClause != NULL)
+#else
+#define BackfillInsertHasReturning(ins) ((ins)->returningList != NIL)
+#endif
+
+/*
+ * BackfillTimestampToTimestamptz(ts, overflow)
+ * BackfillDateToTimestamptz(date, overflow)
+ *		A timestamp or a date as timestamptz in the session TimeZone.  Out of
+ *		timestamptz's range, *overflow is set to -1 or 1 and the result is
+ *		-infinity or infinity (no error); otherwise *overflow is 0.  19
+ *		replaced the *_opt_overflow functions by *_safe ones that report the
+ *		overflow through a soft-error context (with the same results).
+ */
+#if PG_VERSION_NUM >= 190000
+static inline TimestampTz
+BackfillTimestampToTimestamptz(Timestamp ts, int *overflow)
+{
+	ErrorSaveContext escontext = {T_ErrorSaveContext};
+	TimestampTz result = timestamp2timestamptz_safe(ts, (Node *) &escontext);
+
+	*overflow = !escontext.error_occurred ? 0 : result < 0 ? -1 : 1;
+	return result;
+}
+
+static inline TimestampTz
+BackfillDateToTimestamptz(DateADT date, int *overflow)
+{
+	ErrorSaveContext escontext = {T_ErrorSaveContext};
+	TimestampTz result = date2timestamptz_safe(date, (Node *) &escontext);
+
+	*overflow = !escontext.error_occurred ? 0 : result < 0 ? -1 : 1;
+	return result;
+}
+#else
+#define BackfillTimestampToTimestamptz(ts, overflow) \
+	timestamp2timestamptz_opt_overflow((ts), (overflow))
+#define BackfillDateToTimestamptz(date, overflow) \
+	date2timestamptz_opt_overflow((date), (overflow))
+#endif
+
+/*
+ * BackfillFirstNewStorageSubid(rel) / BackfillNewStorageSubid(rel) /
+ * BackfillAssumeNewStorage(rel)
+ *		The relcache's record of a relation whose file was created in this
+ *		transaction (with wal_level = minimal such a file skips WAL and is
+ *		synced at commit), and the call that notes a new file.  16 renamed
+ *		relfilenode to relfilelocator in these fields and in
+ *		RelationAssumeNewRelfilenode.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BackfillFirstNewStorageSubid(rel) ((rel)->rd_firstRelfilelocatorSubid)
+#define BackfillNewStorageSubid(rel) ((rel)->rd_newRelfilelocatorSubid)
+#define BackfillAssumeNewStorage(rel) RelationAssumeNewRelfilelocator(rel)
+#else
+#define BackfillFirstNewStorageSubid(rel) ((rel)->rd_firstRelfilenodeSubid)
+#define BackfillNewStorageSubid(rel) ((rel)->rd_newRelfilenodeSubid)
+#define BackfillAssumeNewStorage(rel) RelationAssumeNewRelfilenode(rel)
+#endif
+
+/*
+ * BackfillTupleDescFinalize(desc)
+ *		A tuple descriptor built entry by entry (CreateTemplateTupleDesc,
+ *		TupleDescInitEntry) is complete.  19 requires TupleDescFinalize
+ *		before such a descriptor is used (it computes the offsets that
+ *		deforming a tuple relies on); earlier releases have no such step.
+ */
+#if PG_VERSION_NUM >= 190000
+#define BackfillTupleDescFinalize(desc) TupleDescFinalize(desc)
+#else
+#define BackfillTupleDescFinalize(desc) ((void) (desc))
 #endif
 
 #endif							/* BACKFILL_COMPAT_H */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * cron.c
- *	  What backfill knows of pg_cron: whether it is installed and runs its
- *	  jobs in this database, whether the current backend is a pg_cron job,
- *	  a run's job (looked up, removed), and the arithmetic of quiet hours.
+ *	  What backfill knows of pg_cron: whether it can have jobs, whether the
+ *	  current backend is a pg_cron job, a run's job (looked up, removed),
+ *	  and the arithmetic of quiet hours.
  *
  * pg_cron is an optional dependency.  Nothing in the install script refers
  * to it; every use goes through SPI at run time, after checking that the
@@ -13,11 +13,13 @@
  * row goes while its worker runs as "failed: job canceled", so the tick
  * that finishes a run would look failed in cron.job_run_details.  That
  * tick parks the job instead (ScheduleRemoveJob: cron.alter_job to a
- * schedule that never fires, PARKED_SCHEDULE; the job stays active, so
- * pg_cron ends the tick "succeeded"), and the job is removed later, once
- * pg_cron shows it no longer running: by the next tick of any backfill
- * job, by schedule and schedule_check, by unschedule, and by cleanup_jobs
- * (ScheduleSweepFinishedJobs, orchestration/schedule.c).
+ * schedule that never fires; the job stays active, so pg_cron ends the
+ * tick "succeeded"), and the job is removed later, once pg_cron shows it
+ * no longer running: by the next tick of any backfill job, by schedule
+ * and schedule_check, by unschedule, and by cleanup_jobs
+ * (ScheduleSweepJobs, orchestration/schedule.c).  Where pg_cron keeps the
+ * jobs, here or in another database, and every statement on them, is
+ * cronjobs.c.
  *
  * Every job belongs to a role that holds the guard of jobguard.c, so the
  * role cannot be dropped while it has one; removing a role's last job
@@ -39,89 +41,46 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
 
 /*
- * The schedule of a parked job: February 31st, which never comes.  The
- * job keeps its name and command; it is removed by the next sweep.
- */
-#define PARKED_SCHEDULE "0 0 31 2 *"
-
-/*
- * CronJobName
- *		The pg_cron job name of a run: backfill_run_<id>.
- */
-char *
-CronJobName(int64 run_id)
-{
-	return psprintf("backfill_run_" INT64_FORMAT, run_id);
-}
-
-/*
- * PgCronInstalled
- *		Whether the pg_cron extension is installed in this database.
- */
-bool
-PgCronInstalled(void)
-{
-	return OidIsValid(get_extension_oid("pg_cron", true));
-}
-
-/*
  * RequirePgCron
- *		Raise the "how to enable pg_cron" error unless pg_cron is installed
- *		in this database and runs its jobs here (cron.database_name).
- *		detail says what needs pg_cron.  Used by schedule and
- *		schedule_check.
+ *		Raise the "how to enable pg_cron" error unless backfill can create
+ *		pg_cron jobs: pg_cron is installed in this database and runs its
+ *		jobs here, or it is preloaded and serves another database of the
+ *		cluster (cron.database_name), where the jobs are then created for
+ *		this database (cronjobs.c; whether pg_cron is installed there is
+ *		found when the job is created).  detail says what needs pg_cron.
+ *		Used by schedule, schedule_check and schedule_refresh.
  */
 void
 RequirePgCron(const char *detail)
 {
 	const char *dbname = get_database_name(MyDatabaseId);
-	const char *crondb;
 
-	if (!PgCronInstalled())
+	if (CronElsewhere() == NULL && !PgCronInstalled())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pg_cron is not installed in database \"%s\"", dbname),
 				 errdetail("%s", detail),
-				 errhint("Add pg_cron to shared_preload_libraries, set cron.database_name to '%s', restart the server, and run CREATE EXTENSION pg_cron in this database.",
-						 dbname)));
-
-	crondb = GetConfigOption("cron.database_name", true, false);
-	if (crondb != NULL && strcmp(crondb, dbname) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_cron runs its jobs in database \"%s\", not in \"%s\"",
-						crondb, dbname),
-				 errhint("Set cron.database_name to '%s' and restart the server.",
+				 errhint("Add pg_cron to shared_preload_libraries, set cron.database_name to the database to create it in (this one, '%s', or one that serves the whole cluster), restart the server, and run CREATE EXTENSION pg_cron in that database.",
 						 dbname)));
 }
 
 /*
  * CronLookupJob
- *		Find a pg_cron job by id.  Read as the extension owner (a superuser,
- *		since backfill can only be created by one), so that pg_cron's
- *		row-level security on cron.job does not hide another role's job.
+ *		Find run run_id's pg_cron job job_id (under the run's job name, for
+ *		this database).  Read as the extension owner (a superuser, since
+ *		backfill can only be created by one), so that pg_cron's row-level
+ *		security on cron.job does not hide another role's job.
  */
 bool
-CronLookupJob(int64 job_id, CronJob *job)
+CronLookupJob(int64 run_id, int64 job_id, CronJob *job)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-
-	values[0] = Int64GetDatum(job_id);
-	CatalogExec("SELECT username::pg_catalog.text, jobname::pg_catalog.text"
-				" FROM cron.job WHERE jobid OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		return false;
-	job->job_id = job_id;
-	job->owner = SpiGetText(0, 1);
-	job->jobname = SpiGetText(0, 2);
-	return true;
+	return CronFindJob(CRON_KIND_RUN, run_id, job_id, job);
 }
 
 /*
@@ -144,32 +103,19 @@ CronClearJobId(int64 run_id, int64 job_id)
 
 /*
  * CronRemoveJob
- *		Delete a run's pg_cron job.
- *
- * A job the current user owns is removed with the current user's own
- * cron.unschedule.  Another role's job is removed as the extension owner:
- * with "check", only when the current user has the privileges of the job's
- * owner (what SET ROLE would give it anyway); without, always -- the run
- * loop uses that when the run is finished, so that the job, which can no
- * longer do anything, stops firing whoever finished the run.  The caller
- * releases the owner's guard (JobGuardRelease) once its own updates of the
- * run are done, so that the guard's lock is always taken after the rows.
+ *		Delete a run's pg_cron job, as the extension owner.  With "check",
+ *		another role's job only when the current user has the privileges
+ *		of the job's owner (what SET ROLE would give it anyway); without,
+ *		always -- the run loop uses that when the run is finished, so that
+ *		the job, which can no longer do anything, stops firing whoever
+ *		finished the run.  The caller releases the owner's guard
+ *		(JobGuardRelease) once its own updates of the run are done, so that
+ *		the guard's lock is always taken after the rows.
  */
 void
 CronRemoveJob(int64 run_id, CronJob *job, bool check)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	char	   *me = CurrentUserName();
-
-	values[0] = Int64GetDatum(job->job_id);
-	if (strcmp(job->owner, me) == 0)
-	{
-		SpiExecPinned("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-					  false, 0, SPI_OK_SELECT);
-		return;
-	}
-	if (check)
+	if (check && strcmp(job->owner, CurrentUserName()) != 0)
 	{
 		Oid			owner = get_role_oid(job->owner, true);
 
@@ -183,67 +129,29 @@ CronRemoveJob(int64 run_id, CronJob *job, bool check)
 					 errhint("Run backfill.unschedule(" INT64_FORMAT ") as role \"%s\" or as a role with its privileges.",
 							 run_id, job->owner)));
 	}
-	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-				SPI_OK_SELECT);
+	(void) CronUnscheduleJobs(list_make1(job), CRON_REMOVE_ANY);
 }
 
 /*
  * CronRemoveOwnJob
  *		Remove the pg_cron job job_id if it is still the one backfill named
- *		prefix || id (a refresh's or a standing check's job; a job of that
+ *		for (kind, id) (a refresh's or a standing check's job; a job of that
  *		id with another name is some other job and is left alone), as the
  *		extension owner: the caller has already checked that the current
  *		user may remove it.  Returns the job's owner (for
- *		JobGuardRelease), or NULL when there was no such job; *removed is
- *		what cron.unschedule returned.  Caller is connected to SPI.
+ *		JobGuardRelease), or NULL when there was no such job; *removed says
+ *		whether it was removed.  Caller is connected to SPI.
  */
 char *
-CronRemoveOwnJob(int64 job_id, const char *prefix, int64 id, bool *removed)
+CronRemoveOwnJob(int64 job_id, char kind, int64 id, bool *removed)
 {
-	Oid			argtypes[3] = {INT8OID, INT8OID, TEXTOID};
-	Datum		values[3];
-	char	   *owner = NULL;
-	bool		isnull;
+	CronJob    *job = palloc(sizeof(CronJob));
 
 	*removed = false;
-	if (job_id == 0 || !PgCronInstalled())
+	if (job_id == 0 || !CronFindJob(kind, id, job_id, job))
 		return NULL;
-	values[0] = Int64GetDatum(job_id);
-	values[1] = Int64GetDatum(id);
-	values[2] = CStringGetTextDatum(prefix);
-	CatalogExec("SELECT j.username::pg_catalog.text FROM cron.job j"
-				" WHERE j.jobid OPERATOR(pg_catalog.=) $1"
-				" AND j.jobname OPERATOR(pg_catalog.=)"
-				"  ($3 OPERATOR(pg_catalog.||) $2::pg_catalog.text)",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-		owner = SpiGetText(0, 1);
-	SPI_freetuptable(SPI_tuptable);
-	if (owner == NULL)
-		return NULL;
-	CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-				SPI_OK_SELECT);
-	*removed = SpiGetBool(0, 1, &isnull) && !isnull;
-	SPI_freetuptable(SPI_tuptable);
-	return owner;
-}
-
-/*
- * ParkJob
- *		Make a run's job never fire again without removing it (see the
- *		file header): as the extension owner, since the run is finished and
- *		the job can do nothing useful whoever owns it.
- */
-static void
-ParkJob(int64 job_id)
-{
-	Oid			argtypes[2] = {INT8OID, TEXTOID};
-	Datum		values[2];
-
-	values[0] = Int64GetDatum(job_id);
-	values[1] = CStringGetTextDatum(PARKED_SCHEDULE);
-	CatalogExec("SELECT cron.alter_job($1, schedule => $2)", 2, argtypes,
-				values, NULL, SPI_OK_SELECT);
+	*removed = CronUnscheduleJobs(list_make1(job), CRON_REMOVE_ANY) != NIL;
+	return job->owner;
 }
 
 /*
@@ -455,25 +363,45 @@ ScheduleInCronWorker(void)
  * ScheduleRemoveJob
  *		Remove the pg_cron job of a run and clear runs.job_id; true when a
  *		job was removed (or parked).  Quiet (false) when the run has no
- *		job, the job is gone already, or pg_cron is not installed.  In a
+ *		job, the job is gone already, or pg_cron is not usable.  In a
  *		pg_cron tick, which is the job itself, the job is parked instead
  *		and runs.job_id kept (see the file header): a sweep removes it once
  *		the tick is over.
  *
+ * When pg_cron is elsewhere (cronjobs.c), what is done there commits at
+ * once, before this transaction does; so nothing is removed there from a
+ * transaction that could still roll back.  A person's call only forgets
+ * the job here (runs.job_id): the job's next tick finds the run no longer
+ * its own and parks it, and the sweeps remove it.  A tick parks its job
+ * only when "settled" -- the run's finished status was committed before
+ * this transaction began -- and otherwise leaves it to its next tick.
+ *
  * Callable from the run loop in any context; runs in the caller's
- * transaction, so a rollback keeps the job.
+ * transaction, so a rollback keeps the job (here).
  */
 bool
-ScheduleRemoveJob(int64 run_id)
+ScheduleRemoveJob(int64 run_id, bool settled)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		isnull;
 	int64		job_id;
 	bool		removed = false;
-	CronJob		job;
+	bool		elsewhere = CronElsewhere() != NULL;
+	CronJob    *job = palloc0(sizeof(CronJob));
 
 	SpiConnect();
+	if (elsewhere && ScheduleCalledFromCron())
+	{
+		/*
+		 * Elsewhere, a tick: park its own job (recorded or forgotten by a
+		 * person's call) once the run's end is committed.
+		 */
+		if (settled)
+			CronParkLeftover(CRON_KIND_RUN, run_id, 0);
+		SpiFinish();
+		return settled;
+	}
 	values[0] = Int64GetDatum(run_id);
 	CatalogExec("SELECT job_id FROM backfill.runs"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
@@ -490,21 +418,28 @@ ScheduleRemoveJob(int64 run_id)
 		return false;
 	}
 
-	if (PgCronInstalled() && CronLookupJob(job_id, &job) &&
-		job.jobname != NULL && strcmp(job.jobname, CronJobName(run_id)) == 0)
+	if (elsewhere)
+	{
+		/* elsewhere, a person: forget it; its next tick parks it */
+		CronClearJobId(run_id, job_id);
+		SpiFinish();
+		return true;
+	}
+
+	if (CronUsable() && CronLookupJob(run_id, job_id, job))
 	{
 		if (ScheduleCalledFromCron())
 		{
-			ParkJob(job_id);
+			CronParkJob(CRON_KIND_RUN, run_id, job_id);
 			SpiFinish();
 			return true;
 		}
-		CronRemoveJob(run_id, &job, false);
+		CronRemoveJob(run_id, job, false);
 		removed = true;
 	}
 	CronClearJobId(run_id, job_id);
 	if (removed)
-		JobGuardRelease(job.owner);
+		JobGuardRelease(job->owner);
 	SpiFinish();
 	return removed;
 }

@@ -109,44 +109,57 @@ HoldsGuard(Oid roleid)
 }
 
 /*
- * The backfill jobs of a role (by name) in cron.job: the run jobs recorded
- * in runs.job_id and named backfill_run_<run_id>, the check jobs recorded in
- * checks.job_id and named backfill_check_<check_id>, the refresh jobs
- * recorded in refreshes.job_id and named backfill_refresh_<refresh_id>
- * (fourth column: true for a run, false for a check, NULL for a refresh).
- * $1 is the role name.
+ * RoleJobs
+ *		The jobs of backfill for this database (CronListJobs) whose role
+ *		is rolname and that count for its guard: those recorded on their
+ *		run, check or refresh; when pg_cron is in another database, also
+ *		those left behind (forgotten by a person's call, or made by a
+ *		schedule call that rolled back), which still fire until a sweep
+ *		removes them.  Caller is connected to SPI.
  */
-#define ROLE_JOBS_SQL \
-	"SELECT j.jobid, j.jobname::pg_catalog.text, r.run_id, true" \
-	" FROM cron.job j JOIN backfill.runs r" \
-	"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid" \
-	" WHERE j.jobname OPERATOR(pg_catalog.=)" \
-	"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)" \
-	" AND j.username OPERATOR(pg_catalog.=) $1" \
-	" UNION ALL" \
-	" SELECT j.jobid, j.jobname::pg_catalog.text, c.check_id, false" \
-	" FROM cron.job j JOIN backfill.checks c" \
-	"  ON c.job_id OPERATOR(pg_catalog.=) j.jobid" \
-	" WHERE j.jobname OPERATOR(pg_catalog.=)" \
-	"  ('backfill_check_' OPERATOR(pg_catalog.||) c.check_id::pg_catalog.text)" \
-	" AND j.username OPERATOR(pg_catalog.=) $1" \
-	" UNION ALL" \
-	" SELECT j.jobid, j.jobname::pg_catalog.text, f.refresh_id, NULL" \
-	" FROM cron.job j JOIN backfill.refreshes f" \
-	"  ON f.job_id OPERATOR(pg_catalog.=) j.jobid" \
-	" WHERE j.jobname OPERATOR(pg_catalog.=)" \
-	"  ('backfill_refresh_' OPERATOR(pg_catalog.||) f.refresh_id::pg_catalog.text)" \
-	" AND j.username OPERATOR(pg_catalog.=) $1" \
-	" ORDER BY 1"
+static List *
+RoleJobs(const char *rolname)
+{
+	List	   *jobs = CronListJobs();
+	List	   *mine = NIL;
+	bool		elsewhere = CronElsewhere() != NULL;
+	ListCell   *lc;
+
+	foreach(lc, jobs)
+	{
+		CronJob    *job = lfirst(lc);
+
+		if (strcmp(job->owner, rolname) == 0 && (job->recorded || elsewhere))
+			mine = lappend(mine, job);
+	}
+	return mine;
+}
 
 /*
- * PgCronHere
- *		Whether pg_cron is installed in this database.
+ * RoleHasRecordedJobs
+ *		Whether role rolname is recorded as the role of a job of a run,
+ *		check or refresh here (runs.scheduled_by, checks.created_by,
+ *		refreshes.created_by with a job): a cheap test, made before pg_cron
+ *		is asked, which may be in another database.
  */
 static bool
-PgCronHere(void)
+RoleHasRecordedJobs(const char *rolname)
 {
-	return OidIsValid(get_extension_oid("pg_cron", true));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(rolname);
+	return CatalogExists("SELECT FROM backfill.runs r"
+						 " WHERE r.job_id IS NOT NULL"
+						 " AND r.scheduled_by::pg_catalog.text OPERATOR(pg_catalog.=) $1"
+						 " UNION ALL SELECT FROM backfill.checks c"
+						 " WHERE c.job_id IS NOT NULL"
+						 " AND c.created_by::pg_catalog.text OPERATOR(pg_catalog.=) $1"
+						 " UNION ALL SELECT FROM backfill.refreshes f"
+						 " WHERE f.job_id IS NOT NULL"
+						 " AND f.created_by::pg_catalog.text OPERATOR(pg_catalog.=) $1"
+						 " LIMIT 1",
+						 1, argtypes, values);
 }
 
 /*
@@ -166,7 +179,9 @@ JobGuardGrant(void)
 /*
  * JobGuardRelease
  *		See backfill.h: revoke the guard of role "rolname" when it has no
- *		backfill job left in cron.job.  Decided on a fresh snapshot after
+ *		backfill job of this database left in pg_cron's job table
+ *		(RoleJobs, here or in another database).  Decided on a fresh
+ *		snapshot after
  *		the guard lock is held, so a job scheduled concurrently is seen; in
  *		a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot could
  *		miss it, and when another transaction holds the lock, the guard is
@@ -178,8 +193,6 @@ void
 JobGuardRelease(const char *rolname)
 {
 	Oid			roleid;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
 
 	if (rolname == NULL)
 		return;
@@ -187,12 +200,8 @@ JobGuardRelease(const char *rolname)
 	if (!OidIsValid(roleid) || IsolationUsesXactSnapshot() ||
 		!GuardLock(false) || !HoldsGuard(roleid))
 		return;
-	if (PgCronHere())
-	{
-		values[0] = CStringGetTextDatum(rolname);
-		if (CatalogExists(ROLE_JOBS_SQL, 1, argtypes, values))
-			return;
-	}
+	if (CronUsable() && RoleJobs(rolname) != NIL)
+		return;
 	CatalogGrantSelect(GUARD_RELNAME, rolname, false);
 }
 
@@ -209,51 +218,26 @@ static int
 RemoveJobsOfUnguarded(Oid roleid, const char *command)
 {
 	char	   *rolname = GetUserNameFromId(roleid, true);
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-	int			n;
-	int			i;
-	int64	   *job_ids;
-	char	  **job_names;
-	int64	   *ids;
-	char	   *kind;			/* 'r'un, 'c'heck, re'f'resh */
+	List	   *jobs;
+	List	   *removed;
+	ListCell   *lc;
 	MemoryContext itercxt;
 	MemoryContext oldcxt;
 
-	if (rolname == NULL || HoldsGuard(roleid))
+	if (rolname == NULL || HoldsGuard(roleid) || !CronUsable())
 		return 0;
-	values[0] = CStringGetTextDatum(rolname);
-	CatalogExec(ROLE_JOBS_SQL, 1, argtypes, values, NULL, SPI_OK_SELECT);
-	n = (int) SPI_processed;
-	if (n == 0)
-	{
-		SPI_freetuptable(SPI_tuptable);
+	/* pg_cron may be in another database: ask it only for a role with jobs */
+	if (CronElsewhere() != NULL && !RoleHasRecordedJobs(rolname))
 		return 0;
-	}
-	job_ids = palloc(sizeof(int64) * n);
-	job_names = palloc(sizeof(char *) * n);
-	ids = palloc(sizeof(int64) * n);
-	kind = palloc(sizeof(char) * n);
-	for (i = 0; i < n; i++)
-	{
-		bool		isnull;
-		bool		is_run;
-
-		job_ids[i] = SpiGetInt64(i, 1, &isnull);
-		job_names[i] = SpiGetText(i, 2);
-		ids[i] = SpiGetInt64(i, 3, &isnull);
-		is_run = SpiGetBool(i, 4, &isnull);
-		kind[i] = isnull ? 'f' : is_run ? 'r' : 'c';
-	}
-	SPI_freetuptable(SPI_tuptable);
+	jobs = RoleJobs(rolname);
+	removed = CronUnscheduleJobs(jobs, CRON_REMOVE_ANY);
 
 	itercxt = AllocSetContextCreate(CurrentMemoryContext,
 									"backfill job guard",
 									ALLOCSET_SMALL_SIZES);
-	for (i = 0; i < n; i++)
+	foreach(lc, removed)
 	{
-		Oid			types[2] = {INT8OID, TEXTOID};
-		Datum		vals[2];
+		CronJob    *job = lfirst(lc);
 		char	   *why;
 
 		CHECK_FOR_INTERRUPTS();
@@ -261,30 +245,14 @@ RemoveJobsOfUnguarded(Oid roleid, const char *command)
 		oldcxt = MemoryContextSwitchTo(itercxt);
 		why = psprintf("%s revoked the grant of role \"%s\" on " GUARD_OBJECT
 					   ": its pg_cron job " INT64_FORMAT " (%s) was removed",
-					   command, rolname, job_ids[i], job_names[i]);
-		vals[0] = Int64GetDatum(job_ids[i]);
-		CatalogExec("SELECT cron.unschedule($1)", 1, types, vals, NULL,
-					SPI_OK_SELECT);
-		vals[0] = Int64GetDatum(ids[i]);
-		vals[1] = CStringGetTextDatum(why);
-		if (kind[i] == 'r')
-			CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1",
-						2, types, vals, NULL, SPI_OK_UPDATE);
-		else if (kind[i] == 'c')
-			CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
-						" WHERE check_id OPERATOR(pg_catalog.=) $1",
-						2, types, vals, NULL, SPI_OK_UPDATE);
-		else
-			CatalogExec("UPDATE backfill.refreshes SET job_id = NULL, last_message = $2"
-						" WHERE refresh_id OPERATOR(pg_catalog.=) $1",
-						2, types, vals, NULL, SPI_OK_UPDATE);
+					   command, rolname, job->job_id, job->jobname);
+		CronForgetJob(job, why);
 		ereport(LOG,
 				(errmsg("backfill: %s", why)));
 		MemoryContextSwitchTo(oldcxt);
 	}
 	MemoryContextDelete(itercxt);
-	return n;
+	return list_length(removed);
 }
 
 /*

@@ -92,14 +92,13 @@ SpiExec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 }
 
 /*
- * SpiExecDest
- *		SpiExec whose result rows go to "dest" (SPI_execute_extended)
- *		instead of SPI_tuptable, so that a result of any size streams into
- *		a tuplestore that spills to disk; SPI_processed counts them.
+ * SpiExecDestOpt
+ *		SpiExecDest, read-only (the caller's snapshot) or not.
  */
-int
-SpiExecDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
-			const char *nulls, DestReceiver *dest, int expected)
+static int
+SpiExecDestOpt(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			   const char *nulls, DestReceiver *dest, bool read_only,
+			   int expected)
 {
 	SPIExecuteOptions options;
 	ParamListInfo params = NULL;
@@ -121,13 +120,55 @@ SpiExecDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	}
 	memset(&options, 0, sizeof(options));
 	options.params = params;
-	options.read_only = false;
+	options.read_only = read_only;
 	options.dest = dest;
 	rc = SPI_execute_extended(sql, &options);
 	if (rc != expected)
 		elog(ERROR, "backfill: statement returned %s, expected %s: %s",
 			 SPI_result_code_string(rc), SPI_result_code_string(expected),
 			 sql);
+	return rc;
+}
+
+/*
+ * SpiExecDest
+ *		SpiExec whose result rows go to "dest" (SPI_execute_extended)
+ *		instead of SPI_tuptable, so that a result of any size streams into
+ *		a tuplestore that spills to disk; SPI_processed counts them.
+ */
+int
+SpiExecDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			const char *nulls, DestReceiver *dest, int expected)
+{
+	return SpiExecDestOpt(sql, nargs, argtypes, values, nulls, dest, false,
+						  expected);
+}
+
+/*
+ * SpiExecPinnedDest
+ *		SpiExecDest of one of the extension's own reads (no user text, no
+ *		user table) as the current user, read-only (the caller's
+ *		snapshot), with search_path pinned as SpiExecPinned does: a read of
+ *		the catalog under its row-level security whose rows the caller's
+ *		receiver takes one at a time.
+ */
+int
+SpiExecPinnedDest(const char *sql, int nargs, Oid *argtypes, Datum *values,
+				  const char *nulls, DestReceiver *dest, int expected)
+{
+	int			nest = SpiPinSearchPath();
+	volatile int rc = 0;
+
+	PG_TRY();
+	{
+		rc = SpiExecDestOpt(sql, nargs, argtypes, values, nulls, dest, true,
+							expected);
+	}
+	PG_FINALLY();
+	{
+		SpiUnpinSearchPath(nest);
+	}
+	PG_END_TRY();
 	return rc;
 }
 

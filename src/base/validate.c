@@ -1017,7 +1017,7 @@ ComposeSourceInsert(Oid target, const char *time_column,
 		goto broken;
 	ins = (InsertStmt *) node;
 	if (ins->withClause != NULL || ins->onConflictClause != NULL ||
-		ins->returningList != NIL ||
+		BackfillInsertHasReturning(ins) ||
 		ins->selectStmt == NULL || !IsA(ins->selectStmt, SelectStmt))
 		goto broken;
 	sel = (SelectStmt *) ins->selectStmt;

@@ -180,6 +180,7 @@ RowsDesc(const RelColumns *cols, const int *which, int n)
 	}
 	if (n == 0)
 		TupleDescInitEntry(desc, 1, "_backfill_none", BOOLOID, -1, 0);
+	BackfillTupleDescFinalize(desc);
 	return desc;
 }
 
@@ -241,6 +242,7 @@ ArchiveDesc(const RelColumns *cols)
 					   INT8OID, -1, 0);
 	TupleDescInitEntry(desc, (AttrNumber) (cols->n + 2), "_backfill_chunk",
 					   INT4OID, -1, 0);
+	BackfillTupleDescFinalize(desc);
 	return desc;
 }
 
@@ -1196,6 +1198,7 @@ ArchiveRegisterKept(Oid target, int64 run_id, int32 chunk_no,
 	}
 	TupleDescInitEntry(desc, (AttrNumber) (n + 1), "_backfill_chunk",
 					   INT4OID, -1, 0);
+	BackfillTupleDescFinalize(desc);
 
 	/* the rows, table by table */
 	store = tuplestore_begin_heap(false, false, work_mem);
@@ -1414,6 +1417,7 @@ ArchiveRegisterNow(Oid target, const char *time_column,
 	}
 	TupleDescInitEntry(desc, (AttrNumber) (ncolumns + 1), "_backfill_chunk",
 					   INT4OID, -1, 0);
+	BackfillTupleDescFinalize(desc);
 	if (!ActiveSnapshotSet())
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());

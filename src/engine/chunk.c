@@ -448,7 +448,7 @@ SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
 	/* a job may have been added since the run was loaded: always look */
 	if (status == RUN_DONE || status == RUN_FAILED)
-		(void) ScheduleRemoveJob(run->run_id);
+		(void) ScheduleRemoveJob(run->run_id, false);
 	if (before != status)
 	{
 		if (status == RUN_DONE && run->reverts != 0)
@@ -1327,13 +1327,15 @@ PeekChunkAfter(RunInfo *run, int32 after, ChunkInfo *chunk, int32 *attempts,
  *		nothing at all (attempts unchanged: false; the worker died or was
  *		terminated before its chunk committed).  report is filled for
  *		ReportChunk and RaiseChunkFailure; *status is the chunk's status.
- *		Caller is connected to SPI; report lives in the current memory
- *		context.
+ *		Caller is connected to SPI; report lives in the memory context
+ *		current at the call (SPI_execute leaves SPI's own current, which
+ *		SPI_finish frees), and that context is current again on return.
  */
 bool
 ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk, int32 attempts_before,
 				 ChunkStatus *status, ChunkReport *report)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
 	bool		isnull;
@@ -1352,6 +1354,7 @@ ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk, int32 attempts_before,
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" AND chunk_no OPERATOR(pg_catalog.=) $2",
 				2, argtypes, values, NULL, SPI_OK_SELECT);
+	MemoryContextSwitchTo(cxt);
 	if (SPI_processed == 0)
 	{
 		SPI_freetuptable(SPI_tuptable);

@@ -204,6 +204,58 @@ SwapFiles(Oid a, Oid b)
 }
 
 /*
+ * StorageIsNew
+ *		Whether rel's file was created in this transaction, as the relcache
+ *		records it (what RelationNeedsWAL reads with wal_level = minimal).
+ */
+static bool
+StorageIsNew(Relation rel)
+{
+	return rel->rd_createSubid != InvalidSubTransactionId ||
+		BackfillFirstNewStorageSubid(rel) != InvalidSubTransactionId;
+}
+
+/*
+ * NoteSwappedStorage
+ *		Relations a and b have exchanged their files in pg_class (SwapFiles):
+ *		tell the relcache which of them now holds a file created in this
+ *		transaction, as CLUSTER's swap_relation_files does.  With wal_level
+ *		= minimal a new file skips WAL and is synced at commit: the relation
+ *		holding it must skip WAL too, and the one holding the older file
+ *		must not, or its writes would be neither logged nor synced.  (A
+ *		server built with assertions checks this at every commit.)
+ */
+static void
+NoteSwappedStorage(Oid a, Oid b)
+{
+	Relation	ra = relation_open(a, NoLock);
+	Relation	rb = relation_open(b, NoLock);
+	Relation	gets_new = NULL;
+	Relation	gets_old = NULL;
+
+	if (StorageIsNew(rb))
+	{
+		gets_new = ra;
+		gets_old = rb;
+	}
+	else if (StorageIsNew(ra))
+	{
+		gets_new = rb;
+		gets_old = ra;
+	}
+	if (gets_new != NULL)
+	{
+		gets_old->rd_createSubid = gets_new->rd_createSubid;
+		BackfillNewStorageSubid(gets_old) = BackfillNewStorageSubid(gets_new);
+		BackfillFirstNewStorageSubid(gets_old) =
+			BackfillFirstNewStorageSubid(gets_new);
+		BackfillAssumeNewStorage(gets_new);
+	}
+	relation_close(ra, NoLock);
+	relation_close(rb, NoLock);
+}
+
+/*
  * KeptLeafExchange
  *		See backfill.h.
  */
@@ -223,6 +275,7 @@ KeptLeafExchange(Oid leaf, Oid kept)
 	table_close(krel, NoLock);
 
 	SwapFiles(leaf, kept);
+	NoteSwappedStorage(leaf, kept);
 
 	/* the leaf's indexes describe the files it had: build them again */
 	(void) ReindexRelation(leaf, REINDEX_REL_PROCESS_TOAST |
@@ -262,6 +315,7 @@ KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no)
 		TupleDescInitEntryCollation(desc, (AttrNumber) (i + 1),
 									att->attcollation);
 	}
+	BackfillTupleDescFinalize(desc);
 	table_close(rel, AccessShareLock);
 	return ArchiveStoreCreate(name, desc, owner, persistence, false);
 }

@@ -41,7 +41,6 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "commands/cluster.h"
 #include "commands/defrem.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -121,12 +120,12 @@ BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result)
 			*result = DatumGetTimestampTz(c->constvalue);
 			return true;
 		case TIMESTAMPOID:
-			*result = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(c->constvalue),
-														 &overflow);
+			*result = BackfillTimestampToTimestamptz(DatumGetTimestamp(c->constvalue),
+													 &overflow);
 			break;
 		case DATEOID:
-			*result = date2timestamptz_opt_overflow(DatumGetDateADT(c->constvalue),
-													&overflow);
+			*result = BackfillDateToTimestamptz(DatumGetDateADT(c->constvalue),
+												&overflow);
 			break;
 		default:
 			return false;
@@ -905,7 +904,7 @@ SwapLeaf(LeafPart *leaf, const char *time_column,
 	minmulti = freshrel->rd_rel->relminmxid;
 	table_close(freshrel, NoLock);
 	CommandCounterIncrement();
-	finish_heap_swap(leaf->relid, freshoid, false, false, true, true,
-					 frozenxid, minmulti, persistence);
+	BackfillFinishHeapSwap(leaf->relid, freshoid, false, false, true, true,
+						   frozenxid, minmulti, persistence);
 	CommandCounterIncrement();
 }

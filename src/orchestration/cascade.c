@@ -27,6 +27,7 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/acl.h"
@@ -85,16 +86,19 @@ PieceNeeds(const Piece *p, int only, bool clear_no_source,
 
 /*
  * The facts a stale plan reads once per plan: the logged regions over the
- * range (sorted by start, with the running maximum of their ends, so that
- * the regions before a chunk are skipped in one pass), and, for a target
- * with a ledger, the ledger figure recorded by each chunk's latest build.
+ * range (sorted by start, with the running maximum of their ends for
+ * RegionOverlaps; and, for StaleReason, which asks about chunks in order,
+ * a heap of the regions that started before the chunk, the earliest
+ * changed_at on top), and, for a target with a ledger, the ledger figure
+ * recorded by each chunk's latest build.
  */
 typedef struct StaleFacts
 {
 	ChangedRegion *regions;
 	TimestampTz *max_end;		/* max of regions[0..i].hi */
 	int			nregions;
-	int			next;			/* first region that may overlap */
+	int			next;			/* first region not in "started" yet */
+	binaryheap *started;		/* regions by changed_at, earliest first */
 	Definition *def;
 	int			nbuilt;
 	TimestampTz *built_lo;
@@ -106,6 +110,21 @@ typedef struct StaleFacts
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
+
+/*
+ * RegionEarlier
+ *		binaryheap comparator of regions (indexes into the ChangedRegion
+ *		array arg): > 0 when a changed earlier than b, so that the earliest
+ *		change is on top.
+ */
+static int
+RegionEarlier(Datum a, Datum b, void *arg)
+{
+	TimestampTz x = ((ChangedRegion *) arg)[DatumGetInt32(a)].changed_at;
+	TimestampTz y = ((ChangedRegion *) arg)[DatumGetInt32(b)].changed_at;
+
+	return x < y ? 1 : (x > y ? -1 : 0);
+}
 
 /*
  * LoadStaleFacts
@@ -126,6 +145,8 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
 	for (k = 0; k < f->nregions; k++)
 		f->max_end[k] = k == 0 ? f->regions[k].hi :
 			Max(f->max_end[k - 1], f->regions[k].hi);
+	f->started = binaryheap_allocate(Max(f->nregions, 1), RegionEarlier,
+									 f->regions);
 
 	if (def->ledger != NULL)
 	{
@@ -250,31 +271,32 @@ ChunkHoldsRows(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 /*
  * StaleReason
  *		Why the built chunk [cs, ce) is stale, or NULL: a logged change
- *		overlapping it ("stale: source changed at ..."), else, with a
- *		ledger, a ledger figure that moved since the chunk's latest build
- *		of exactly these bounds ("ledger moved from X to Y"; the ledger
- *		runs as the definition's author, inside the gate f->gate, parsed
- *		and planned once per plan and executed for each built chunk whose
- *		figure was recorded).  Chunks are asked in order.
+ *		overlapping it ("stale: source changed at ...", the earliest of
+ *		them), else, with a ledger, a ledger figure that moved since the
+ *		chunk's latest build of exactly these bounds ("ledger moved from X
+ *		to Y"; the ledger runs as the definition's author, inside the gate
+ *		f->gate, parsed and planned once per plan and executed for each
+ *		built chunk whose figure was recorded).  Chunks are asked in order:
+ *		the regions that start before ce enter f->started, and one that
+ *		ended by cs is dropped when it comes to the top, for it overlaps no
+ *		later chunk either; so the regions cost O(log n) each, however
+ *		many chunks a region overlaps.
  */
 static char *
 StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 {
-	int			i;
-
-	while (f->next < f->nregions && f->max_end[f->next] <= cs)
-		f->next++;
-	for (i = f->next; i < f->nregions && f->regions[i].lo < ce; i++)
+	while (f->next < f->nregions && f->regions[f->next].lo < ce)
+		binaryheap_add(f->started, Int32GetDatum(f->next++));
+	while (!binaryheap_empty(f->started))
 	{
-		TimestampTz first = f->regions[i].changed_at;
-		int			j;
+		ChangedRegion *top =
+			&f->regions[DatumGetInt32(binaryheap_first(f->started))];
 
-		if (f->regions[i].hi <= cs)
-			continue;
-		for (j = i + 1; j < f->nregions && f->regions[j].lo < ce; j++)
-			if (f->regions[j].hi > cs && f->regions[j].changed_at < first)
-				first = f->regions[j].changed_at;
-		return psprintf("stale: source changed at %s", TimestampText(first));
+		CHECK_FOR_INTERRUPTS();
+		if (top->hi > cs)
+			return psprintf("stale: source changed at %s",
+							TimestampText(top->changed_at));
+		(void) binaryheap_remove_first(f->started);
 	}
 
 	while (f->next_built < f->nbuilt && f->built_lo[f->next_built] < cs)
@@ -363,7 +385,7 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
  */
 static bool
 SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
-				PlanChunks *out, char **reasons)
+				PlanChunks *out)
 {
 	int		   *first = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
 	int		   *last = palloc(sizeof(int) * STALE_CLUSTERS_MAX);
@@ -425,7 +447,7 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 				continue;
 			out->starts[out->n] = cs;
 			out->ends[out->n] = ce;
-			reasons[out->n] = reason;
+			out->reasons[out->n] = reason;
 			out->n++;
 		}
 	}
@@ -441,7 +463,7 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 static void
 SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
 			   TimestampTz *bounds, int n, StaleFacts *facts,
-			   PlanChunks *out, char **reasons)
+			   PlanChunks *out)
 {
 	Piece	   *pieces;
 	int			np;
@@ -486,7 +508,7 @@ SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
 		{
 			out->starts[out->n] = cs;
 			out->ends[out->n] = ce;
-			reasons[out->n] = reason;
+			out->reasons[out->n] = reason;
 			out->n++;
 		}
 	}
@@ -496,16 +518,17 @@ SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
  * SelectChunks
  *		Keep the chunks of [bounds[0], bounds[n]) that need work under
  *		"only" (only_chunks); returns them in *out (possibly none), and
- *		*reasons[k] says why chunk k of *out was kept when it is stale
- *		(else NULL).  Stale chunks are chunks that a logged change overlaps
- *		or whose ledger moved, with a settled build (done), or, for a
- *		logged change, that backfill never built but that hold rows (the
- *		job that fills the table built them: ChunkHoldsRows).
+ *		out->reasons[k] says why chunk k was kept when it is stale (else
+ *		NULL), written with the chunk by PlanRun.  Stale chunks are chunks
+ *		that a logged change overlaps or whose ledger moved, with a settled
+ *		build (done), or, for a logged change, that backfill never built
+ *		but that hold rows (the job that fills the table built them:
+ *		ChunkHoldsRows).
  */
 static void
 SelectChunks(Oid target, int only, bool clear_no_source,
 			 Definition *def, TimestampTz *bounds, int n,
-			 PlanChunks *out, char ***reasons)
+			 PlanChunks *out)
 {
 	StaleFacts	facts;
 
@@ -515,14 +538,14 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
-	*reasons = palloc0(sizeof(char *) * n);
+	out->reasons = palloc0(sizeof(char *) * n);
 	PG_TRY();
 	{
 		/* stale alone, no ledger: only the chunks with a logged change count */
 		if (!(only == ONLY_STALE && def->ledger == NULL &&
-			  SelectStaleOnly(target, &facts, bounds, n, out, *reasons)))
+			  SelectStaleOnly(target, &facts, bounds, n, out)))
 			SelectByPieces(target, only, clear_no_source, def, bounds, n,
-						   &facts, out, *reasons);
+						   &facts, out);
 	}
 	PG_CATCH();
 	{
@@ -531,42 +554,6 @@ SelectChunks(Oid target, int only, bool clear_no_source,
 	}
 	PG_END_TRY();
 	StaleFactsDone(&facts, false);
-}
-
-/*
- * RecordReasons
- *		Write why each chunk of a stale plan's run was chosen (chunk k + 1
- *		of the run is chunk k of the plan), in one catalog statement.
- */
-static void
-RecordReasons(int64 run_id, char **reasons, int n)
-{
-	Datum	   *nos = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *texts = palloc(sizeof(Datum) * Max(n, 1));
-	int			m = 0;
-	int			k;
-	Oid			argtypes[3] = {INT8OID, INT4ARRAYOID, TEXTARRAYOID};
-	Datum		values[3];
-
-	for (k = 0; k < n; k++)
-	{
-		if (reasons[k] == NULL)
-			continue;
-		nos[m] = Int32GetDatum(k + 1);
-		texts[m] = CStringGetTextDatum(reasons[k]);
-		m++;
-	}
-	if (m == 0)
-		return;
-	values[0] = Int64GetDatum(run_id);
-	values[1] = MakeArray(nos, NULL, m, INT4OID);
-	values[2] = MakeArray(texts, NULL, m, TEXTOID);
-	CatalogExec("UPDATE backfill.chunks c SET reason = u.reason"
-				" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
-				" AS u(chunk_no, reason)"
-				" WHERE c.run_id OPERATOR(pg_catalog.=) $1"
-				" AND c.chunk_no OPERATOR(pg_catalog.=) u.chunk_no",
-				3, argtypes, values, NULL, SPI_OK_UPDATE);
 }
 
 /* ----------------------------------------------------------------
@@ -677,6 +664,7 @@ CellsToChunks(List *cells, PlanChunks *out)
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * Max(n, 1));
 	out->ends = palloc(sizeof(TimestampTz) * Max(n, 1));
+	out->reasons = NULL;
 	for (k = 0; k < n; k++)
 	{
 		if (out->n > 0 && out->starts[out->n - 1] == pairs[2 * k])
@@ -894,7 +882,6 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	Interval   *step;
 	Definition *def;
 	TimestampTz *bounds;
-	char	  **reasons = NULL;
 	int			n;
 	PlanChunks	root;
 	PlanRequest root_req;
@@ -919,12 +906,13 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 
 	if (req->only != ONLY_ALL)
 		SelectChunks(target, req->only, req->clear_no_source, def,
-					 bounds, n, &root, &reasons);
+					 bounds, n, &root);
 	else
 	{
 		root.n = n;
 		root.starts = bounds;
 		root.ends = bounds + 1;
+		root.reasons = NULL;
 	}
 	if (root.n == 0)
 	{
@@ -946,8 +934,6 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	root_req.chunk = step;
 	root_req.given = &root;
 	root_run = PlanRun(&root_req);
-	if (reasons != NULL)
-		RecordReasons(root_run, reasons, root.n);
 	*planned = true;
 	if (!req->cascade)
 		return root_run;

@@ -2,14 +2,18 @@
  *
  * lineage.c
  *	  A target's history cut into pieces, and which run wins each piece
- *	  (ClassifyPieces, ClassifyRanges); and lineage_chart, a text picture of it
- *	  (LineageChart).
+ *	  (LineagePieces: the one rule, behind backfill._lineage_pieces and
+ *	  so lineage(), and behind lineage_chart and plan's only_chunks); and
+ *	  lineage_chart, a text picture of it (LineageChart).
  *
- * The rule of which run wins a stretch is written once, in the SQL
- * function backfill._lineage_pieces (src/sql/50_undo.sql), which
- * backfill.lineage() calls; ClassifyPieces and ClassifyRanges run its body
- * (read from pg_catalog.pg_proc, planned once per session) for
- * lineage_chart, undo and plan's only_chunks (cascade.c).
+ * The rule of which run wins a stretch is written once, here: the chunks
+ * of the target's runs over the range are read in one statement, either
+ * as the caller, under the catalog's row-level security (_lineage_pieces,
+ * which lineage() calls), or as the extension owner (ClassifyPieces,
+ * ClassifyRanges); they are merged per run into islands, the range is cut
+ * at every island bound, and one sweep over the bounds with two priority
+ * queues says which island wins each piece.  O(n log n) in the chunks
+ * read, whatever their overlaps (doc/lineage.md, "What it costs").
  *
  *-------------------------------------------------------------------------
  */
@@ -17,36 +21,979 @@
 
 #include "catalog/pg_type.h"
 #include "common/int.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "pgtime.h"
+#include "tcop/dest.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
 
+/* ----------------------------------------------------------------
+ *		which run wins a stretch: the rule
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The history of a target over [$2, $3): every chunk of its runs that
+ * overlaps the range, whatever its status; the rule below decides which
+ * count.  Read as the caller (under row-level security) or as the owner.
+ */
+#define HISTORY_SQL \
+	"SELECT c.run_id, c.chunk_no, c.chunk_start, c.chunk_end, c.status," \
+	" c.executed_by, c.finished_at, r.status, r.finished_at," \
+	" r.definition_version, r.reverts, c.reason" \
+	" FROM backfill.runs r JOIN backfill.chunks c" \
+	"  ON c.run_id OPERATOR(pg_catalog.=) r.run_id" \
+	" WHERE r.target OPERATOR(pg_catalog.=) $1" \
+	" AND c.chunk_end OPERATOR(pg_catalog.>) $2" \
+	" AND c.chunk_start OPERATOR(pg_catalog.<) $3"
+
+/*
+ * The most chunks one read of a history may hold (an executor's number
+ * must fit in Attempt.executor; pieces and bounds are counted in int).
+ */
+#define HISTORY_MAX_CHUNKS	((int64) ((1 << 26) - 1))
+
+/*
+ * One chunk that counts: an attempt of an ordinary (not a revert) run that
+ * reached its range (HistoryReceive).  40 bytes: a long history is held
+ * whole, so its run, executor and reason are numbers of the reader's
+ * tables.
+ */
+typedef struct Attempt
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz finished_at;	/* the chunk's, else its run's */
+	int32		run;			/* index in HistoryReader.runs */
+	int32		chunk_no;
+	int32		reason;			/* 1 + index in HistoryReader.reasons; 0:
+								 * none */
+	uint32		executor:27;	/* 1 + index in HistoryReader.executors; 0:
+								 * NULL */
+	uint32		status:3;		/* ChunkStatus */
+	uint32		finished_null:1;	/* finished_at is NULL */
+	uint32		cleared:1;		/* the chunk itself finished */
+} Attempt;
+
+StaticAssertDecl(CHUNK_CANCELLED < 8, "a chunk status fits in 3 bits");
+
+/* A run of the history: its id and definition version. */
+typedef struct HistoryRun
+{
+	int64		run_id;
+	int32		version;
+	bool		reverted;		/* a revert run undid some of its chunks */
+} HistoryRun;
+
+/* An entry of HistoryReader.run_ids. */
+typedef struct RunIndex
+{
+	int64		run_id;
+	int32		index;
+} RunIndex;
+
+/* A done chunk of a revert run: run_id undid chunk chunk_no of run undid. */
+typedef struct RevertStep
+{
+	int64		undid;
+	int64		run_id;
+	int32		chunk_no;
+	int32		depth;			/* memo of StepDepth; -1: not yet, -2: busy */
+} RevertStep;
+
+/* Attempts are kept in blocks of this many (never moved once written). */
+#define ATTEMPTS_PER_BLOCK	1024
+
+/*
+ * The receiver of the history's rows: each row is kept, compactly, as an
+ * attempt or a revert step, or dropped, as it arrives (no result set is
+ * held besides).  Attempts go into fixed blocks, so that a long history
+ * is never copied to grow; "order" then lists the attempts that count,
+ * sorted.
+ */
+typedef struct HistoryReader
+{
+	DestReceiver pub;
+	MemoryContext cxt;			/* where everything below lives */
+	Attempt   **blocks;
+	int64		nblocks;
+	int64		maxblocks;
+	int64		nattempts;
+	int32	   *order;			/* attempts that count, by run and start */
+	int			norder;
+	HistoryRun *runs;			/* of the attempts */
+	int64		nruns;
+	int64		maxruns;
+	HTAB	   *run_ids;		/* run id -> index in runs */
+	int64		last_run_id;	/* the run of the previous row, */
+	int32		last_run;		/* its index; -1: none yet */
+	char	  **reasons;
+	int64		nreasons;
+	int64		maxreasons;
+	RevertStep *steps;
+	int64		nsteps;
+	int64		maxsteps;
+	HTAB	   *executor_ids;	/* name -> index in executors */
+	char	  **executors;
+	int			nexecutors;
+	int			maxexecutors;
+	int32		last_executor;	/* of the previous row; -1: none yet */
+	char		last_status[NAMEDATALEN];	/* of the previous row ("": */
+	ChunkStatus last_status_value;	/* none yet) and its value */
+} HistoryReader;
+
+/* An entry of HistoryReader.executor_ids. */
+typedef struct ExecutorId
+{
+	NameData	name;
+	int			id;
+} ExecutorId;
+
+/*
+ * One island: consecutive attempts of one run, contiguous, with the same
+ * status, clearing and executor; lo and hi clipped to the range.
+ */
+typedef struct Island
+{
+	int64		run_id;
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz finished_at;	/* the latest of its chunks' */
+	int			first;			/* its attempts: order[first .. last] */
+	int			last;
+	int32		version;
+	int32		executor;
+	ChunkStatus status;
+	bool		finished_null;
+	bool		cleared;
+} Island;
+
+/* The attempt number i of r. */
+#define ATTEMPT(r, i) \
+	(&(r)->blocks[(i) / ATTEMPTS_PER_BLOCK][(i) % ATTEMPTS_PER_BLOCK])
+
+/*
+ * GrowArray
+ *		Make room for one more element of size "size" in *array (holding n
+ *		of *max), doubling it (huge allocations: a history may be large).
+ *		The callers bound n by HISTORY_MAX_CHUNKS first.
+ */
+static void
+GrowArray(void **array, int64 n, int64 *max, Size size, MemoryContext cxt)
+{
+	if (n < *max)
+		return;
+	*max = Max(*max * 2, 1024);
+	if (*array == NULL)
+		*array = MemoryContextAllocHuge(cxt, size * *max);
+	else
+		*array = repalloc_huge(*array, size * *max);
+}
+
+/*
+ * RefuseLongHistory
+ *		54000: the history over the range holds more chunks than one read
+ *		may keep.
+ */
+static void
+RefuseLongHistory(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the history to read has more than " INT64_FORMAT " chunks",
+					HISTORY_MAX_CHUNKS),
+			 errdetail("Lineage reads every chunk of the target's runs that overlaps the range at once."),
+			 errhint("Read the lineage of a shorter range.")));
+}
+
+/*
+ * ExecutorIndex
+ *		The index of an executor's name in r->executors, added if new.
+ */
+static int32
+ExecutorIndex(HistoryReader *r, Name name)
+{
+	ExecutorId *e;
+	bool		found;
+
+	/* rows of one executor mostly come together */
+	if (r->last_executor >= 0 &&
+		strcmp(NameStr(*name), r->executors[r->last_executor]) == 0)
+		return r->last_executor;
+	e = hash_search(r->executor_ids, NameStr(*name), HASH_ENTER, &found);
+	if (!found)
+	{
+		if (r->nexecutors == r->maxexecutors)
+		{
+			r->maxexecutors = Max(2 * r->maxexecutors, 8);
+			r->executors = r->executors == NULL ?
+				MemoryContextAlloc(r->cxt, sizeof(char *) * r->maxexecutors) :
+				repalloc(r->executors, sizeof(char *) * r->maxexecutors);
+		}
+		e->id = r->nexecutors;
+		r->executors[r->nexecutors++] = MemoryContextStrdup(r->cxt,
+															NameStr(*name));
+	}
+	r->last_executor = e->id;
+	return e->id;
+}
+
+/*
+ * RunIndexOf
+ *		The index of a run in r->runs, added (with its version) if new.
+ *		Rows of one run mostly come together: the previous row's run is
+ *		tried first.
+ */
+static int32
+RunIndexOf(HistoryReader *r, int64 run_id, int32 version)
+{
+	RunIndex   *e;
+	bool		found;
+
+	if (r->last_run >= 0 && r->last_run_id == run_id)
+		return r->last_run;
+	e = hash_search(r->run_ids, &run_id, HASH_ENTER, &found);
+	if (!found)
+	{
+		GrowArray((void **) &r->runs, r->nruns, &r->maxruns,
+				  sizeof(HistoryRun), r->cxt);
+		e->index = (int32) r->nruns;
+		r->runs[r->nruns].run_id = run_id;
+		r->runs[r->nruns].version = version;
+		r->runs[r->nruns].reverted = false;
+		r->nruns++;
+	}
+	r->last_run_id = run_id;
+	r->last_run = e->index;
+	return e->index;
+}
+
+/*
+ * RunStatusOf
+ *		The run status spelled by a text datum, without allocating.
+ */
+static RunStatus
+RunStatusOf(Datum d)
+{
+	char		buf[NAMEDATALEN];
+
+	text_to_cstring_buffer(DatumGetTextPP(d), buf, sizeof(buf));
+	return ParseRunStatus(buf);
+}
+
+/*
+ * HistoryReceive
+ *		One row of HISTORY_SQL: a done chunk of a revert run becomes a
+ *		revert step; a chunk of an ordinary run becomes an attempt when it
+ *		reached its range: done or failed once finished, no_source once
+ *		cleared or once its run is done, cancelled.  Everything else
+ *		changed nothing and is dropped.
+ */
+static bool
+HistoryReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	HistoryReader *r = (HistoryReader *) self;
+	Datum	   *v;
+	bool	   *isnull;
+	ChunkStatus status;
+	bool		cleared;
+	Attempt    *a;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	isnull = slot->tts_isnull;
+	{
+		char		buf[NAMEDATALEN];
+
+		/* most rows have the status of the row before */
+		text_to_cstring_buffer(DatumGetTextPP(v[4]), buf, sizeof(buf));
+		if (strcmp(buf, r->last_status) != 0)
+		{
+			r->last_status_value = ParseChunkStatus(buf);
+			strlcpy(r->last_status, buf, sizeof(r->last_status));
+		}
+		status = r->last_status_value;
+	}
+	if (!isnull[10])
+	{
+		RevertStep *s;
+
+		if (status != CHUNK_DONE)
+			return true;
+		if (r->nattempts + r->nsteps >= HISTORY_MAX_CHUNKS)
+			RefuseLongHistory();
+		GrowArray((void **) &r->steps, r->nsteps, &r->maxsteps,
+				  sizeof(RevertStep), r->cxt);
+		s = &r->steps[r->nsteps++];
+		s->undid = DatumGetInt64(v[10]);
+		s->run_id = DatumGetInt64(v[0]);
+		s->chunk_no = DatumGetInt32(v[1]);
+		s->depth = -1;
+		return true;
+	}
+
+	cleared = !isnull[6];
+	switch (status)
+	{
+		case CHUNK_DONE:
+		case CHUNK_FAILED:
+			if (!cleared)
+				return true;
+			break;
+		case CHUNK_NO_SOURCE:
+			if (!cleared && (isnull[7] ||
+							 RunStatusOf(v[7]) != RUN_DONE))
+				return true;
+			break;
+		case CHUNK_CANCELLED:
+			break;
+		default:
+			return true;
+	}
+
+	if (r->nattempts + r->nsteps >= HISTORY_MAX_CHUNKS)
+		RefuseLongHistory();
+	if (r->nattempts % ATTEMPTS_PER_BLOCK == 0)
+	{
+		GrowArray((void **) &r->blocks, r->nblocks, &r->maxblocks,
+				  sizeof(Attempt *), r->cxt);
+		r->blocks[r->nblocks++] =
+			MemoryContextAlloc(r->cxt, sizeof(Attempt) * ATTEMPTS_PER_BLOCK);
+	}
+	a = ATTEMPT(r, r->nattempts);
+	r->nattempts++;
+	a->run = RunIndexOf(r, DatumGetInt64(v[0]), DatumGetInt32(v[9]));
+	a->chunk_no = DatumGetInt32(v[1]);
+	a->lo = DatumGetTimestampTz(v[2]);
+	a->hi = DatumGetTimestampTz(v[3]);
+	a->status = status;
+	a->executor = isnull[5] ? 0 : 1 + ExecutorIndex(r, DatumGetName(v[5]));
+	a->cleared = cleared;
+	a->finished_null = isnull[6] && isnull[8];
+	a->finished_at = a->finished_null ? 0 :
+		DatumGetTimestampTz(isnull[6] ? v[8] : v[6]);
+	a->reason = 0;
+	if (!isnull[11])
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(r->cxt);
+
+		GrowArray((void **) &r->reasons, r->nreasons, &r->maxreasons,
+				  sizeof(char *), r->cxt);
+		r->reasons[r->nreasons++] = TextDatumGetCString(v[11]);
+		a->reason = (int32) r->nreasons;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return true;
+}
+
+/* HistoryStartup, HistoryShutdown, HistoryDestroy: nothing to do. */
+static void
+HistoryStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+HistoryShutdown(DestReceiver *self)
+{
+}
+
+static void
+HistoryDestroy(DestReceiver *self)
+{
+}
+
+/*
+ * ReadHistory
+ *		Read the history of target over [lo, hi) into r (HISTORY_SQL), as
+ *		the extension owner (CatalogExecArgsInto) or as the caller
+ *		(SpiExecPinnedDest: the catalog's row-level security applies, with
+ *		the caller's snapshot), with jit and parallel query off.  Caller is
+ *		connected to SPI.
+ */
+static void
+ReadHistory(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
+			HistoryReader *r)
+{
+	HASHCTL		ctl;
+	int			nest;
+
+	memset(r, 0, sizeof(HistoryReader));
+	r->pub.receiveSlot = HistoryReceive;
+	r->pub.rStartup = HistoryStartup;
+	r->pub.rShutdown = HistoryShutdown;
+	r->pub.rDestroy = HistoryDestroy;
+	/* any but DestNone (SPI_OK_UTILITY) and DestSPI (SPI_tuptable) */
+	r->pub.mydest = DestTuplestore;
+	r->cxt = CurrentMemoryContext;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(ExecutorId);
+	ctl.hcxt = r->cxt;
+	r->executor_ids = hash_create("backfill lineage executors", 16, &ctl,
+								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(RunIndex);
+	ctl.hcxt = r->cxt;
+	r->run_ids = hash_create("backfill lineage runs", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	r->last_run = -1;
+	r->last_executor = -1;
+
+	/*
+	 * jit off (its compilation costs more than this plain read), and no
+	 * parallel workers: every row ends in this backend's receiver, and a
+	 * Gather would only pass them through shared memory (at 300,000 chunks
+	 * without statistics, a parallel plan took 3 to 4 times as long)
+	 */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("max_parallel_workers_per_gather", "0",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+							 0, false);
+	PG_TRY();
+	{
+		if (as_owner)
+		{
+			CatalogArgs args;
+
+			CatalogArgsInit(&args);
+			CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+			CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(lo), false);
+			CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(hi), false);
+			CatalogExecArgsInto(HISTORY_SQL, &args, &r->pub, SPI_OK_SELECT);
+		}
+		else
+		{
+			Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+			Datum		values[3];
+
+			values[0] = ObjectIdGetDatum(target);
+			values[1] = TimestampTzGetDatum(lo);
+			values[2] = TimestampTzGetDatum(hi);
+			SpiExecPinnedDest(HISTORY_SQL, 3, argtypes, values, NULL, &r->pub,
+							  SPI_OK_SELECT);
+		}
+	}
+	PG_FINALLY();
+	{
+		/* as on abort, so that it is safe in an error path too */
+		AtEOXact_GUC(false, nest);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * StepCmp
+ *		qsort comparator of revert steps: by the run and chunk they undid.
+ */
+static int
+StepCmp(const void *a, const void *b)
+{
+	const RevertStep *x = (const RevertStep *) a;
+	const RevertStep *y = (const RevertStep *) b;
+
+	if (x->undid != y->undid)
+		return x->undid < y->undid ? -1 : 1;
+	if (x->chunk_no != y->chunk_no)
+		return x->chunk_no < y->chunk_no ? -1 : 1;
+	return 0;
+}
+
+static int	ChainDepth(RevertStep *steps, int64 n, int64 run_id, int32 chunk_no);
+
+/*
+ * StepDepth
+ *		1 + the depth of the chain above revert step s (memoized).
+ */
+static int
+StepDepth(RevertStep *steps, int64 n, RevertStep *s)
+{
+	if (s->depth == -2)
+		elog(ERROR, "backfill: run %lld reverts itself through its reverts",
+			 (long long) s->run_id);
+	if (s->depth == -1)
+	{
+		s->depth = -2;
+		s->depth = 1 + ChainDepth(steps, n, s->run_id, s->chunk_no);
+	}
+	return s->depth;
+}
+
+/*
+ * ChainDepth
+ *		How many reverts chunk chunk_no of run run_id is away from the end
+ *		of its chain of reverts: 0 when no revert undid it, else 1 + that
+ *		of its revert's chunk, the longest when it was reverted more than
+ *		once (a cancelled revert, then another).  steps are sorted
+ *		(StepCmp).
+ */
+static int
+ChainDepth(RevertStep *steps, int64 n, int64 run_id, int32 chunk_no)
+{
+	RevertStep	key;
+	int64		lo = 0;
+	int64		hi = n;
+	int			depth = 0;
+
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	key.undid = run_id;
+	key.chunk_no = chunk_no;
+	/* the first step of (run_id, chunk_no) */
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (StepCmp(&steps[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && StepCmp(&steps[lo], &key) == 0; lo++)
+		depth = Max(depth, StepDepth(steps, n, &steps[lo]));
+	return depth;
+}
+
+/*
+ * StartCmp
+ *		qsort_arg comparator of attempt numbers (of the HistoryReader arg):
+ *		by start (the attempts of one run never overlap).
+ */
+static int
+StartCmp(const void *a, const void *b, void *arg)
+{
+	HistoryReader *r = (HistoryReader *) arg;
+	TimestampTz x = ATTEMPT(r, *(const int32 *) a)->lo;
+	TimestampTz y = ATTEMPT(r, *(const int32 *) b)->lo;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * CountingAttempts
+ *		The attempts that count, in r->order, grouped by run and in order
+ *		of start within a run: all but the settled ones a revert undid, a
+ *		chunk whose chain of reverts (a revert, the revert of that revert,
+ *		...) has odd length having left the rows as they were before it.
+ *		The runs are grouped by counting (linear), then each run's attempts
+ *		sorted by start, which a run's rows mostly already are: close to
+ *		linear in practice, O(n log n) at worst.
+ */
+static void
+CountingAttempts(HistoryReader *r)
+{
+	int64		i;
+	int64	   *start;
+	int64		k;
+
+	if (r->nsteps > 0)
+	{
+		qsort(r->steps, r->nsteps, sizeof(RevertStep), StepCmp);
+		/* only the chunks of a run some revert undid need a look */
+		for (i = 0; i < r->nsteps; i++)
+		{
+			RunIndex   *e = hash_search(r->run_ids, &r->steps[i].undid,
+										HASH_FIND, NULL);
+
+			if (e != NULL)
+				r->runs[e->index].reverted = true;
+		}
+	}
+
+	/* where each run's attempts start in order: counted first */
+	start = palloc0(sizeof(int64) * (r->nruns + 1));
+	for (i = 0; i < r->nattempts; i++)
+	{
+		Attempt    *a = ATTEMPT(r, i);
+
+		if (r->runs[a->run].reverted &&
+			(a->status == CHUNK_DONE || a->status == CHUNK_NO_SOURCE) &&
+			ChainDepth(r->steps, r->nsteps, r->runs[a->run].run_id,
+					   a->chunk_no) % 2 == 1)
+		{
+			a->status = CHUNK_NONE; /* undone: it does not count */
+			continue;
+		}
+		start[a->run + 1]++;
+	}
+	for (k = 0; k < r->nruns; k++)
+		start[k + 1] += start[k];
+	r->norder = (int) start[r->nruns];
+	r->order = palloc_extended(sizeof(int32) * Max(r->norder, 1),
+							   MCXT_ALLOC_HUGE);
+	for (i = 0; i < r->nattempts; i++)
+	{
+		Attempt    *a = ATTEMPT(r, i);
+
+		if (a->status != CHUNK_NONE)
+			r->order[start[a->run]++] = (int32) i;
+	}
+	/* start[k] is now where run k + 1 starts: sort each run by start */
+	for (k = 0; k < r->nruns; k++)
+	{
+		int64		from = k == 0 ? 0 : start[k - 1];
+		int64		n = start[k] - from;
+
+		CHECK_FOR_INTERRUPTS();
+		if (n > 1)
+			qsort_arg(r->order + from, n, sizeof(int32), StartCmp, r);
+	}
+	pfree(start);
+}
+
+/*
+ * NewIsland
+ *		Whether attempt b (after a, in order) starts a new island: another
+ *		run, a gap, or another status, clearing or executor.
+ */
+static bool
+NewIsland(const Attempt *a, const Attempt *b)
+{
+	return a->run != b->run || a->hi != b->lo ||
+		a->status != b->status || a->cleared != b->cleared ||
+		a->executor != b->executor;
+}
+
+/*
+ * TsCmp
+ *		qsort comparator of TimestampTz.
+ */
+static int
+TsCmp(const void *a, const void *b)
+{
+	TimestampTz x = *(const TimestampTz *) a;
+	TimestampTz y = *(const TimestampTz *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * IslandBetter
+ *		binaryheap comparator of islands (indexes into the Island array
+ *		arg): > 0 when a wins over b: it finished later (a NULL time
+ *		loses), then it is of the higher run id.  Islands of one run never
+ *		cover the same piece, so this orders the islands over a piece.
+ */
+static int
+IslandBetter(Datum a, Datum b, void *arg)
+{
+	Island	   *x = &((Island *) arg)[DatumGetInt32(a)];
+	Island	   *y = &((Island *) arg)[DatumGetInt32(b)];
+
+	if (x->finished_null != y->finished_null)
+		return x->finished_null ? -1 : 1;
+	if (!x->finished_null && x->finished_at != y->finished_at)
+		return x->finished_at < y->finished_at ? -1 : 1;
+	if (x->run_id != y->run_id)
+		return x->run_id < y->run_id ? -1 : 1;
+	return 0;
+}
+
+/*
+ * IslandStartCmp
+ *		qsort_arg comparator of island indexes (into the Island array arg):
+ *		by start.
+ */
+static int
+IslandStartCmp(const void *a, const void *b, void *arg)
+{
+	Island	   *islands = (Island *) arg;
+	TimestampTz x = islands[*(const int *) a].lo;
+	TimestampTz y = islands[*(const int *) b].lo;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * TopCovering
+ *		The best island of heap still covering the piece that starts at p
+ *		(islands that ended by p are dropped on the way), -1 when none.
+ */
+static int
+TopCovering(binaryheap *heap, Island *islands, TimestampTz p)
+{
+	while (!binaryheap_empty(heap))
+	{
+		int			i = DatumGetInt32(binaryheap_first(heap));
+
+		if (islands[i].hi > p)
+			return i;
+		(void) binaryheap_remove_first(heap);
+	}
+	return -1;
+}
+
+/*
+ * ReasonCmp
+ *		qsort comparator of C strings.
+ */
+static int
+ReasonCmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * WinnerDetails
+ *		Of the winning island w's chunks that overlap [p, q): the latest
+ *		finished_at into *piece, and their distinct reasons (allocated in
+ *		outcxt).  The island's attempts are sorted by start and contiguous:
+ *		a binary search finds the first that ends after p.
+ */
+static void
+WinnerDetails(HistoryReader *r, Island *w, TimestampTz p, TimestampTz q,
+			  Piece *piece, MemoryContext outcxt)
+{
+	int			lo = w->first;
+	int			hi = w->last + 1;
+	int			j;
+	int			nreasons = 0;
+	char	  **reasons = NULL;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (ATTEMPT(r, r->order[mid])->hi <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	piece->finished_null = true;
+	for (j = lo; j <= w->last && ATTEMPT(r, r->order[j])->lo < q; j++)
+	{
+		Attempt    *a = ATTEMPT(r, r->order[j]);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!a->finished_null &&
+			(piece->finished_null || a->finished_at > piece->finished_at))
+		{
+			piece->finished_at = a->finished_at;
+			piece->finished_null = false;
+		}
+		if (a->reason != 0)
+		{
+			if (reasons == NULL)
+				reasons = palloc(sizeof(char *) * (w->last - j + 1));
+			reasons[nreasons++] = r->reasons[a->reason - 1];
+		}
+	}
+	piece->nreasons = 0;
+	piece->reasons = NULL;
+	if (nreasons == 0)
+		return;
+	qsort(reasons, nreasons, sizeof(char *), ReasonCmp);
+	piece->reasons = MemoryContextAlloc(outcxt, sizeof(char *) * nreasons);
+	for (j = 0; j < nreasons; j++)
+		if (j == 0 || strcmp(reasons[j], reasons[j - 1]) != 0)
+			piece->reasons[piece->nreasons++] =
+				MemoryContextStrdup(outcxt, reasons[j]);
+	pfree(reasons);
+}
+
+/*
+ * LineagePieces
+ *		See backfill.h.  The rule:
+ *
+ *		1. The chunks that count (HistoryReceive, CountingAttempts): of
+ *		   ordinary runs, those that reached their range (done or failed
+ *		   once finished; no_source once cleared or once the run is done;
+ *		   cancelled), less the settled ones a revert undid.  Revert runs
+ *		   are never lineage.
+ *		2. Islands: per run, contiguous chunks with the same status,
+ *		   clearing and executor; an island finished when its last chunk
+ *		   did (a chunk without a finished_at takes its run's).
+ *		3. The range [lo, hi) (the two bounds in order, when given the
+ *		   other way round) is cut at every island bound inside it.
+ *		4. On each piece, of the islands that cover it, the one that
+ *		   finished last wins (NULL last), then the higher run id: the
+ *		   latest attempt; the settled winner is the best of the settled
+ *		   (done or no_source) islands over it.  Its finished_at is the
+ *		   latest of its chunks over the piece.
+ *
+ *		Step 4 is a sweep over the sorted bounds: the islands enter two
+ *		max-heaps (all; settled) at their start, and a heap's top that
+ *		ended is dropped when it is met.  With n chunks read and m
+ *		islands: O(n log n + m log m) time, O(n) memory.  The pieces
+ *		(with their run, executor and reasons) are allocated in the
+ *		caller's memory context, in order.  Caller is connected to SPI.
+ */
+int
+LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
+			  Piece **pieces)
+{
+	MemoryContext outcxt = CurrentMemoryContext;
+	MemoryContext workcxt;
+	MemoryContext oldcxt;
+	HistoryReader r;
+	Island	   *islands;
+	int			nislands = 0;
+	int		   *order;
+	TimestampTz *bounds;
+	int			nbounds = 0;
+	TimestampTz wlo = Min(lo, hi);
+	TimestampTz whi = Max(lo, hi);
+	binaryheap *all;
+	binaryheap *settled;
+	char	  **executors;
+	Piece	   *out;
+	int			npieces = 0;
+	int			next = 0;
+	int64		i;
+	int			k;
+
+	workcxt = AllocSetContextCreate(CurrentMemoryContext,
+									"backfill lineage",
+									ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(workcxt);
+	ReadHistory(target, lo, hi, as_owner, &r);
+	CountingAttempts(&r);
+
+	/* islands, clipped to the range: counted, then made */
+	for (i = 0; i < r.norder; i++)
+		if (i == 0 || NewIsland(ATTEMPT(&r, r.order[i - 1]),
+								ATTEMPT(&r, r.order[i])))
+			nislands++;
+	islands = palloc_extended(sizeof(Island) * Max(nislands, 1),
+							  MCXT_ALLOC_HUGE);
+	nislands = 0;
+	for (i = 0; i < r.norder; i++)
+	{
+		Attempt    *a = ATTEMPT(&r, r.order[i]);
+		Island	   *cur = nislands > 0 ? &islands[nislands - 1] : NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0 && !NewIsland(ATTEMPT(&r, r.order[i - 1]), a))
+		{
+			cur->last = (int) i;
+			cur->hi = a->hi;
+		}
+		else
+		{
+			cur = &islands[nislands++];
+			cur->run_id = r.runs[a->run].run_id;
+			cur->lo = a->lo;
+			cur->hi = a->hi;
+			cur->first = cur->last = (int) i;
+			cur->version = r.runs[a->run].version;
+			cur->executor = (int32) a->executor - 1;
+			cur->status = a->status;
+			cur->cleared = a->cleared;
+			cur->finished_null = true;
+		}
+		if (!a->finished_null &&
+			(cur->finished_null || a->finished_at > cur->finished_at))
+		{
+			cur->finished_at = a->finished_at;
+			cur->finished_null = false;
+		}
+	}
+
+	/* the bounds: the range's and each island's, clipped, sorted, distinct */
+	bounds = palloc_extended(sizeof(TimestampTz) * (2 * nislands + 2),
+							 MCXT_ALLOC_HUGE);
+	bounds[nbounds++] = wlo;
+	bounds[nbounds++] = whi;
+	for (k = 0; k < nislands; k++)
+	{
+		islands[k].lo = Min(Max(islands[k].lo, wlo), whi);
+		islands[k].hi = Max(Min(islands[k].hi, whi), wlo);
+		bounds[nbounds++] = islands[k].lo;
+		bounds[nbounds++] = islands[k].hi;
+	}
+	qsort(bounds, nbounds, sizeof(TimestampTz), TsCmp);
+	for (i = 1, k = 1; i < nbounds; i++)
+		if (bounds[i] != bounds[k - 1])
+			bounds[k++] = bounds[i];
+	nbounds = k;
+
+	/* the sweep */
+	order = palloc_extended(sizeof(int) * Max(nislands, 1), MCXT_ALLOC_HUGE);
+	for (k = 0; k < nislands; k++)
+		order[k] = k;
+	qsort_arg(order, nislands, sizeof(int), IslandStartCmp, islands);
+	all = binaryheap_allocate(Max(nislands, 1), IslandBetter, islands);
+	settled = binaryheap_allocate(Max(nislands, 1), IslandBetter, islands);
+
+	MemoryContextSwitchTo(outcxt);
+	executors = palloc(sizeof(char *) * Max(r.nexecutors, 1));
+	for (k = 0; k < r.nexecutors; k++)
+		executors[k] = pstrdup(r.executors[k]);
+	out = palloc_extended(sizeof(Piece) * Max(nbounds - 1, 1),
+						  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	MemoryContextSwitchTo(workcxt);
+	for (k = 0; k + 1 < nbounds; k++)
+	{
+		TimestampTz p = bounds[k];
+		TimestampTz q = bounds[k + 1];
+		Piece	   *piece = &out[npieces++];
+		int			top;
+		int			win;
+
+		CHECK_FOR_INTERRUPTS();
+		while (next < nislands && islands[order[next]].lo <= p)
+		{
+			Island	   *is = &islands[order[next]];
+
+			/* an island clipped away (outside the range) covers nothing */
+			if (is->hi > is->lo)
+			{
+				binaryheap_add(all, Int32GetDatum(order[next]));
+				if (is->status == CHUNK_DONE || is->status == CHUNK_NO_SOURCE)
+					binaryheap_add(settled, Int32GetDatum(order[next]));
+			}
+			next++;
+		}
+		top = TopCovering(all, islands, p);
+		win = TopCovering(settled, islands, p);
+		piece->lo = p;
+		piece->hi = q;
+		piece->latest = top < 0 ? CHUNK_NONE : islands[top].status;
+		piece->settled = CHUNK_NONE;
+		piece->finished_null = true;
+		if (win >= 0)
+		{
+			Island	   *w = &islands[win];
+
+			piece->settled = w->status;
+			piece->run_id = w->run_id;
+			piece->version = w->version;
+			piece->cleared = w->cleared;
+			piece->executed_by = w->executor < 0 ? NULL :
+				executors[w->executor];
+			WinnerDetails(&r, w, p, q, piece, outcxt);
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(workcxt);
+	*pieces = out;
+	return npieces;
+}
+
 /*
  * ClassifyRanges
- *		See backfill.h.  The pieces and their winners come from the body of
- *		backfill._lineage_pieces (50_undo.sql), the one implementation of
- *		which run wins a stretch, shared with backfill.lineage: read as the
- *		extension owner, they cover each range in order.  The body is run
- *		once per range through CatalogExecFunctionBody, which plans it once
- *		per session: calling the function instead would parse and plan the
- *		rule again in every statement, which costs more than classifying a
- *		few chunks.  Returns the number of pieces, *pieces palloc'd.
- *		Caller is connected to SPI.
+ *		See backfill.h: LineagePieces as the extension owner over each
+ *		range, the pieces one after the other.  Caller is connected to SPI.
  */
 int
 ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his, int n,
 			   Piece **pieces)
 {
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
 	int			total = 0;
 	int			size = 0;
 	Piece	   *out = NULL;
@@ -54,49 +1001,21 @@ ClassifyRanges(Oid target, TimestampTz *los, TimestampTz *his, int n,
 
 	for (k = 0; k < n; k++)
 	{
+		Piece	   *some;
 		int			rows;
-		int			i;
 
 		CHECK_FOR_INTERRUPTS();
-		values[0] = ObjectIdGetDatum(target);
-		values[1] = TimestampTzGetDatum(los[k]);
-		values[2] = TimestampTzGetDatum(his[k]);
-		/*
-		 * columns: lo, hi, run_id, settled status, version, executed_by,
-		 * cleared, finished_at, latest status; in order of lo
-		 */
-		CatalogExecFunctionBody("_lineage_pieces", 3, argtypes, values, NULL,
-								SPI_OK_SELECT);
-		rows = (int) SPI_processed;
+		rows = LineagePieces(target, los[k], his[k], true, &some);
 		if (total + rows > size)
 		{
 			size = Max(total + rows, 2 * size);
-			out = out == NULL ? palloc0(sizeof(Piece) * Max(size, 1)) :
-				repalloc(out, sizeof(Piece) * size);
+			out = out == NULL ?
+				palloc_extended(sizeof(Piece) * Max(size, 1), MCXT_ALLOC_HUGE) :
+				repalloc_huge(out, sizeof(Piece) * size);
 		}
-		for (i = 0; i < rows; i++)
-		{
-			bool		isnull;
-			char	   *st;
-			char	   *la;
-			Piece	   *p = &out[total + i];
-
-			CHECK_FOR_INTERRUPTS();
-			st = SpiGetText(i, 4);
-			la = SpiGetText(i, 9);
-			p->lo = DatumGetTimestampTz(SpiGetDatumCopy(i, 1, &isnull));
-			p->hi = DatumGetTimestampTz(SpiGetDatumCopy(i, 2, &isnull));
-			p->settled = ParseChunkStatus(st);
-			p->version = SpiGetInt32(i, 5, &isnull);
-			p->cleared = SpiGetBool(i, 7, &isnull);
-			p->latest = ParseChunkStatus(la);
-			if (st != NULL)
-				pfree(st);
-			if (la != NULL)
-				pfree(la);
-		}
+		memcpy(out + total, some, sizeof(Piece) * rows);
 		total += rows;
-		SPI_freetuptable(SPI_tuptable);
+		pfree(some);
 	}
 	*pieces = out != NULL ? out : palloc0(sizeof(Piece));
 	return total;

@@ -123,6 +123,7 @@ typedef struct Member
 	bool		exhausted;		/* no chunk left to start */
 	bool		cancelled;		/* the run was cancelled meanwhile */
 	int			meet;			/* ChunksMayMeet: -1 not known yet */
+	RunTally	tally;			/* what this call did to it (its summary) */
 } Member;
 
 /* One chunk in flight: its worker, its run and the chunk as it was started. */
@@ -648,6 +649,7 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
 			ChunkReport *report, MemoryContext cxt)
 {
 	ReportChunk(m->run, chunk, report);
+	TallyChunk(&m->tally, chunk, report);
 	if (report->outcome == OUTCOME_DEFERRED)
 		st->stop = true;
 	if (report->outcome == OUTCOME_FAILED)
@@ -680,7 +682,9 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
  * FinishFlight
  *		A worker in flight has stopped: read what it recorded, or, when it
  *		recorded nothing and the run was not cancelled meanwhile, record
- *		its chunk as failed; commit; free its place.
+ *		its chunk as failed; commit; free its place.  The report's error
+ *		is made in the caller's memory context, not in SPI's, which
+ *		SpiFinish frees before NoteOutcome reads it.
  */
 static void
 FinishFlight(LeaderState *st, int i, MemoryContext cxt)
@@ -691,8 +695,11 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 	ChunkStatus cstatus;
 	bool		recorded;
 	bool		cancelled = false;
+	MemoryContext here = CurrentMemoryContext;
+	MemoryContext spicxt;
 
 	SpiConnect();
+	spicxt = MemoryContextSwitchTo(here);
 	recorded = ReadChunkOutcome(m->run, &f->chunk, f->attempts, &cstatus,
 								&report);
 	if (!recorded)
@@ -705,11 +712,13 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 		else
 		{
 			report.outcome = OUTCOME_FAILED;
+			MemoryContextSwitchTo(here);	/* SPI left its own current */
 			report.error = LostChunkError(&f->chunk);
 			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
 			RecordChunkFailure(m->run, &f->chunk, report.error, report.cause);
 		}
 	}
+	MemoryContextSwitchTo(spicxt);
 	SpiFinish();
 	SPI_commit();
 	if (cancelled)
@@ -1021,8 +1030,8 @@ SettleMember(Member *m)
 	if (m->cancelled)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is %s", (long long) m->run->run_id,
-						RunStatusName(RUN_CANCELLED))));
+				(errmsg("run %lld %s is %s", (long long) m->run->run_id,
+						m->run->relname, RunStatusName(RUN_CANCELLED))));
 		return;
 	}
 	if (!m->exhausted)
@@ -1040,8 +1049,8 @@ SettleMember(Member *m)
 	if (finished)
 	{
 		ereport(NOTICE,
-				(errmsg("run %lld is %s", (long long) m->run->run_id,
-						RunStatusName(final_status))));
+				(errmsg("run %lld %s is %s", (long long) m->run->run_id,
+						m->run->relname, RunStatusName(final_status))));
 		if (final_status == RUN_DONE)
 			ReportRevertDefinition(m->run);
 	}
@@ -1086,6 +1095,7 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	{
 		st.members[k].run = runs[k];
 		st.members[k].meet = -1;
+		TallyStart(&st.members[k].tally);
 	}
 	st.held = palloc0(sizeof(Oid) * nruns);
 	/* the workers join this backend's lock group, but on Citus (header) */
@@ -1135,6 +1145,9 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		if (!st.failed || &st.members[k] != st.failed_member)
 			SettleMember(&st.members[k]);
 	}
+	/* each run's summary, as the serial loop's, before a failure's error */
+	for (k = 0; k < nruns; k++)
+		ReportTally(st.members[k].run, &st.members[k].tally);
 	if (st.failed)
 	{
 		ChunkReport failure;

@@ -189,13 +189,33 @@ PlanRun(const PlanRequest *req)
 				   MakeArray(ends, NULL, n, TIMESTAMPTZOID), false);
 		CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(horizon),
 				   horizon_null);
+		/* why each chunk was chosen, written with it (no UPDATE after) */
+		if (given != NULL && given->reasons != NULL)
+		{
+			Datum	   *texts = palloc(sizeof(Datum) * n);
+			bool	   *none = palloc(sizeof(bool) * n);
+
+			for (k = 0; k < n; k++)
+			{
+				none[k] = given->reasons[k] == NULL;
+				texts[k] = none[k] ? (Datum) 0 :
+					CStringGetTextDatum(given->reasons[k]);
+			}
+			CatalogArg(&args, TEXTARRAYOID, MakeArray(texts, none, n, TEXTOID),
+					   false);
+		}
+		else
+			CatalogArg(&args, TEXTARRAYOID, (Datum) 0, true);
 		CatalogExecArgs("INSERT INTO backfill.chunks"
-						" (run_id, chunk_no, chunk_start, chunk_end, status, verdict)"
+						" (run_id, chunk_no, chunk_start, chunk_end, status, verdict,"
+						"  reason)"
 						" SELECT $1, c.n::pg_catalog.int4, c.s, c.e,"
 						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' ELSE 'pending' END,"
-						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END"
-						" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3))"
-						" WITH ORDINALITY AS c(s, e, n)",
+						"  CASE WHEN c.s OPERATOR(pg_catalog.<) $4 THEN 'no_source' END,"
+						"  c.r"
+						" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
+						"  pg_catalog.unnest($5))"
+						" WITH ORDINALITY AS c(s, e, r, n)",
 						&args, SPI_OK_INSERT);
 	}
 

@@ -7,9 +7,9 @@
  *	  too), downstream targets following with "cascade", and runs them.
  *
  * schedule_refresh records the refresh in backfill.refreshes (as the
- * extension owner) and creates, as the calling user, a pg_cron job named
- * backfill_refresh_<refresh_id> whose command is built from an integer
- * only:
+ * extension owner) and creates for the calling user a pg_cron job named
+ * backfill_refresh_<refresh_id> (CronCreateJob, cronjobs.c) whose command
+ * is built from an integer only:
  *
  *		CALL backfill._refresh_tick(<refresh_id>)
  *
@@ -131,8 +131,6 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 	int64		job_id;
 	bool		isnull;
 	CatalogArgs args;
-	Oid			stypes[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		svalues[3];
 	Oid			utypes[2] = {INT8OID, INT8OID};
 	Datum		uvalues[2];
 	TimestampTz start;
@@ -153,8 +151,8 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 	}
 
 	RequirePgCron("A refresh is a pg_cron job; backfill itself works without pg_cron.");
-	/* the parked jobs of finished runs go first (cron.c) */
-	(void) ScheduleSweepFinishedJobs(0, false);
+	/* the parked jobs of finished runs go first (schedule.c) */
+	SchedulePrepareJob();
 
 	CheckTargetPrivileges(target);
 	def = LoadDefinition(target, 0);
@@ -188,18 +186,11 @@ ScheduleRefresh(Oid target, const char *cron, const char *quiet_hours,
 	LookbackRange(def->chunk, lookback, GetCurrentTransactionStartTimestamp(),
 				  "refresh", refresh_id, &start, &end);
 
-	/* the job belongs to the caller: schedule it as the caller */
-	svalues[0] = CStringGetTextDatum(psprintf("backfill_refresh_" INT64_FORMAT,
-											  refresh_id));
-	svalues[1] = CStringGetTextDatum(cron);
-	svalues[2] = CStringGetTextDatum(psprintf("CALL backfill._refresh_tick(" INT64_FORMAT ")",
-											  refresh_id));
-	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
-				  false, 0, SPI_OK_SELECT);
-	job_id = SpiGetInt64(0, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "backfill: cron.schedule returned no job id");
-	SPI_freetuptable(SPI_tuptable);
+	/* the job belongs to the caller: scheduled for the caller (cronjobs.c) */
+	job_id = CronCreateJob(CRON_KIND_REFRESH, refresh_id, cron,
+						   psprintf("CALL backfill._refresh_tick(" INT64_FORMAT ")",
+									refresh_id),
+						   psprintf("refresh " INT64_FORMAT, refresh_id));
 
 	uvalues[0] = Int64GetDatum(refresh_id);
 	uvalues[1] = Int64GetDatum(job_id);
@@ -227,7 +218,7 @@ RemoveRefresh(RefreshInfo *r)
 	char	   *owner;
 	bool		removed;
 
-	owner = CronRemoveOwnJob(r->job_id, "backfill_refresh_", r->refresh_id,
+	owner = CronRemoveOwnJob(r->job_id, CRON_KIND_REFRESH, r->refresh_id,
 							 &removed);
 	values[0] = Int64GetDatum(r->refresh_id);
 	CatalogExec("DELETE FROM backfill.refreshes"
@@ -513,6 +504,9 @@ RefreshTick(int64 refresh_id)
 				(errmsg("refresh %lld does not exist; this tick does nothing",
 						(long long) refresh_id),
 				 errhint("Remove a pg_cron job left behind with cron.unschedule.")));
+		/* pg_cron elsewhere: a job left behind parks itself (cronjobs.c) */
+		if (ScheduleCalledFromCron())
+			CronParkLeftover(CRON_KIND_REFRESH, refresh_id, 0);
 		return;
 	}
 	if (!HasRunPermission(r.created_by_oid))

@@ -79,6 +79,7 @@ RemainingRanges(RunInfo *run, PlanChunks *out)
 	out->n = (int) SPI_processed;
 	out->starts = palloc(sizeof(TimestampTz) * Max(out->n, 1));
 	out->ends = palloc(sizeof(TimestampTz) * Max(out->n, 1));
+	out->reasons = NULL;
 	for (i = 0; i < out->n; i++)
 	{
 		bool		isnull;

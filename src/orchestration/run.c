@@ -69,103 +69,6 @@ RunHolderPid(int64 run_id)
 	return pid;
 }
 
-/* What one call did to a run, for its summary NOTICE. */
-typedef struct RunTally
-{
-	TimestampTz started;
-	int			executed;
-	int			done;
-	int			no_source;
-	int			deferred;
-	int			failed;
-	int64		rows_deleted;
-	int64		rows_inserted;
-	int			ledger_checked;
-	int			ledger_ok;
-} RunTally;
-
-/*
- * TallyChunk
- *		Add one executed chunk's report to the call's tally.
- */
-static void
-TallyChunk(RunTally *tally, ChunkInfo *chunk, ChunkReport *report)
-{
-	tally->executed++;
-	switch (report->outcome)
-	{
-		case OUTCOME_DONE:
-			if (chunk->no_source)
-				tally->no_source++;
-			else
-				tally->done++;
-			tally->rows_deleted += report->rows_deleted;
-			tally->rows_inserted += report->rows_inserted;
-			if (report->ledger_checked)
-			{
-				tally->ledger_checked++;
-				if (report->ledger_ok)
-					tally->ledger_ok++;
-			}
-			break;
-		case OUTCOME_DEFERRED:
-			tally->deferred++;
-			break;
-		case OUTCOME_FAILED:
-			tally->failed++;
-			break;
-	}
-}
-
-/*
- * ReportTally
- *		The one summary NOTICE that ends a call which executed chunks:
- *		chunks by outcome, rows, the ledger's verdicts and (unless
- *		backfill.notice_timing is off) the time taken.  Printed with
- *		backfill.notices = summary too.
- */
-static void
-ReportTally(RunInfo *run, RunTally *tally)
-{
-	StringInfoData outcomes;
-	StringInfoData ledger;
-	long		secs;
-	int			usecs;
-	char		took[64];
-
-	if (tally->executed == 0)
-		return;
-	initStringInfo(&outcomes);
-	if (tally->done > 0)
-		appendStringInfo(&outcomes, "%d done", tally->done);
-	if (tally->no_source > 0)
-		appendStringInfo(&outcomes, "%s%d without source", outcomes.len ? ", " : "",
-						 tally->no_source);
-	if (tally->deferred > 0)
-		appendStringInfo(&outcomes, "%s%d deferred", outcomes.len ? ", " : "",
-						 tally->deferred);
-	if (tally->failed > 0)
-		appendStringInfo(&outcomes, "%s%d failed", outcomes.len ? ", " : "",
-						 tally->failed);
-	initStringInfo(&ledger);
-	if (tally->ledger_checked > 0)
-		appendStringInfo(&ledger, ", ledger ok in %d of %d",
-						 tally->ledger_ok, tally->ledger_checked);
-	took[0] = '\0';
-	if (backfill_notice_timing)
-	{
-		TimestampDifference(tally->started, GetCurrentTimestamp(), &secs, &usecs);
-		snprintf(took, sizeof(took), ", %.3f s", secs + usecs / 1000000.0);
-	}
-	ereport(NOTICE,
-			(errmsg("run %lld %s: %d %s executed (%s), %s, %s%s%s",
-					(long long) run->run_id, run->relname, tally->executed,
-					tally->executed == 1 ? "chunk" : "chunks", outcomes.data,
-					RowsText(tally->rows_deleted, "deleted"),
-					RowsText(tally->rows_inserted, "inserted"),
-					ledger.data, took)));
-}
-
 /*
  * ReportRunStatus
  *		The NOTICE of a run's status at the end of a call ("run 5
@@ -201,8 +104,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	RunTally	tally;
 
 	MemoryContextSwitchTo(cxt);
-	memset(&tally, 0, sizeof(tally));
-	tally.started = GetCurrentTimestamp();
+	TallyStart(&tally);
 	chunkcxt = AllocSetContextCreate(cxt, "backfill chunk",
 									 ALLOCSET_DEFAULT_SIZES);
 	via = ScheduleInCronWorker() ? "pg_cron" : "session";
@@ -348,17 +250,30 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 				(errmsg("run %lld %s is already %s", (long long) run_id,
 						run->relname, RunStatusName(run->status))));
 		/* a job left behind (scheduled while it finished) stops here */
-		(void) ScheduleRemoveJob(run_id);
+		(void) ScheduleRemoveJob(run_id, true);
 		return NULL;
 	}
 
 	/*
 	 * A failed run taken up again by hand loses the job its failing tick
-	 * parked (cron.c): it is scheduled again explicitly, if at all.
+	 * parked (cron.c): it is scheduled again explicitly, if at all.  A
+	 * tick never takes it up: it parks its job (pg_cron in another
+	 * database: the failing tick could not, cron.c) and does nothing.
 	 */
 	if (run->status == RUN_FAILED && run->scheduled &&
 		!ScheduleCalledFromCron())
-		(void) ScheduleRemoveJob(run_id);
+		(void) ScheduleRemoveJob(run_id, false);
+	if (run->status == RUN_FAILED && ScheduleCalledFromCron() &&
+		!in_refresh_tick)
+	{
+		ereport(NOTICE,
+				(errmsg("run %lld %s failed; this pg_cron tick does nothing",
+						(long long) run_id, run->relname),
+				 errhint("Look at the failed chunk in backfill.chunks; CALL backfill.run(%lld) retries it.",
+						 (long long) run_id)));
+		(void) ScheduleRemoveJob(run_id, true);
+		return NULL;
+	}
 
 	if (!run->registered || run->source == NULL)
 		ereport(ERROR,
@@ -379,6 +294,10 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",
 						(long long) run_id, run->relname),
 				 errhint("Schedule runs with backfill.schedule, and remove stale jobs with cron.unschedule.")));
+		/* pg_cron elsewhere: a job forgotten or left behind parks itself */
+		SpiConnect();
+		CronParkLeftover(CRON_KIND_RUN, run_id, 0);
+		SpiFinish();
 		return NULL;
 	}
 
@@ -532,7 +451,7 @@ CancelRun(int64 run_id)
 				" WHERE c.ctid OPERATOR(pg_catalog.=) s.tid",
 				1, argtypes, values, NULL, SPI_OK_UPDATE);
 	n = (int32) SPI_processed;
-	(void) ScheduleRemoveJob(run_id);
+	(void) ScheduleRemoveJob(run_id, false);
 	return n;
 }
 

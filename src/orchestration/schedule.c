@@ -37,9 +37,12 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -69,13 +72,8 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	int			qend;
 	RunInfo    *run;
 	CronJob		old;
-	Oid			cronnsp;
-	char	   *jobname;
 	char	   *command;
 	int64		job_id;
-	bool		isnull;
-	Oid			argtypes[3];
-	Datum		values[3];
 	CatalogArgs args;
 
 	if (chunks_per_tick < 1)
@@ -87,8 +85,7 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 
 	RequirePgCron("Scheduling a run creates a pg_cron job; backfill itself works without pg_cron.");
 
-	/* the parked jobs of finished runs go first (cron.c) */
-	(void) ScheduleSweepFinishedJobs(0, false);
+	SchedulePrepareJob();
 
 	run = LoadRun(run_id);
 	CheckRunIdentity(run, "schedule", false);
@@ -115,47 +112,25 @@ ScheduleRun(int64 run_id, const char *cron, int32 chunks_per_tick,
 	if (quiet_hours != NULL)
 		(void) LocalMinuteOfDay(GetCurrentTimestamp(), run->timezone);
 
-	/* pg_cron's own functions need USAGE on its schema. */
-	cronnsp = get_namespace_oid("cron", true);
-	if (OidIsValid(cronnsp) &&
-		NamespaceAclCheck(cronnsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for schema cron"),
-				 errdetail("The pg_cron job is created by, and runs as, the calling role \"%s\".",
-						   CurrentUserName()),
-				 errhint("A superuser can allow it with GRANT USAGE ON SCHEMA cron TO %s.",
-						 quote_identifier(CurrentUserName()))));
-
 	/*
 	 * A job of another role would survive beside the new one (pg_cron keys
 	 * job names by role): remove it first.  The caller's own job is replaced
 	 * in place by cron.schedule.
 	 */
-	if (run->scheduled && CronLookupJob(run->job_id, &old) &&
+	if (run->scheduled && CronLookupJob(run_id, run->job_id, &old) &&
 		strcmp(old.owner, CurrentUserName()) != 0)
 		CronRemoveJob(run_id, &old, true);
 	else
 		old.owner = NULL;
 
-	jobname = CronJobName(run_id);
 	if (parallel > 1)
 		command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d, parallel => %d)",
 						   run_id, chunks_per_tick, parallel);
 	else
 		command = psprintf("CALL backfill.run(" INT64_FORMAT ", max_chunks => %d)",
 						   run_id, chunks_per_tick);
-	argtypes[0] = TEXTOID;
-	argtypes[1] = TEXTOID;
-	argtypes[2] = TEXTOID;
-	values[0] = CStringGetTextDatum(jobname);
-	values[1] = CStringGetTextDatum(cron);
-	values[2] = CStringGetTextDatum(command);
-	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, argtypes, values, NULL,
-				  false, 0, SPI_OK_SELECT);
-	job_id = SpiGetInt64(0, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "cron.schedule returned NULL");
+	job_id = CronCreateJob(CRON_KIND_RUN, run_id, cron, command,
+						   psprintf("run " INT64_FORMAT, run_id));
 
 	/*
 	 * Record the job; the status condition is evaluated again after waiting
@@ -205,7 +180,7 @@ UnscheduleRun(int64 run_id)
 	CheckRunIdentity(run, "unschedule", false);
 	if (run->scheduled)
 	{
-		if (PgCronInstalled() && CronLookupJob(run->job_id, &job))
+		if (CronLookupJob(run_id, run->job_id, &job))
 		{
 			CronRemoveJob(run_id, &job, true);
 			removed = true;
@@ -261,217 +236,223 @@ ScheduleSweepLock(bool wait)
 }
 
 /*
- * ScheduleSweepOrphanJobs
- *		See backfill.h.  Only jobs backfill made are touched: a run's job
- *		recorded in runs.job_id and named backfill_run_<run_id>, a check's
- *		recorded in checks.job_id and named backfill_check_<check_id>, whose
- *		cron.job.username is no longer a role.  pg_cron cannot start such a
- *		job (every tick ends in "FATAL: role ... does not exist"), and no
- *		role but a superuser could remove it.  Read and removed as the
- *		extension owner (a superuser); the run or check keeps the reason in
- *		last_error.  Returns the removed jobs (CronJob *, owner the dropped
- *		role) in the caller's memory context.  A tick's sweep (without
- *		"wait") is skipped while another transaction sweeps
- *		(ScheduleSweepLock); cleanup_jobs waits for it.
+ * SchedulePrepareJob
+ *		See backfill.h: before a schedule call creates a pg_cron job.  Here,
+ *		the parked jobs of finished runs go first (cron.c).  pg_cron in
+ *		another database: the sweep lock is held in share mode until the
+ *		end of the transaction, so that no sweep runs (ScheduleSweepJobs
+ *		takes it exclusively) while this transaction has made a job there
+ *		that it has not recorded yet: a sweep would take it for a job left
+ *		behind.  No sweep then (the ticks sweep), so that schedule calls
+ *		never wait for each other.
  */
-List *
-ScheduleSweepOrphanJobs(bool wait)
+void
+SchedulePrepareJob(void)
 {
-	MemoryContext outer = CurrentMemoryContext;
-	List	   *removed = NIL;
-	int			n;
-	int			i;
-	int64	   *job_ids;
-	char	  **job_names;
-	char	  **usernames;
-	int64	   *run_ids;
-	bool	   *is_run;
+	LOCKTAG		tag;
 
-	if (!PgCronInstalled() || !ScheduleSweepLock(wait))
-		return NIL;
-	SpiConnect();
-	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
-				" j.username::pg_catalog.text, r.run_id, true"
-				" FROM cron.job j JOIN backfill.runs r"
-				"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid"
-				" WHERE j.jobname OPERATOR(pg_catalog.=)"
-				"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)"
-				" AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles o"
-				"  WHERE o.rolname OPERATOR(pg_catalog.=) j.username::pg_catalog.name)"
-				" UNION ALL"
-				" SELECT j.jobid, j.jobname::pg_catalog.text,"
-				" j.username::pg_catalog.text, c.check_id, false"
-				" FROM cron.job j JOIN backfill.checks c"
-				"  ON c.job_id OPERATOR(pg_catalog.=) j.jobid"
-				" WHERE j.jobname OPERATOR(pg_catalog.=)"
-				"  ('backfill_check_' OPERATOR(pg_catalog.||) c.check_id::pg_catalog.text)"
-				" AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles o"
-				"  WHERE o.rolname OPERATOR(pg_catalog.=) j.username::pg_catalog.name)"
-				" ORDER BY 1",
-				0, NULL, NULL, NULL, SPI_OK_SELECT);
-	n = (int) SPI_processed;
-	job_ids = palloc(sizeof(int64) * (n + 1));
-	job_names = palloc(sizeof(char *) * (n + 1));
-	usernames = palloc(sizeof(char *) * (n + 1));
-	run_ids = palloc(sizeof(int64) * (n + 1));
-	is_run = palloc(sizeof(bool) * (n + 1));
-	for (i = 0; i < n; i++)
+	if (CronElsewhere() == NULL)
 	{
-		bool		isnull;
-
-		job_ids[i] = SpiGetInt64(i, 1, &isnull);
-		job_names[i] = SpiGetText(i, 2);
-		usernames[i] = SpiGetText(i, 3);
-		run_ids[i] = SpiGetInt64(i, 4, &isnull);
-		is_run[i] = SpiGetBool(i, 5, &isnull);
+		(void) ScheduleSweepJobs(0, false, false);
+		return;
 	}
-	SPI_freetuptable(SPI_tuptable);
-
-	for (i = 0; i < n; i++)
-	{
-		Oid			argtypes[2] = {INT8OID, TEXTOID};
-		Datum		values[2];
-		char	   *why;
-		MemoryContext old;
-		CronJob    *job;
-
-		CHECK_FOR_INTERRUPTS();
-		why = psprintf("scheduling role \"%s\" was dropped: its pg_cron job "
-					   INT64_FORMAT " (%s) was removed",
-					   usernames[i], job_ids[i], job_names[i]);
-		values[0] = Int64GetDatum(job_ids[i]);
-		CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-					SPI_OK_SELECT);
-		values[0] = Int64GetDatum(run_ids[i]);
-		values[1] = CStringGetTextDatum(why);
-		if (is_run[i])
-			CatalogExec("UPDATE backfill.runs SET job_id = NULL, last_error = $2"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1",
-						2, argtypes, values, NULL, SPI_OK_UPDATE);
-		else
-			CatalogExec("UPDATE backfill.checks SET job_id = NULL, last_error = $2"
-						" WHERE check_id OPERATOR(pg_catalog.=) $1",
-						2, argtypes, values, NULL, SPI_OK_UPDATE);
-		ereport(LOG,
-				(errmsg("backfill: %s", why)));
-
-		old = MemoryContextSwitchTo(outer);
-		job = palloc(sizeof(CronJob));
-		job->job_id = job_ids[i];
-		job->jobname = pstrdup(job_names[i]);
-		job->owner = pstrdup(usernames[i]);
-		removed = lappend(removed, job);
-		MemoryContextSwitchTo(old);
-	}
-	SpiFinish();
-	return removed;
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_SWEEP, 0);
+	(void) LockAcquire(&tag, ShareLock, false, false);
 }
 
 /*
- * ScheduleSweepFinishedJobs
- *		See backfill.h.  The jobs still recorded on runs that are done,
- *		failed or cancelled (parked by the tick that finished them, or left
- *		behind), except run exclude_run's (the caller's own tick) and those
- *		pg_cron still shows starting or running in cron.job_run_details
- *		(the finishing tick of another run may still be ending: removed
- *		now, pg_cron would log it "job canceled"), are removed as the
- *		extension owner, runs.job_id cleared, and the guard of their roles
- *		released when they have no other job.  Returns the removed jobs
- *		(CronJob *) in the caller's memory context.  As the orphan sweep,
- *		skipped while another transaction sweeps, unless "wait".
+ * ForgetMissingJobs
+ *		pg_cron elsewhere: the runs, checks and refreshes that record a job
+ *		no longer in pg_cron's job table ("jobs", all of this database's)
+ *		forget it, with a note -- removed there by hand, or by an unschedule
+ *		whose transaction rolled back after the job was gone.  Caller holds
+ *		the sweep lock (so no job is being created) and is connected to SPI.
  */
-List *
-ScheduleSweepFinishedJobs(int64 exclude_run, bool wait)
+static void
+ForgetMissingJobs(List *jobs)
 {
-	MemoryContext outer = CurrentMemoryContext;
-	List	   *removed = NIL;
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
 	int			n;
 	int			i;
-	int64	   *job_ids;
-	char	  **job_names;
-	char	  **usernames;
-	int64	   *run_ids;
+	List	   *missing = NIL;
+	ListCell   *lc;
 
-	if (!PgCronInstalled() || !ScheduleSweepLock(wait))
-		return NIL;
-	SpiConnect();
-	values[0] = Int64GetDatum(exclude_run);
-	CatalogExec("SELECT j.jobid, j.jobname::pg_catalog.text,"
-				" j.username::pg_catalog.text, r.run_id"
-				" FROM cron.job j JOIN backfill.runs r"
-				"  ON r.job_id OPERATOR(pg_catalog.=) j.jobid"
-				" WHERE j.jobname OPERATOR(pg_catalog.=)"
-				"  ('backfill_run_' OPERATOR(pg_catalog.||) r.run_id::pg_catalog.text)"
-				" AND r.status OPERATOR(pg_catalog.=) ANY ('{done,failed,cancelled}'::pg_catalog.text[])"
-				" AND r.run_id OPERATOR(pg_catalog.<>) $1"
-				" AND NOT EXISTS (SELECT FROM cron.job_run_details d"
-				"  WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
-				"  AND d.status OPERATOR(pg_catalog.=) ANY ('{starting,running}'::pg_catalog.text[]))"
-				" ORDER BY 1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
+	CatalogExec("SELECT 'r', run_id, job_id FROM backfill.runs WHERE job_id IS NOT NULL"
+				" UNION ALL SELECT 'c', check_id, job_id FROM backfill.checks"
+				"  WHERE job_id IS NOT NULL"
+				" UNION ALL SELECT 'f', refresh_id, job_id FROM backfill.refreshes"
+				"  WHERE job_id IS NOT NULL",
+				0, NULL, NULL, NULL, SPI_OK_SELECT);
 	n = (int) SPI_processed;
-	job_ids = palloc(sizeof(int64) * (n + 1));
-	job_names = palloc(sizeof(char *) * (n + 1));
-	usernames = palloc(sizeof(char *) * (n + 1));
-	run_ids = palloc(sizeof(int64) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
-
-		job_ids[i] = SpiGetInt64(i, 1, &isnull);
-		job_names[i] = SpiGetText(i, 2);
-		usernames[i] = SpiGetText(i, 3);
-		run_ids[i] = SpiGetInt64(i, 4, &isnull);
-	}
-	SPI_freetuptable(SPI_tuptable);
-
-	for (i = 0; i < n; i++)
-	{
-		MemoryContext old;
-		CronJob    *job;
+		char	   *kind = SpiGetText(i, 1);
+		int64		id = SpiGetInt64(i, 2, &isnull);
+		int64		job_id = SpiGetInt64(i, 3, &isnull);
+		bool		found = false;
 
 		CHECK_FOR_INTERRUPTS();
-		values[0] = Int64GetDatum(job_ids[i]);
-		CatalogExec("SELECT cron.unschedule($1)", 1, argtypes, values, NULL,
-					SPI_OK_SELECT);
-		CronClearJobId(run_ids[i], job_ids[i]);
+		foreach(lc, jobs)
+		{
+			CronJob    *job = lfirst(lc);
+
+			if (job->job_id == job_id && job->kind == kind[0] && job->id == id)
+			{
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+		{
+			CronJob    *job = palloc0(sizeof(CronJob));
+
+			job->kind = kind[0];
+			job->id = id;
+			job->job_id = job_id;
+			missing = lappend(missing, job);
+		}
+	}
+	SPI_freetuptable(SPI_tuptable);
+	foreach(lc, missing)
+	{
+		CronJob    *job = lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		CronForgetJob(job, psprintf("its pg_cron job " INT64_FORMAT " no longer exists in database \"%s\"",
+							  job->job_id, CronElsewhere()));
+	}
+}
+
+/*
+ * ScheduleSweepJobs
+ *		See backfill.h.  Only jobs backfill made for this database are
+ *		touched (CronListJobs: the names it gives them), as the extension
+ *		owner:
+ *
+ *		- with "orphans", a job whose role (cron.job.username) is no longer
+ *		  a role: pg_cron cannot start it (every tick ends in "FATAL: role
+ *		  ... does not exist"), and once the scheduler reloads it stops
+ *		  every job of the cluster; the run, check or refresh that records
+ *		  it keeps the reason in last_error (a refresh in last_message);
+ *		- the job recorded on a run that is done, failed or cancelled
+ *		  (parked by the tick that finished it, or left behind), except run
+ *		  exclude_run's (the caller's own tick);
+ *		- pg_cron in another database: a job no run, check or refresh
+ *		  records (a person's call forgot it, or a schedule call that made
+ *		  it rolled back), and the records of jobs that are gone there
+ *		  (ForgetMissingJobs).  There a run's tick does not park its job
+ *		  when it finishes the run (cron.c), so a job that is not parked
+ *		  yet is still due: removed as it starts, pg_cron would cancel its
+ *		  tick.  Only parked jobs go then (their next tick parks them),
+ *		  except in cleanup_jobs ("wait"), which takes any such job that
+ *		  is not under way.
+ *
+ *		A job that cron.job_run_details shows under way, or whose last
+ *		tick ended less than ten seconds ago (cleanup_jobs: only under
+ *		way), is left for the next sweep (removed now, pg_cron would log
+ *		its tick "job canceled", CronUnscheduleJobs), except an orphan's,
+ *		which never starts.  The guard of
+ *		the jobs' roles is released when they have no other job.  Returns
+ *		the removed jobs (CronJob *) in the caller's memory context.  A
+ *		tick's sweep (without "wait") is skipped while another transaction
+ *		sweeps or creates a job elsewhere (the sweep lock); cleanup_jobs
+ *		waits for it.
+ */
+List *
+ScheduleSweepJobs(int64 exclude_run, bool orphans, bool wait)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	bool		elsewhere;
+	List	   *jobs;
+	List	   *gone = NIL;
+	List	   *done = NIL;
+	List	   *removed;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (!CronUsable() || !ScheduleSweepLock(wait))
+		return NIL;
+	elsewhere = CronElsewhere() != NULL;
+	SpiConnect();
+	jobs = CronListJobs();
+	foreach(lc, jobs)
+	{
+		CronJob    *job = lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!OidIsValid(get_role_oid(job->owner, true)))
+		{
+			if (orphans && (job->recorded || elsewhere))
+				gone = lappend(gone, job);
+		}
+		else if (job->recorded ? (job->kind == CRON_KIND_RUN && job->finished &&
+								  job->id != exclude_run &&
+								  (job->parked || !elsewhere || wait))
+				 : elsewhere && (job->parked || wait))
+			done = lappend(done, job);
+	}
+	if (elsewhere)
+		ForgetMissingJobs(jobs);
+
+	removed = list_concat(CronUnscheduleJobs(gone, CRON_REMOVE_ANY),
+						  CronUnscheduleJobs(done, wait ? CRON_REMOVE_IDLE :
+											 CRON_REMOVE_SETTLED));
+	foreach(lc, removed)
+	{
+		CronJob    *job = lfirst(lc);
+		MemoryContext old;
+		CronJob    *copy;
+
+		CHECK_FOR_INTERRUPTS();
+		if (list_member_ptr(gone, job))
+		{
+			char	   *why = psprintf("scheduling role \"%s\" was dropped: its pg_cron job "
+									   INT64_FORMAT " (%s) was removed",
+									   job->owner, job->job_id, job->jobname);
+
+			CronForgetJob(job, why);
+			ereport(LOG,
+					(errmsg("backfill: %s", why)));
+		}
+		else if (job->recorded)
+			CronClearJobId(job->id, job->job_id);
 
 		old = MemoryContextSwitchTo(outer);
-		job = palloc(sizeof(CronJob));
-		job->job_id = job_ids[i];
-		job->jobname = pstrdup(job_names[i]);
-		job->owner = pstrdup(usernames[i]);
-		removed = lappend(removed, job);
+		copy = palloc(sizeof(CronJob));
+		*copy = *job;
+		copy->jobname = pstrdup(job->jobname);
+		copy->owner = pstrdup(job->owner);
+		result = lappend(result, copy);
 		MemoryContextSwitchTo(old);
 	}
-	/* after the runs' rows: the guard's lock comes last (jobguard.c) */
-	for (i = 0; i < n; i++)
-		JobGuardRelease(usernames[i]);
+	/* after the rows: the guard's lock comes last (jobguard.c) */
+	foreach(lc, removed)
+	{
+		CronJob    *job = lfirst(lc);
+
+		if (!list_member_ptr(gone, job))
+			JobGuardRelease(job->owner);
+	}
 	SpiFinish();
-	return removed;
+	return result;
 }
 
 /*
  * CleanupJobs
- *		See backfill.h: ScheduleSweepOrphanJobs and
- *		ScheduleSweepFinishedJobs now, waiting for a sweep under way, for a
- *		superuser (it removes pg_cron jobs of other roles).
+ *		See backfill.h: ScheduleSweepJobs now, orphans included, waiting
+ *		for a sweep under way, for a superuser (it removes pg_cron jobs of
+ *		other roles).
  */
 List *
 CleanupJobs(void)
 {
-	List	   *orphans;
-
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for function cleanup_jobs"),
 				 errdetail("It removes pg_cron jobs of other roles."),
 				 errhint("Run it as a superuser.")));
-	orphans = ScheduleSweepOrphanJobs(true);
-	return list_concat(orphans, ScheduleSweepFinishedJobs(0, true));
+	return ScheduleSweepJobs(0, true, true);
 }
 
 /*
@@ -493,15 +474,19 @@ NoteTickPrivileges(int64 run_id)
 	Oid			target;
 	char	   *why = NULL;
 
-	/* only the tick of the run's own job, as the job's role, notes */
-	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+	/*
+	 * Only a tick of a scheduled run, as the role whose job it is
+	 * (runs.scheduled_by, the job's role in pg_cron, which may be in
+	 * another database), notes.
+	 */
+	if (!CronUsable())
 		return;
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(CurrentUserName());
 	CatalogExec("SELECT r.target::pg_catalog.oid FROM backfill.runs r"
-				" JOIN cron.job j ON j.jobid OPERATOR(pg_catalog.=) r.job_id"
 				" WHERE r.run_id OPERATOR(pg_catalog.=) $1"
-				" AND j.username::pg_catalog.text OPERATOR(pg_catalog.=) $2",
+				" AND r.job_id IS NOT NULL"
+				" AND r.scheduled_by::pg_catalog.text OPERATOR(pg_catalog.=) $2",
 				2, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 	{
@@ -539,8 +524,7 @@ ScheduleRunTick(int64 run_id)
 {
 	if (!ScheduleCalledFromCron())
 		return;
-	(void) ScheduleSweepOrphanJobs(false);
-	(void) ScheduleSweepFinishedJobs(run_id, false);
+	(void) ScheduleSweepJobs(run_id, true, false);
 	NoteTickPrivileges(run_id);
 	/* the definitions' keep_for: kept rows past it go (doc/undo.md) */
 	(void) ArchivePurge(InvalidOid, NULL, false);
@@ -557,9 +541,150 @@ void
 ScheduleCheckTick(void)
 {
 	if (ScheduleCalledFromCron())
+		(void) ScheduleSweepJobs(0, true, false);
+}
+
+/*
+ * TickNextStep
+ *		The fix of a tick that failed with pg_cron's "message", for the job
+ *		of (kind, id) run as role "role": the settings or the grant that
+ *		pg_cron's common failures need, else the job's own command, which
+ *		run by hand shows the error with its detail and hint.
+ */
+static char *
+TickNextStep(char kind, int64 id, const char *message, const char *role)
+{
+	const char *r = quote_identifier(role ? role : "?");
+
+	if (message != NULL && strstr(message, "connection failed") != NULL)
+		return psprintf("set cron.use_background_workers = on and enough max_worker_processes in postgresql.conf, then restart the server (without a password pg_cron cannot connect as role %s)",
+						r);
+	if (message != NULL &&
+		strstr(message, "could not start background process") != NULL)
+		return pstrdup("raise max_worker_processes in postgresql.conf and restart the server: pg_cron found no free background worker for the tick");
+	if (message != NULL && strstr(message, "is not permitted to log in") != NULL)
+		return psprintf("ALTER ROLE %s LOGIN (as a superuser): pg_cron starts each tick as the job's role", r);
+	if (message != NULL && strstr(message, "permission denied for database") != NULL)
+		return psprintf("GRANT CONNECT ON DATABASE %s TO %s",
+						quote_identifier(get_database_name(MyDatabaseId)), r);
+	if (message != NULL && strstr(message, "role \"") != NULL &&
+		strstr(message, "does not exist") != NULL)
+		return pstrdup("SELECT * FROM backfill.cleanup_jobs() (as a superuser)");
+	if (kind == CRON_KIND_CHECK)
+		return psprintf("SELECT backfill.run_check(" INT64_FORMAT ")", id);
+	if (kind == CRON_KIND_REFRESH)
+		return psprintf("CALL backfill._refresh_tick(" INT64_FORMAT ")", id);
+	return psprintf("CALL backfill.run(" INT64_FORMAT ")", id);
+}
+
+/*
+ * ScheduleTickFailures
+ *		See backfill.h.  The jobs are those of the caller's visible rows
+ *		(read as the caller, under the catalog's row-level security): the
+ *		planned or probed runs, the checks and the refreshes that record a
+ *		job.  Their last finished ticks are read as the extension owner
+ *		(CronTickHistory: here, or in pg_cron's database through the relay,
+ *		which is asked only when there is such a job); a job whose latest
+ *		finished tick failed is a row: the failed ticks in a row before the
+ *		last one that succeeded (of the last few), when the latest ended,
+ *		pg_cron's message (trailing blanks dropped) and the fix
+ *		(TickNextStep).
+ */
+void
+ScheduleTickFailures(Tuplestorestate *store, TupleDesc desc)
+{
+	List	   *jobs = NIL;
+	CronRows   *rows;
+	int			n;
+	int			i;
+	int			r;
+
+	if (!CronUsable())
+		return;
+	SpiExecPinned("SELECT 'r', r.run_id, r.job_id FROM backfill.runs r"
+				  " WHERE r.job_id IS NOT NULL"
+				  " AND r.status OPERATOR(pg_catalog.=) ANY ('{planned,probed}'::pg_catalog.text[])"
+				  " UNION ALL SELECT 'c', c.check_id, c.job_id FROM backfill.checks c"
+				  " WHERE c.job_id IS NOT NULL"
+				  " UNION ALL SELECT 'f', f.refresh_id, f.job_id FROM backfill.refreshes f"
+				  " WHERE f.job_id IS NOT NULL",
+				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	for (i = 0; i < n; i++)
 	{
-		(void) ScheduleSweepOrphanJobs(false);
-		(void) ScheduleSweepFinishedJobs(0, false);
+		CronJob    *job = palloc0(sizeof(CronJob));
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		job->kind = SpiGetText(i, 1)[0];
+		job->id = SpiGetInt64(i, 2, &isnull);
+		job->job_id = SpiGetInt64(i, 3, &isnull);
+		job->jobname = CronJobNameOf(job->kind, job->id);
+		jobs = lappend(jobs, job);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (jobs == NIL || !CronTickHistory(jobs, &rows))
+		return;
+
+	/* rows: job id, status, message, end (us since 1970), role; newest first */
+	for (r = 0; r < rows->nrows;)
+	{
+		const char *jobid = rows->values[r * rows->ncols];
+		int			first = r;
+		int			failed = 0;
+		bool		streak = true;
+
+		CHECK_FOR_INTERRUPTS();
+		for (; r < rows->nrows && strcmp(rows->values[r * rows->ncols], jobid) == 0; r++)
+		{
+			if (streak && strcmp(rows->values[r * rows->ncols + 1], "failed") == 0)
+				failed++;
+			else
+				streak = false;
+		}
+		if (failed > 0)
+		{
+			int64		job_id = pg_strtoint64(jobid);
+			char	   *message = rows->values[first * rows->ncols + 2];
+			const char *end = rows->values[first * rows->ncols + 3];
+			const char *role = rows->values[first * rows->ncols + 4];
+			ListCell   *lc;
+
+			if (message != NULL)
+			{
+				int			len = strlen(message);
+
+				while (len > 0 && isspace((unsigned char) message[len - 1]))
+					message[--len] = '\0';
+			}
+			foreach(lc, jobs)
+			{
+				CronJob    *job = lfirst(lc);
+				Datum		values[7];
+				bool		nulls[7] = {false, false, false, false, false, false, false};
+
+				if (job->job_id != job_id)
+					continue;
+				values[0] = CStringGetTextDatum(job->kind == CRON_KIND_RUN ? "run" :
+												job->kind == CRON_KIND_CHECK ? "check" : "refresh");
+				values[1] = Int64GetDatum(job->id);
+				values[2] = Int64GetDatum(job_id);
+				values[3] = Int32GetDatum(failed);
+				if (end == NULL)
+					nulls[4] = true;
+				else
+					values[4] = TimestampTzGetDatum(pg_strtoint64(end) -
+													((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+													 USECS_PER_DAY));
+				if (message == NULL)
+					nulls[5] = true;
+				else
+					values[5] = CStringGetTextDatum(message);
+				values[6] = CStringGetTextDatum(TickNextStep(job->kind, job->id,
+															 message, role));
+				tuplestore_putvalues(store, desc, values, nulls);
+			}
+		}
 	}
 }
 

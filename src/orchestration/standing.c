@@ -27,9 +27,10 @@
  *		See backfill.h: schedule_check -> the pg_cron job id.
  *
  * Records the standing check in backfill.checks (as the extension owner)
- * and creates, as the calling user, a pg_cron job named
- * backfill_check_<check_id> whose command is exactly
- * SELECT backfill.run_check(<check_id>).  Caller is connected to SPI.
+ * and creates for the calling user a pg_cron job named
+ * backfill_check_<check_id> (CronCreateJob, cronjobs.c) whose command is
+ * exactly SELECT backfill.run_check(<check_id>).  Caller is connected to
+ * SPI.
  */
 int64
 ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
@@ -39,11 +40,8 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 	int64		job_id;
 	bool		isnull;
 	CatalogArgs args;
-	Oid			stypes[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		svalues[3];
 	Oid			utypes[2] = {INT8OID, INT8OID};
 	Datum		uvalues[2];
-	char	   *jobname;
 	char	   *command;
 
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
@@ -54,8 +52,8 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 				 errmsg("lookback must be positive")));
 
 	RequirePgCron("Standing checks are pg_cron jobs; backfill itself works without pg_cron.");
-	/* the parked jobs of finished runs go first (cron.c) */
-	(void) ScheduleSweepFinishedJobs(0, false);
+	/* the parked jobs of finished runs go first (schedule.c) */
+	SchedulePrepareJob();
 	CheckSelectPrivilege(relid);
 	{
 		Definition *t = LoadDefinition(relid, 0);
@@ -78,17 +76,10 @@ ScheduleCheck(Oid relid, const char *cron, Interval *lookback)
 					&args, SPI_OK_INSERT_RETURNING);
 	check_id = SpiGetInt64(0, 1, &isnull);
 
-	/* the job belongs to the caller: schedule it as the caller */
-	jobname = psprintf("backfill_check_" INT64_FORMAT, check_id);
+	/* the job belongs to the caller: scheduled for the caller (cronjobs.c) */
 	command = psprintf("SELECT backfill.run_check(" INT64_FORMAT ")", check_id);
-	svalues[0] = CStringGetTextDatum(jobname);
-	svalues[1] = CStringGetTextDatum(cron);
-	svalues[2] = CStringGetTextDatum(command);
-	SpiExecPinned("SELECT cron.schedule($1, $2, $3)", 3, stypes, svalues, NULL,
-				  false, 0, SPI_OK_SELECT);
-	job_id = SpiGetInt64(0, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "backfill: cron.schedule returned no job id");
+	job_id = CronCreateJob(CRON_KIND_CHECK, check_id, cron, command,
+						   psprintf("check " INT64_FORMAT, check_id));
 
 	uvalues[0] = Int64GetDatum(check_id);
 	uvalues[1] = Int64GetDatum(job_id);
@@ -136,7 +127,7 @@ UnscheduleCheck(int64 check_id)
 	 * The check's own job (by id and name), whoever of the roles with the
 	 * creator's privileges scheduled it: as the extension owner.
 	 */
-	owner = CronRemoveOwnJob(check->job_id, "backfill_check_", check_id,
+	owner = CronRemoveOwnJob(check->job_id, CRON_KIND_CHECK, check_id,
 							 &removed);
 	CatalogExec("UPDATE backfill.checks SET job_id = NULL"
 				" WHERE check_id OPERATOR(pg_catalog.=) $1",
@@ -235,8 +226,18 @@ RunCheck(int64 check_id)
 	CheckInfo  *check;
 
 	ScheduleCheckTick();
-	check = LoadCheck(check_id);
 	values[0] = Int64GetDatum(check_id);
+
+	/*
+	 * pg_cron elsewhere: the job of a check that does not exist (made by a
+	 * schedule_check that rolled back) parks itself before the error below.
+	 */
+	if (ScheduleCalledFromCron() && CronElsewhere() != NULL &&
+		!CatalogExists("SELECT FROM backfill.checks"
+					   " WHERE check_id OPERATOR(pg_catalog.=) $1",
+					   1, argtypes, values))
+		CronParkLeftover(CRON_KIND_CHECK, check_id, 0);
+	check = LoadCheck(check_id);
 	relid = check->target;
 	lookback = check->lookback;
 	owner = check->created_by_oid;

@@ -849,9 +849,9 @@ RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
 	if (isnull)
 		return false;
 	if (basetype == TIMESTAMPOID)
-		*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(d), &overflow);
+		*t = BackfillTimestampToTimestamptz(DatumGetTimestamp(d), &overflow);
 	else if (basetype == DATEOID)
-		*t = date2timestamptz_opt_overflow(DatumGetDateADT(d), &overflow);
+		*t = BackfillDateToTimestamptz(DatumGetDateADT(d), &overflow);
 	else
 		*t = DatumGetTimestampTz(d);
 	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
@@ -1179,9 +1179,9 @@ RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
 	{
 		session_timezone = tz;
 		if (argtype == TIMESTAMPOID)
-			*t = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(value), &overflow);
+			*t = BackfillTimestampToTimestamptz(DatumGetTimestamp(value), &overflow);
 		else
-			*t = date2timestamptz_opt_overflow(DatumGetDateADT(value), &overflow);
+			*t = BackfillDateToTimestamptz(DatumGetDateADT(value), &overflow);
 		session_timezone = save;
 	}
 	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);

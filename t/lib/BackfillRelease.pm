@@ -4,10 +4,13 @@
 # cluster can be filled by the real old library and then started on the
 # current one.
 #
-# versions/RELEASES lists each release as "VERSION COMMIT".  The release's
+# versions/RELEASES lists each release as "VERSION COMMIT MAJORS" (MAJORS:
+# the PostgreSQL major versions it builds on, "15-17").  The release's
 # source comes from git (git archive COMMIT), so the test needs the
 # project's history: a checkout without it (an exported tarball, a shallow
-# clone) is told apart from a missing commit, which is an error.
+# clone) is told apart from a missing commit, which is an error.  On a
+# PostgreSQL the release does not build on there is no installation of it to
+# update, and the test is skipped with that reason.
 #
 # Load it with
 #	use FindBin;
@@ -37,9 +40,18 @@ sub release_commit
 	my ($version) = @_;
 	open my $fh, '<', "$top/versions/RELEASES"
 	  or die "cannot read versions/RELEASES: $!";
-	my ($commit) = map { (split ' ')[1] } grep { /^\Q$version\E\s/ } <$fh>;
+	my ($commit, $majors) = map { (split ' ')[ 1, 2 ] } grep { /^\Q$version\E\s/ } <$fh>;
 	close $fh;
 	die "versions/RELEASES does not list $version\n" unless $commit;
+	die "versions/RELEASES does not say which PostgreSQL versions $version builds on\n"
+	  unless defined $majors && $majors =~ /^(\d+)-(\d+)$/;
+	my ($low, $high) = ($1, $2);
+	my ($major) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+	die "pg_config --version failed" unless defined $major;
+	return (undef,
+		"release $version builds on PostgreSQL $low to $high only (versions/RELEASES); "
+		  . "on PostgreSQL $major there is no installation of it to update")
+	  if $major < $low || $major > $high;
 
 	return (undef, 'not a git checkout: the release is built from the project\'s history')
 	  unless -e "$top/.git";
