@@ -23,6 +23,7 @@ OBJS = \
 	src/base/locks.o \
 	src/base/names.o \
 	src/base/failures.o \
+	src/base/notify.o \
 	src/engine/ledger.o \
 	src/engine/keptleaf.o \
 	src/engine/archivestore.o \
@@ -32,6 +33,7 @@ OBJS = \
 	src/engine/strategy.o \
 	src/engine/chunk.o \
 	src/orchestration/registry.o \
+	src/orchestration/export.o \
 	src/orchestration/plan.o \
 	src/orchestration/tally.o \
 	src/orchestration/run.o \

@@ -70,13 +70,25 @@ SELECT count(*) AS rows_jan1 FROM regress_hard_rows WHERE ts >= '2024-01-01' AND
 SELECT backfill.cancel(:r);
 DROP TRIGGER drop_odd ON regress_hard_rows;
 
--- An empty source for a range that has rows, first without a ledger (the
--- chunk says what it did), then with one (the gate refuses).
+-- An empty source for a range that has rows: without a ledger the chunk
+-- fails and keeps them (issue 29: a source that returns nothing is taken
+-- for a broken one), unless the definition says that no rows is a valid
+-- answer (allow_empty); with a ledger too, the gate refuses.
 SELECT backfill.register('regress_hard_rows', 'ts',
   $$SELECT ts, id, v FROM public.regress_hard_rsrc
      WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2
        AND false$$);
 SELECT backfill.plan('regress_hard_rows', '2024-01-01', '2024-01-02', probe => false) AS r \gset
+\set VERBOSITY terse
+CALL backfill.run(:r);
+\set VERBOSITY default
+SELECT status, rows_deleted, rows_inserted, error_cause FROM backfill.chunks WHERE run_id = :r;
+SELECT count(*) AS rows_jan1 FROM regress_hard_rows WHERE ts >= '2024-01-01' AND ts < '2024-01-02';
+SELECT backfill.register('regress_hard_rows', 'ts',
+  $$SELECT ts, id, v FROM public.regress_hard_rsrc
+     WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2
+       AND false$$, allow_empty => true);
+SELECT backfill.replan(:r) AS r \gset
 \set VERBOSITY terse
 CALL backfill.run(:r);
 \set VERBOSITY default
@@ -86,7 +98,8 @@ SELECT backfill.register('regress_hard_rows', 'ts',
      WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2
        AND false$$,
   ledger => $$SELECT pg_catalog.count(*) FROM public.regress_hard_rsrc
-               WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$);
+               WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$,
+  allow_empty => true);
 SELECT backfill.plan('regress_hard_rows', '2024-01-02', '2024-01-03', probe => false) AS r \gset
 \set VERBOSITY terse
 CALL backfill.run(:r);

@@ -297,6 +297,8 @@ SELECT backfill.set_strategy('regress_trap.daily', 'delete') AS previous;
 SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
 SELECT backfill.undepend('regress_trap.monthly', 'regress_trap.daily') AS removed;
 SELECT backfill.depend('regress_trap.monthly', 'regress_trap.daily') AS added;
+-- the definitions as code: every target, and one
+SELECT pg_catalog.length(backfill.export_definitions()) > 0 AS exported;
 
 -- runs: preview, plan, run (probe, rest), backfill, reconcile, check,
 -- changes, lineage, the chart, cancel
@@ -396,6 +398,8 @@ SELECT count(*) >= 0 AS read FROM backfill.watches;
 -- (client_min_messages is warning here), unscheduled
 SELECT backfill.schedule_refresh('regress_trap.daily', '0 0 30 2 *',
                                  lookback => '10 years', cascade => false) AS rf \gset
+-- the definitions as code, its watch and its refresh job too
+SELECT pg_catalog.length(backfill.export_definitions('{regress_trap.daily}')) > 0 AS exported;
 INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
 CALL backfill._refresh_tick(:rf);
 SELECT last_message LIKE 'run % done: 1 of 1 chunks done' AS refreshed
@@ -527,7 +531,9 @@ INSERT INTO driven VALUES
     ('backfill._in_range(timestamptz,timestamptz,timestamptz)'),
     ('backfill._in_range(timestamp,timestamp,timestamp)'),
     ('backfill._in_range(date,date,date)'),
-    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[])'),
+    ('backfill.register(regclass,name,text,text,interval,interval,text,text,text,numeric,boolean,boolean,interval,name[],boolean)'),
+    -- definitions as code (issue 29)
+    ('backfill.export_definitions(regclass[])'),
     ('backfill.unregister(regclass,boolean)'),
     ('backfill.plan(regclass,timestamptz,timestamptz,interval,text,boolean,boolean,boolean,text,boolean,boolean)'),
     ('backfill.run(bigint,integer,integer)'),
@@ -568,7 +574,7 @@ INSERT INTO driven VALUES
     ('backfill.diff(bigint,integer)'),
     ('backfill.purge_archive(regclass,interval)'),
     -- changed regions; the trigger fired by the writes to regress_trap.src
-    ('backfill.watch(regclass,regclass,name)'),
+    ('backfill.watch(regclass,regclass,name,interval)'),
     ('backfill.unwatch(regclass,regclass)'),
     ('backfill._watch_trigger()'),
     -- the WHEN clause of the INSERT row triggers: run by the writes above,
@@ -639,6 +645,7 @@ SELECT kind FROM backfill.scheduled_jobs LIMIT 0;
 SELECT status FROM backfill.runs WHERE run_id OPERATOR(pg_catalog.=) :i1;
 -- a watched source: the trigger's own statements meet no trap either
 SELECT backfill.watch('regress_inn.daily', 'regress_inn.src', 'ts') AS watching;
+SELECT pg_catalog.length(backfill.export_definitions()) OPERATOR(pg_catalog.>) 0 AS exported;
 INSERT INTO regress_inn.src VALUES ('2026-03-02 05:00+00', 1);
 UPDATE regress_inn.src SET v = 3 WHERE ts OPERATOR(pg_catalog.=) '2026-03-03 05:00+00';
 SELECT chunk_start FROM backfill.changed_regions

@@ -3,7 +3,11 @@
 -- per (target, chunk) per transaction, behind the watermark only, on local
 -- days across DST, for partitioned sources and several targets; a chunk
 -- build consumes them; plan(..., only_chunks => 'stale') plans exactly the
--- stale chunks, also by a moved ledger; unwatch and unregister.
+-- stale chunks, also by a moved ledger; unwatch and unregister.  The
+-- watches here take settle => '100 years': a chunk counts as built by
+-- something else only a century after it ends, so that backfill's
+-- watermark alone decides (the live edge of tables other jobs fill, with
+-- settle 0 and more: sql/91_late_rows.sql).
 SET TimeZone = 'America/New_York';
 SET DateStyle = ISO;
 SET IntervalStyle = postgres;
@@ -24,15 +28,17 @@ SELECT '2026-10-29 00:30'::timestamptz + g * interval '1 hour', 1
 -- runs as a superuser, who empties the log between cases (users cannot
 -- write it; only chunk builds consume it).
 CREATE VIEW cr.logged AS
-SELECT target, chunk_start, chunk_end - chunk_start AS len, count(*) AS rows
+SELECT target, chunk_start,
+       CASE WHEN chunk_start > '-infinity' THEN chunk_end - chunk_start END AS len,
+       count(*) AS rows
   FROM backfill.changed_regions GROUP BY 1, 2, 3;
 CREATE FUNCTION cr.clear() RETURNS void LANGUAGE sql
     AS 'DELETE FROM backfill.changed_regions';
 
 -- Watching: a new watch is true, the same again false; the four triggers
 -- are on the source.
-SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at') AS added;
-SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at') AS added;
+SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
+SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 SELECT target, source, time_column, timezone FROM backfill.watches;
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.payments'::regclass ORDER BY 1;
 
@@ -126,9 +132,9 @@ RESET client_min_messages;
 -- the watermark followed the build
 SELECT watermark FROM backfill.targets WHERE target = 'cr.daily'::regclass;
 
--- TRUNCATE: every built chunk.
+-- TRUNCATE: every chunk behind the watermark, as one region.
 TRUNCATE cr.payments;
-SELECT count(*) AS chunks, min(chunk_start), max(chunk_start) FROM cr.logged;
+SELECT chunk_start, chunk_end FROM backfill.changed_regions;
 SELECT cr.clear();
 
 -- Several targets on one source, each on its own chunk grid: six hours.
@@ -136,7 +142,7 @@ CREATE TABLE cr.quarter (ts timestamptz NOT NULL, n int);
 SELECT backfill.register('cr.quarter', 'ts',
     $$SELECT $1 AS ts, count(*)::int AS n FROM cr.payments WHERE paid_at >= $1 AND paid_at < $2$$,
     chunk => '6 hours');
-SELECT backfill.watch('cr.quarter', 'cr.payments', 'paid_at') AS added;
+SELECT backfill.watch('cr.quarter', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 SET client_min_messages = warning;
 CALL backfill.backfill('cr.quarter', '2026-11-01', '2026-11-03');
 RESET client_min_messages;
@@ -153,7 +159,7 @@ CREATE TABLE cr.events_11 PARTITION OF cr.events FOR VALUES FROM ('2026-11-01') 
 CREATE TABLE cr.ev_daily (day date NOT NULL, n int);
 SELECT backfill.register('cr.ev_daily', 'day',
     $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events WHERE at >= $1 AND at < $2$$);
-SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at') AS added;
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
 SELECT c.relname, count(*) AS triggers
   FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
  WHERE t.tgname LIKE 'backfill_watch_%' AND c.relname LIKE 'events%' GROUP BY 1 ORDER BY 1;
@@ -166,7 +172,7 @@ INSERT INTO cr.events_11 VALUES ('2026-11-05 10:00', 1);
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
 TRUNCATE cr.events_10;
-SELECT count(*) AS chunks, min(chunk_start), max(chunk_start) FROM cr.logged
+SELECT chunk_start, chunk_end FROM backfill.changed_regions
  WHERE target = 'cr.ev_daily'::regclass;
 SELECT cr.clear();
 -- COPY through the parent (its multi-row inserts kept: no transition
@@ -217,7 +223,7 @@ SELECT cr.clear();
 CREATE TABLE cr.ev11_daily (day date NOT NULL, n int);
 SELECT backfill.register('cr.ev11_daily', 'day',
     $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events_11 WHERE at >= $1 AND at < $2$$);
-SELECT backfill.watch('cr.ev11_daily', 'cr.events_11', 'at') AS added;
+SELECT backfill.watch('cr.ev11_daily', 'cr.events_11', 'at', settle => '100 years') AS added;
 SET client_min_messages = warning;
 CALL backfill.backfill('cr.ev11_daily', '2026-11-01', '2026-11-10');
 RESET client_min_messages;
@@ -245,7 +251,7 @@ CREATE TABLE cr.monthly (month timestamptz NOT NULL, total int);
 SELECT backfill.register('cr.monthly', 'month',
     $$SELECT $1 AS month, sum(total)::int AS total FROM cr.daily WHERE day >= $1 AND day < $2$$,
     chunk => '1 month');
-SELECT backfill.watch('cr.monthly', 'cr.daily', 'day') AS added;
+SELECT backfill.watch('cr.monthly', 'cr.daily', 'day', settle => '100 years') AS added;
 SET client_min_messages = warning;
 CALL backfill.backfill('cr.monthly', '2026-10-01', '2026-11-01');
 CALL backfill.backfill('cr.daily', '2026-10-30', '2026-10-31');

@@ -236,11 +236,26 @@ typedef enum FailureCause
 	CAUSE_NONE,					/* NULL: the chunk did not fail */
 	CAUSE_DEFINITION,			/* the registered definition: replan */
 	CAUSE_TRANSIENT,			/* locks, deadlock, a connection: run again */
-	CAUSE_ENVIRONMENT			/* privileges, a dropped table: fix, run */
+	CAUSE_ENVIRONMENT,			/* privileges, a dropped table: fix, run */
+	CAUSE_LEDGER,				/* the ledger gate: the ledger lags (run
+								 * again later) or the definition is wrong */
+	CAUSE_EMPTY_SOURCE			/* no rows where the range holds some: fix
+								 * the source, or allow_empty */
 } FailureCause;
 
 extern const char *FailureCauseName(FailureCause cause);
 extern FailureCause ParseFailureCause(const char *name);
+
+/* ---- notifications on channel "backfill" (notify.c) ---- */
+
+/*
+ * NOTIFY backfill of a run's new status (done, failed, probed; the others
+ * send nothing) after chunk chunk_no (0: none), and of a standing check's
+ * tick that found failing chunks (none: nothing); the payload holds ids and
+ * the event's name only, since anyone may LISTEN.  Sent at commit.
+ */
+extern void NotifyRunEvent(int64 run_id, RunStatus status, int32 chunk_no);
+extern void NotifyCheckEvent(int64 check_id, int32 failing);
 
 /* ---- the cause of a chunk's failure and what to do next (failures.c) ---- */
 
@@ -419,7 +434,7 @@ extern void InvalidateWatchCache(void);
  * statement whose highest $n is not the number given.  Statements of four
  * parameters or more use it.
  */
-#define CATALOG_MAX_ARGS 16
+#define CATALOG_MAX_ARGS 24
 
 typedef struct CatalogArgs
 {
@@ -584,6 +599,15 @@ extern SourceQuery *ValidateSourceQuery(const char *sql, Oid target,
 										const char *time_column);
 extern char *ValidateMeasure(const char *measure, Oid target);
 extern char *ValidateLedger(const char *ledger);
+
+/*
+ * In a PG_CATCH (its PG_TRY in memory context cxt): raise the error again,
+ * its message prefixed "prefix: " so that it names the setting whose text
+ * raised it (the measure, the ledger query), unless it begins with "what"
+ * already or is not the text's doing (a cancel, a lock, resources).
+ */
+extern void ReThrowNamingSetting(MemoryContext cxt, const char *what,
+								 const char *prefix) pg_attribute_noreturn();
 extern char *ValidateHorizon(const char *horizon);
 
 /* The time column's type, after checking it exists and is usable. */
@@ -608,10 +632,13 @@ extern void CheckSelectPrivilege(Oid relid);
  * source's rows, $1 = lo, $2 = hi as timestamptz plus $3, $4 in the time
  * column's type (SourceInsertParams).  ComposeRangeDelete: the DELETE of
  * the range (no user text), $1, $2 in the time column's type (RangeParams).
+ * ComposeRangeExists: whether the range holds a row (no user text), with
+ * the same parameters.
  */
 extern char *ComposeSourceInsert(Oid target, const char *time_column,
 								 const SourceQuery *source);
 extern char *ComposeRangeDelete(Oid target, const char *time_column);
+extern char *ComposeRangeExists(Oid target, const char *time_column);
 
 /*
  * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
@@ -883,6 +910,11 @@ typedef struct RunInfo
 	bool		keep_replaced;	/* the run keeps what it replaces */
 	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
 	int64		reverts;		/* the run a revert run undoes; 0: none */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
+	/* a revert run that is done: what it did to the definition (chunk.c) */
+	int32		restored_version;	/* made current again; 0: none */
+	bool		restored_by_undo;	/* by the revert of a revert */
+	int32		kept_version;	/* registered since, stays current; 0: none */
 } RunInfo;
 
 /*
@@ -915,6 +947,7 @@ typedef struct Definition
 	bool		ledger_gate;
 	ReplaceStrategy strategy;
 	bool		keep_replaced;	/* runs keep what they replace (undo) */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Definition;
 
 /*
@@ -1314,6 +1347,20 @@ typedef struct ChunkReport
 /* The chunk engine; callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
 extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+
+/*
+ * SetRunStatus after chunk chunk_no decided it (0: none), which the
+ * notification of the status names.
+ */
+extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
+								   int32 chunk_no);
+
+/*
+ * The NOTICE of what a revert run that is done did to the target's current
+ * definition (the one before the reverted run's is current again, or a
+ * newer one stays), after the NOTICE that it is done.
+ */
+extern void ReportRevertDefinition(RunInfo *run);
 extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
 extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
@@ -1395,6 +1442,7 @@ typedef struct Registration
 	bool		keep_replaced;	/* keep what the runs replace (undo) */
 	Interval   *keep_for;		/* NULL: until purged */
 	Datum		key;			/* name[] of the diff key; 0: none */
+	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Registration;
 
 /*
@@ -1403,6 +1451,15 @@ typedef struct Registration
  */
 extern int32 RegisterTarget(const Registration *reg);
 extern void UnregisterTarget(Oid target, bool cascade);
+
+/*
+ * export_definitions: the SQL that registers again the current definitions
+ * of targets (NULL: every target the caller may read), with their
+ * strategies, watches, dependencies, standing checks and refresh jobs;
+ * idempotent, read under the caller's row-level security (export.c).
+ * Caller is connected to SPI.
+ */
+extern char *ExportDefinitions(ArrayType *targets);
 extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
 
 /* ---- dependencies between targets (dependencies.c) ---- */
@@ -1442,7 +1499,8 @@ extern List *DownstreamOrder(Oid root, Edges *edges);
  * source and its partitions); unwatch -> the watches removed (source
  * InvalidOid: all of the target's).  Callers are connected to SPI.
  */
-extern bool WatchSource(Oid target, Oid source, const char *time_column);
+extern bool WatchSource(Oid target, Oid source, const char *time_column,
+						const Interval *settle);
 extern int32 UnwatchSource(Oid target, Oid source);
 
 /*
@@ -1625,12 +1683,22 @@ extern int64 PlanRun(const PlanRequest *req);
  */
 extern int64 PipelinePlan(const PlanRequest *req, bool *planned);
 
-/* The unfinished chunks of one run of a group that replan_group replans. */
+/*
+ * One target's own chunks in a group plan (cascade.c's planning loop): the
+ * unfinished chunks of a run of a group that replan_group replans, with
+ * how that run was planned; or the root run of a cascading plan, planned
+ * already (planned_run).
+ */
 typedef struct ReplanSeed
 {
 	Oid			target;
-	int64		old_run;		/* the run the new one continues */
+	int64		old_run;		/* the run the new one continues; 0: none */
+	int64		planned_run;	/* planned already (the root); 0: plan it */
 	const char *note;
+	Interval   *chunk;			/* the run's chunk interval; NULL: the
+								 * definition's */
+	bool		keep_given;		/* keep_replaced given: else the definition's */
+	bool		keep_replaced;
 	PlanChunks	chunks;
 } ReplanSeed;
 

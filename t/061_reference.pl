@@ -252,7 +252,7 @@ ok(scalar(keys %$ext) > 50, 'the extension has its objects (' . scalar(keys %$ex
 	my $drop = $text;
 	ok($drop =~ s/^### backfill\.watch\n.*?(?=^### )//ms, 'self-test: the entry of backfill.watch removed');
 	my @d = compare($ext, $sequences, $drop);
-	is_deeply(\@d, [ 'missing from doc/reference.md: function backfill.watch(target regclass, source_table regclass, source_column name) RETURNS boolean' ],
+	is_deeply(\@d, [ 'missing from doc/reference.md: function backfill.watch(target regclass, source_table regclass, source_column name, settle interval = NULL) RETURNS boolean' ],
 		'self-test: an object missing from the page is reported')
 	  or diag(join("\n", @d));
 

@@ -230,6 +230,16 @@ SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d}, @etl), $undo_
 is($new->safe_psql('postgres', q{
 SELECT string_agg(DISTINCT label, ',') FROM backfill.lineage('daily', '2026-01-02', '2026-01-06')}),
 	'v1: every payment', 'lineage shows the reverted days under the version that built them');
+# Issue 29 on 0.1.0's rows: each version of 0.1.0 records the one before it
+# (previous_version), none says that no rows is a valid answer (allow_empty);
+# the revert above made the version before 'v3: kept' (0.1.0's v2) current.
+is($new->safe_psql('postgres', q{
+SELECT string_agg(version || ':' || coalesce(previous_version::text, '-') || ':' || allow_empty,
+                  ',' ORDER BY version)
+       || ' current ' || (SELECT current_version FROM backfill.targets WHERE target = 'daily'::regclass)
+  FROM backfill.definitions WHERE target = 'daily'::regclass}),
+	'1:-:false,2:1:false,3:2:false current 2',
+	'0.1.0 versions get previous_version and allow_empty; a revert on the updated catalog restores the version before');
 
 # The pg_cron job fires under the new library.# The pg_cron job fires under the new library.
 my $fired = wait_for_value($new, qq{

@@ -30,24 +30,27 @@ PG_FUNCTION_INFO_V1(backfill_refresh_tick);
 
 /*
  * backfill_watch
- *		watch(target, source_table, source_column) -> whether the watch is
- *		new
- *		(WatchSource).
+ *		watch(target, source_table, source_column, settle) -> whether the
+ *		watch is new (WatchSource); settle NULL (or not given): 0, not
+ *		stated.
  */
 Datum
 backfill_watch(PG_FUNCTION_ARGS)
 {
 	bool		added;
+	Interval   *settle = NULL;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "source_table", NULL);
 	RequireArg(fcinfo, 2, "source_column", NULL);
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+		settle = PG_GETARG_INTERVAL_P(3);
 
 	SpiConnect();
 	added = WatchSource(PG_GETARG_OID(0), PG_GETARG_OID(1),
-						NameStr(*PG_GETARG_NAME(2)));
+						NameStr(*PG_GETARG_NAME(2)), settle);
 	SpiFinish();
 	PG_RETURN_BOOL(added);
 }

@@ -2,14 +2,15 @@
  *
  * targets.c
  *	  SQL entry points of targets (doc/targets.md): register, unregister,
- *	  and set_strategy (doc/partitions.md).  The work is done by
- *	  orchestration/registry.c.
+ *	  export_definitions, and set_strategy (doc/partitions.md).  The work
+ *	  is done by orchestration/registry.c and orchestration/export.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -18,13 +19,15 @@
 PG_FUNCTION_INFO_V1(backfill_register);
 PG_FUNCTION_INFO_V1(backfill_unregister);
 PG_FUNCTION_INFO_V1(backfill_set_strategy);
+PG_FUNCTION_INFO_V1(backfill_export_definitions);
 
 /*
  * backfill_register
  *		register(target, time_column, source, definition, chunk,
  *		source_retention, source_horizon, ledger, measure, tolerance,
- *		ledger_gate, keep_replaced, keep_for, key) -> current definition
- *		version (RegisterTarget).  The last three came with 0.2.0.
+ *		ledger_gate, keep_replaced, keep_for, key, allow_empty) -> current
+ *		definition version (RegisterTarget).  The last four came with
+ *		0.2.0.
  */
 Datum
 backfill_register(PG_FUNCTION_ARGS)
@@ -56,12 +59,18 @@ backfill_register(PG_FUNCTION_ARGS)
 	reg.keep_replaced = false;
 	reg.keep_for = NULL;
 	reg.key = (Datum) 0;
+	reg.allow_empty = false;
 	if (PG_NARGS() > 13)
 	{
 		RequireArg(fcinfo, 11, "keep_replaced", NULL);
 		reg.keep_replaced = PG_GETARG_BOOL(11);
 		reg.keep_for = PG_ARGISNULL(12) ? NULL : PG_GETARG_INTERVAL_P(12);
 		reg.key = PG_ARGISNULL(13) ? (Datum) 0 : PG_GETARG_DATUM(13);
+	}
+	if (PG_NARGS() > 14)
+	{
+		RequireArg(fcinfo, 14, "allow_empty", NULL);
+		reg.allow_empty = PG_GETARG_BOOL(14);
 	}
 
 	SpiConnect();
@@ -111,4 +120,24 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
 	previous = SetTargetStrategy(target, strategy);
 	SpiFinish();
 	PG_RETURN_TEXT_P(cstring_to_text(StrategyName(previous)));
+}
+
+/*
+ * backfill_export_definitions
+ *		export_definitions(targets) -> the SQL that registers their current
+ *		definitions again (ExportDefinitions); targets NULL: every target
+ *		the caller may read.
+ */
+Datum
+backfill_export_definitions(PG_FUNCTION_ARGS)
+{
+	char	   *script;
+
+	CitusRequireCoordinator();
+	RequireCatalogVersion();
+
+	SpiConnect();
+	script = ExportDefinitions(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0));
+	SpiFinish();
+	PG_RETURN_TEXT_P(cstring_to_text(script));
 }

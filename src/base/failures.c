@@ -12,7 +12,12 @@
  * definition repeats on every retry: its way out is register (the fix)
  * then replan.  A transient failure goes away by running again.  The rest
  * (privileges, a dropped table, a full disk) is fixed outside backfill,
- * then the run is run again.
+ * then the run is run again.  Two failures have causes of their own, set
+ * by the chunk engine, not by SQLSTATE: the ledger gate (the ledger may
+ * simply not have caught up with the source, or the definition is wrong:
+ * run again once the ledger is complete, replan if they still differ) and
+ * a source that returned no rows where the range holds some (load the
+ * source and run again, or register with allow_empty and replan).
  *
  *-------------------------------------------------------------------------
  */
@@ -139,6 +144,18 @@ FailureHint(FailureCause cause, int64 run_id, int64 group_id, bool from_cron)
 		case CAUSE_TRANSIENT:
 			what = psprintf("The cause is transient (a wait, a conflict or a lost connection): %s retries the chunk and continues.%s",
 							step, again);
+			return what;
+		case CAUSE_LEDGER:
+			what = psprintf("Two causes fit: a ledger that has not caught up with the source yet, or a wrong definition. Once the ledger is complete, %s retries the chunk and continues; if they still differ then, the definition is wrong: fix it with backfill.register, then %s plans the unfinished chunks again under the new version.%s",
+							step,
+							FailureNextStep(CAUSE_DEFINITION, run_id, group_id),
+							again);
+			return what;
+		case CAUSE_EMPTY_SOURCE:
+			what = psprintf("If the source's rows for the range are missing (a load that failed or has not run yet), load them, then %s retries the chunk and continues. If no rows is a right answer for this table, register it again with allow_empty => true, then %s plans the unfinished chunks again under the new version.%s",
+							step,
+							FailureNextStep(CAUSE_DEFINITION, run_id, group_id),
+							again);
 			return what;
 		case CAUSE_ENVIRONMENT:
 		case CAUSE_NONE:

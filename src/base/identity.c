@@ -223,7 +223,8 @@ RaiseRunDoesNotExist(int64 run_id)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("run %lld does not exist", (long long) run_id)));
+			 errmsg("run %lld does not exist", (long long) run_id),
+			 errhint("The runs you may see are listed in backfill.runs (the unfinished ones in backfill.progress).")));
 }
 
 /*

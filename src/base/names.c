@@ -281,6 +281,8 @@ static const char *const failure_cause_names[] = {
 	[CAUSE_DEFINITION] = "definition",
 	[CAUSE_TRANSIENT] = "transient",
 	[CAUSE_ENVIRONMENT] = "environment",
+	[CAUSE_LEDGER] = "ledger",
+	[CAUSE_EMPTY_SOURCE] = "empty_source",
 };
 
 /*

@@ -36,7 +36,7 @@ LoadDefinition(Oid target, int32 version)
 	CatalogExec("SELECT d.version, d.author, d.source,"
 				" d.time_column::pg_catalog.text, d.chunk, d.source_retention,"
 				" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-				" d.ledger_gate, d.strategy, d.keep_replaced"
+				" d.ledger_gate, d.strategy, d.keep_replaced, d.allow_empty"
 				" FROM backfill.targets t JOIN backfill.definitions d"
 				"  ON d.target OPERATOR(pg_catalog.=) t.target"
 				"  AND d.version OPERATOR(pg_catalog.=) CASE WHEN $2 OPERATOR(pg_catalog.=) 0"
@@ -67,6 +67,7 @@ LoadDefinition(Oid target, int32 version)
 	def->ledger_gate = SpiGetBool(0, 11, &isnull);
 	def->strategy = ParseStrategy(SpiGetText(0, 12));
 	def->keep_replaced = SpiGetBool(0, 13, &isnull);
+	def->allow_empty = SpiGetBool(0, 14, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	return def;
 }
@@ -97,7 +98,8 @@ LoadRun(int64 run_id)
 				" d.ledger, d.tolerance, d.ledger_gate, d.strategy, d.source,"
 				" r.created_by_oid, d.author, r.job_id, r.chunk,"
 				" r.keep_replaced, d.keep_for, r.reverts,"
-				" r.group_id, r.note, r.range_start, r.range_end"
+				" r.group_id, r.note, r.range_start, r.range_end,"
+				" d.allow_empty"
 				" FROM backfill.runs r"
 				" LEFT JOIN backfill.targets t"
 				"  ON t.target OPERATOR(pg_catalog.=) r.target"
@@ -161,6 +163,7 @@ LoadRun(int64 run_id)
 	run->note = SpiGetText(0, 29);
 	run->range_start = DatumGetTimestampTz(SpiGetDatumCopy(0, 30, &isnull));
 	run->range_end = DatumGetTimestampTz(SpiGetDatumCopy(0, 31, &isnull));
+	run->allow_empty = SpiGetBool(0, 32, &isnull);
 	SPI_freetuptable(SPI_tuptable);
 	{
 		char	   *relname = get_rel_name(run->target);

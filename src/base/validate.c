@@ -415,6 +415,42 @@ ValidateSourceQuery(const char *sql, Oid target, const char *time_column)
 }
 
 /*
+ * ReThrowNamingSetting
+ *		See backfill.h.  Called in a PG_CATCH block whose PG_TRY began in
+ *		memory context cxt: the error being handled is raised again with
+ *		"prefix: " before its message, so that it names the setting whose
+ *		text raised it, unless the message names it already (it begins
+ *		with "what": the checks of this file), or the error is not the
+ *		text's doing (ClassifyFailure: a cancel, a lock, resources).  A
+ *		hint that names the alias under which a measure reads its rows
+ *		(backfill_rows) names the bare column instead.
+ */
+void
+ReThrowNamingSetting(MemoryContext cxt, const char *what, const char *prefix)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->message == NULL ||
+		strncmp(edata->message, what, strlen(what)) == 0 ||
+		ClassifyFailure(edata->sqlerrcode, true) != CAUSE_DEFINITION)
+		PG_RE_THROW();
+	FlushErrorState();
+	edata->message = psprintf("%s: %s", prefix, edata->message);
+	if (edata->hint != NULL)
+	{
+		const char *alias = MEASURE_ROWS_ALIAS ".";
+		char	   *at = strstr(edata->hint, alias);
+
+		if (at != NULL)
+			edata->hint = psprintf("%.*s%s", (int) (at - edata->hint),
+								   edata->hint, at + strlen(alias));
+	}
+	ReThrowError(edata);
+}
+
+/*
  * ParseMeasure
  *		Parse measure alone, as "SELECT (<measure>)", and return its
  *		expression's raw parse tree.
@@ -513,9 +549,8 @@ broken:
 char *
 ValidateMeasure(const char *measure, Oid target)
 {
-	char	   *text;
-	List	   *parsetree;
-	Query	   *query;
+	MemoryContext cxt = CurrentMemoryContext;
+	Query	   *volatile query = NULL;
 	TargetEntry *tle;
 	Oid			type;
 	Oid			numeric = NUMERICOID;
@@ -537,14 +572,27 @@ ValidateMeasure(const char *measure, Oid target)
 				 errmsg("measure is empty"),
 				 errhint("Give an aggregate over the target's columns, for example sum(amount).")));
 	measure = pnstrdup(measure, len);
-	(void) ParseMeasure(measure);
 
-	text = psprintf("SELECT (\n%s\n) FROM %s AS %s", measure,
-					QualifiedRelName(target), MEASURE_ROWS_ALIAS);
-	parsetree = ParseUserText(text);
-	if (list_length(parsetree) != 1)
-		elog(ERROR, "measure parsed into %d statements", list_length(parsetree));
-	query = AnalyseUserStmt(linitial_node(RawStmt, parsetree), text, NULL, 0);
+	/* an error of PostgreSQL's in the measure names the measure */
+	PG_TRY();
+	{
+		char	   *text;
+		List	   *parsetree;
+
+		(void) ParseMeasure(measure);
+
+		text = psprintf("SELECT (\n%s\n) FROM %s AS %s", measure,
+						QualifiedRelName(target), MEASURE_ROWS_ALIAS);
+		parsetree = ParseUserText(text);
+		if (list_length(parsetree) != 1)
+			elog(ERROR, "measure parsed into %d statements", list_length(parsetree));
+		query = AnalyseUserStmt(linitial_node(RawStmt, parsetree), text, NULL, 0);
+	}
+	PG_CATCH();
+	{
+		ReThrowNamingSetting(cxt, "measure", "invalid measure");
+	}
+	PG_END_TRY();
 	if (query->hasSubLinks)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -611,13 +659,26 @@ CheckSingleColumn(Query *query, const char *what, const char *wanted)
 char *
 ValidateLedger(const char *ledger)
 {
-	char	   *text;
-	Query	   *query;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *volatile text = NULL;
+	Query	   *volatile query = NULL;
 	Oid			type;
 	Oid			numeric = NUMERICOID;
 
 	RequireMaxLength(ledger, "ledger query", BACKFILL_MAX_QUERY);
-	query = AnalyseReadOnlySelect(ledger, "ledger query", 2, &text);
+	/* an error of PostgreSQL's in the ledger query names it */
+	PG_TRY();
+	{
+		char	   *stmt_text;
+
+		query = AnalyseReadOnlySelect(ledger, "ledger query", 2, &stmt_text);
+		text = stmt_text;
+	}
+	PG_CATCH();
+	{
+		ReThrowNamingSetting(cxt, "ledger query", "invalid ledger query");
+	}
+	PG_END_TRY();
 	type = CheckSingleColumn(query, "ledger query", "one number for the range [$1, $2)");
 	if (!can_coerce_type(1, &type, &numeric, COERCION_ASSIGNMENT))
 		ereport(ERROR,
@@ -995,6 +1056,19 @@ char *
 ComposeRangeDelete(Oid target, const char *time_column)
 {
 	return psprintf("DELETE FROM %s WHERE %s", QualifiedRelName(target),
+					RangeCondition(target, time_column));
+}
+
+/*
+ * ComposeRangeExists
+ *		Whether target holds a row in [$1, $2), parameters from RangeParams;
+ *		no user text in it.
+ */
+char *
+ComposeRangeExists(Oid target, const char *time_column)
+{
+	return psprintf("SELECT EXISTS (SELECT FROM %s WHERE %s)",
+					QualifiedRelName(target),
 					RangeCondition(target, time_column));
 }
 

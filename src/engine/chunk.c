@@ -255,33 +255,206 @@ RemainingChunks(RunInfo *run)
 }
 
 /*
+ * RevertRestoreDefinition
+ *		A revert run is done: the definition goes back with the rows.  The
+ *		revert of a run built under version V makes the version that was
+ *		current before V (definitions.previous_version) current again, if V
+ *		is still current: a version registered since stays.  The revert of
+ *		a revert (the run's rows back) makes V current again, if the
+ *		version the first revert restored still is; and so on along a
+ *		chain of reverts, by its parity (each revert run reverts an earlier
+ *		run, so the chain ends).  The restored chunks
+ *		then count as built under the current version (lineage gives them
+ *		to the run before the reverted one), so that only_chunks =>
+ *		'outdated', refreshes and cascades leave them alone.  A version
+ *		that differs from the one before it only in its strategy or its
+ *		author (set_strategy, the same text registered by another role) is
+ *		the same definition: nothing changes.  A version of a chunk under
+ *		an hour is not made current while the target is watched (the bound
+ *		of CheckWatchedChunk).  What happened is noted on run
+ *		(restored_version, kept_version) for ReportRevertDefinition.
+ *		Caller is connected to SPI.
+ */
+static void
+RevertRestoreDefinition(RunInfo *run)
+{
+	Oid			argtypes[3] = {REGCLASSOID, INT4OID, INT8OID};
+	Datum		values[3];
+	bool		isnull;
+	int32		from_version;
+	int32		to_version;
+	int32		current;
+	bool		undo_of_undo;
+	bool		same;
+
+	values[0] = ObjectIdGetDatum(run->target);
+	values[1] = Int32GetDatum(run->definition_version);
+	values[2] = Int64GetDatum(run->reverts);
+	CatalogExec("WITH RECURSIVE chain (run_id, reverts, depth) AS ("
+				"  SELECT r.run_id, r.reverts, 1 FROM backfill.runs r"
+				"  WHERE r.run_id OPERATOR(pg_catalog.=) $3"
+				"  UNION ALL"
+				"  SELECT r.run_id, r.reverts, c.depth OPERATOR(pg_catalog.+) 1"
+				"  FROM chain c JOIN backfill.runs r"
+				"   ON r.run_id OPERATOR(pg_catalog.=) c.reverts)"
+				" SELECT d.previous_version, t.current_version,"
+				" (SELECT pg_catalog.max(c.depth) OPERATOR(pg_catalog.%) 2"
+				"   OPERATOR(pg_catalog.=) 0 FROM chain c),"
+				" (d.source, d.label, d.time_column, d.chunk, d.source_retention,"
+				"  d.source_horizon, d.ledger, d.measure, d.tolerance,"
+				"  d.ledger_gate, d.keep_replaced, d.keep_for, d.key,"
+				"  d.allow_empty)"
+				"  IS NOT DISTINCT FROM"
+				" (p.source, p.label, p.time_column, p.chunk, p.source_retention,"
+				"  p.source_horizon, p.ledger, p.measure, p.tolerance,"
+				"  p.ledger_gate, p.keep_replaced, p.keep_for, p.key,"
+				"  p.allow_empty)"
+				" FROM backfill.definitions d"
+				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) d.target"
+				" JOIN backfill.definitions p ON p.target OPERATOR(pg_catalog.=) d.target"
+				"  AND p.version OPERATOR(pg_catalog.=) d.previous_version"
+				" WHERE d.target OPERATOR(pg_catalog.=) $1"
+				" AND d.version OPERATOR(pg_catalog.=) $2",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		/* the first version, or the target unregistered since */
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	to_version = SpiGetInt32(0, 1, &isnull);
+	current = SpiGetInt32(0, 2, &isnull);
+	undo_of_undo = SpiGetBool(0, 3, &isnull);
+	same = SpiGetBool(0, 4, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (same)
+		return;
+	from_version = run->definition_version;
+	if (undo_of_undo)
+	{
+		from_version = to_version;
+		to_version = run->definition_version;
+	}
+	if (current != from_version)
+	{
+		if (current != to_version)
+			run->kept_version = current;
+		return;
+	}
+
+	values[1] = Int32GetDatum(from_version);
+	argtypes[2] = INT4OID;
+	values[2] = Int32GetDatum(to_version);
+	CatalogExec("UPDATE backfill.targets t SET current_version = p.version,"
+				" time_column = p.time_column, chunk = p.chunk,"
+				" source_retention = p.source_retention,"
+				" source_horizon = p.source_horizon, ledger = p.ledger,"
+				" measure = p.measure, tolerance = p.tolerance,"
+				" ledger_gate = p.ledger_gate, strategy = p.strategy,"
+				" keep_replaced = p.keep_replaced, keep_for = p.keep_for,"
+				" key = p.key, allow_empty = p.allow_empty,"
+				" registered_at = pg_catalog.now()"
+				" FROM backfill.definitions p"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1"
+				" AND t.current_version OPERATOR(pg_catalog.=) $2"
+				" AND p.target OPERATOR(pg_catalog.=) t.target"
+				" AND p.version OPERATOR(pg_catalog.=) $3"
+				" AND NOT (p.chunk OPERATOR(pg_catalog.<) '1 hour'::pg_catalog.interval"
+				"  AND EXISTS (SELECT FROM backfill.watches w"
+				"   WHERE w.target OPERATOR(pg_catalog.=) t.target))",
+				3, argtypes, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed == 0)
+		return;
+	/* a watched target's chunk may have changed (watchlog.c's cache) */
+	InvalidateWatchCache();
+	run->restored_version = to_version;
+	run->restored_by_undo = undo_of_undo;
+}
+
+/*
+ * ReportRevertDefinition
+ *		See backfill.h: the NOTICE of what a revert run that is done did to
+ *		its target's definition (RevertRestoreDefinition), after the one
+ *		that says the run is done.
+ */
+void
+ReportRevertDefinition(RunInfo *run)
+{
+	if (run->restored_version != 0 && run->restored_by_undo)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s is current again",
+						run->restored_version, run->relname),
+				 errdetail("Run %lld reverted run %lld, itself a revert: the rows built under version %d are back, and so is that version.",
+						   (long long) run->run_id, (long long) run->reverts,
+						   run->restored_version)));
+	else if (run->restored_version != 0)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s is current again",
+						run->restored_version, run->relname),
+				 errdetail("Run %lld reverted run %lld: the rows and the definition in force before version %d are back, and the restored chunks count as built under it.",
+						   (long long) run->run_id, (long long) run->reverts,
+						   run->definition_version)));
+	else if (run->kept_version != 0)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s stays current",
+						run->kept_version, run->relname),
+				 errdetail("It was registered after version %d, under which run %lld was built; register the definition you want current again, if it is not this one.",
+						   run->definition_version, (long long) run->reverts)));
+	run->restored_version = 0;
+	run->kept_version = 0;
+}
+
+/*
  * SetRunStatus
- *		Set the run's status (finished_at with done) unless it has been
- *		cancelled meanwhile; remove its pg_cron job when it is finished.
- *		Returns the status the run has now: status, or RUN_CANCELLED when a
- *		cancel came first.
+ *		SetRunStatusAfter, no chunk named.
  */
 RunStatus
 SetRunStatus(RunInfo *run, RunStatus status)
 {
+	return SetRunStatusAfter(run, status, 0);
+}
+
+/*
+ * SetRunStatusAfter
+ *		Set the run's status (finished_at with done) unless it has been
+ *		cancelled meanwhile; remove its pg_cron job when it is finished.
+ *		A status that changes to done, failed or probed is notified
+ *		(NOTIFY backfill, naming chunk_no, the chunk that decided it; 0:
+ *		none), at commit.  A revert run that is done restores the
+ *		definition too (RevertRestoreDefinition).  Returns the status the
+ *		run has now: status, or RUN_CANCELLED when a cancel came first.
+ */
+RunStatus
+SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
+{
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
-	bool		updated;
+	RunStatus	before;
 
 	values[0] = Int64GetDatum(run->run_id);
 	values[1] = CStringGetTextDatum(RunStatusName(status));
+	CatalogExec("SELECT status FROM backfill.runs"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	before = SPI_processed > 0 ? ParseRunStatus(SpiGetText(0, 1)) :
+		RUN_CANCELLED;
+	SPI_freetuptable(SPI_tuptable);
+	if (before == RUN_CANCELLED)
+		return RUN_CANCELLED;
 	CatalogExec("UPDATE backfill.runs SET status = $2,"
 				" finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'done'"
 				"  THEN pg_catalog.clock_timestamp() END"
-				" WHERE run_id OPERATOR(pg_catalog.=) $1"
-				" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
-	updated = SPI_processed > 0;
-	if (!updated)
-		return RUN_CANCELLED;
 	/* a job may have been added since the run was loaded: always look */
 	if (status == RUN_DONE || status == RUN_FAILED)
 		(void) ScheduleRemoveJob(run->run_id, false);
+	if (before != status)
+	{
+		if (status == RUN_DONE && run->reverts != 0)
+			RevertRestoreDefinition(run);
+		NotifyRunEvent(run->run_id, status, chunk_no);
+	}
 	return status;
 }
 
@@ -301,6 +474,8 @@ typedef struct ChunkWork
 	Datum		ledger_value;	/* numeric, valid if have_ledger */
 	bool		ledger_ok;
 	bool		gate_failed;	/* the ledger gate refused the chunk */
+	bool		emptied;		/* refused: no rows from the source where the
+								 * range held some (ChunkGuardEmpty) */
 } ChunkWork;
 
 /*
@@ -385,11 +560,43 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 }
 
 /*
+ * ChunkGuardEmpty
+ *		Phase "guard": a chunk whose source returned no row for a range
+ *		that held rows would empty the range, which is what a broken source
+ *		(a load that failed, a table not filled yet) looks like; it fails
+ *		(23514, cause empty_source), which rolls it back and keeps the rows,
+ *		unless the definition says that no rows is a valid answer
+ *		(allow_empty).  A no_source chunk clears its range on purpose (the
+ *		source's retention), and a revert chunk puts back what was there
+ *		before, rows or none: neither is refused.
+ */
+static void
+ChunkGuardEmpty(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
+{
+	if (chunk->no_source || run->reverts != 0 || run->allow_empty ||
+		work->rr.rows_inserted > 0 || work->rr.rows_deleted == 0)
+		return;
+	work->emptied = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_CHECK_VIOLATION),
+			 errmsg("the source returned no rows for chunk [%s, %s), which holds %lld %s",
+					TimestampText(chunk->start), TimestampText(chunk->end),
+					(long long) work->rr.rows_deleted,
+					work->rr.rows_deleted == 1 ? "row" : "rows"),
+			 errdetail("The chunk would have deleted them and inserted nothing; it was rolled back, and the table keeps its rows."),
+			 errhint("A source that returns nothing for a range the table holds rows for is taken for a broken one, unless the definition says otherwise (allow_empty).")));
+}
+
+/*
  * ChunkGate
  *		Phase "gate": with a ledger, compare the chunk's new measure with
  *		the ledger's figure (a NULL on either side counts as 0) and set the
- *		verdict; with ledger_gate, a disagreement fails the chunk (23514),
- *		which rolls its data back.
+ *		verdict; with ledger_gate, a disagreement fails the chunk (23514,
+ *		cause ledger), which rolls its data back.  Its hint tells the two
+ *		causes apart where it can: a ledger without a figure (NULL or 0)
+ *		for a range whose new rows have one has most likely not caught up
+ *		with the source; otherwise it gives the query that compares the two
+ *		figures again later (preview).
  */
 static void
 ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
@@ -399,6 +606,7 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	bool		ledger_null = true;
 	bool		measure_null;
 	Datum		measure_value;
+	Datum		zero;
 
 	/* restored rows are put back as they were, agreeing or not */
 	if (chunk->no_source || run->ledger == NULL || run->reverts != 0)
@@ -417,6 +625,11 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	work->verdict = work->ledger_ok ? VERDICT_OK : VERDICT_LEDGER_MISMATCH;
 	if (!work->ledger_ok && run->ledger_gate)
 	{
+		bool		ledger_empty;
+
+		zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+		ledger_empty = ledger_null ||
+			DatumGetInt32(DirectFunctionCall2(numeric_cmp, lv, zero)) == 0;
 		work->gate_failed = true;
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
@@ -425,8 +638,14 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 						run->measure, NumericText(measure_value, false),
 						NumericText(lv, ledger_null)),
 				 errdetail("The ledger query is: %s", run->ledger),
-				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
-						 NumericText(run->tolerance, false))));
+				 ledger_empty ?
+				 errhint("The ledger has no figure for this range yet: it has most likely not caught up with the source. The allowed relative difference (tolerance) is %s; the chunk was rolled back.",
+						 NumericText(run->tolerance, false)) :
+				 errhint("The allowed relative difference (tolerance) is %s; the chunk was rolled back. SELECT after_value, ledger_value FROM backfill.preview(%s, %s, %s) compares the two again, now.",
+						 NumericText(run->tolerance, false),
+						 quote_literal_cstr(QualifiedRelName(run->target)),
+						 quote_literal_cstr(TimestampText(chunk->start)),
+						 quote_literal_cstr(TimestampText(chunk->end)))));
 	}
 }
 
@@ -457,8 +676,9 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	CatalogArg(&args, NUMERICOID, rr->after_value,
 			   !rr->have_values || rr->after_null);
 	CatalogArg(&args, NUMERICOID, work->ledger_value, !work->have_ledger);
+	/* a revert chunk is not compared: it puts back what was there */
 	CatalogArg(&args, BOOLOID, BoolGetDatum(work->ledger_ok),
-			   run->ledger == NULL || chunk->no_source);
+			   run->ledger == NULL || chunk->no_source || run->reverts != 0);
 	CatalogArgText(&args, VerdictName(work->verdict));
 	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
 	CatalogArgText(&args, user);
@@ -515,7 +735,7 @@ ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	else
 		status = RUN_PLANNED;
 	if (status != run_status)
-		status = SetRunStatus(run, status);
+		status = SetRunStatusAfter(run, status, chunk->chunk_no);
 	return status;
 }
 
@@ -664,7 +884,7 @@ ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
 					" AND chunk_no OPERATOR(pg_catalog.=) $2",
 					&args, SPI_OK_UPDATE);
-	SetRunStatus(run, RUN_FAILED);
+	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
 }
 
 /*
@@ -726,6 +946,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ChunkLock(run, chunk, work);
 		ArmChunkTimeout();
 		ChunkReplace(run, chunk, work);
+		ChunkGuardEmpty(run, chunk, work);
 		ChunkGate(run, chunk, work);
 		/* the user text is done: back to the caller */
 		AuthorGateLeave(&gate);
@@ -736,7 +957,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		report->outcome = OUTCOME_DONE;
 		report->rows_deleted = work->rr.rows_deleted;
 		report->rows_inserted = work->rr.rows_inserted;
-		report->ledger_checked = (run->ledger != NULL && !chunk->no_source);
+		report->ledger_checked = (run->ledger != NULL && !chunk->no_source &&
+								  run->reverts == 0);
 		report->ledger_ok = work->ledger_ok;
 		report->run_status = status;
 
@@ -781,9 +1003,15 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		ChunkErrorText(edata, chunk, work->phase, timed_out,
 					   deferral && report->deferrals >= backfill_max_attempts,
 					   report->deferrals);
-		report->cause = ClassifyFailure(edata->sqlerrcode,
-										work->phase == PHASE_WORK &&
-										run->reverts == 0);
+		/* the gate and the empty guard have causes of their own */
+		if (work->gate_failed)
+			report->cause = CAUSE_LEDGER;
+		else if (work->emptied)
+			report->cause = CAUSE_EMPTY_SOURCE;
+		else
+			report->cause = ClassifyFailure(edata->sqlerrcode,
+											work->phase == PHASE_WORK &&
+											run->reverts == 0);
 
 		if (deferral && report->deferrals < backfill_max_attempts)
 		{
@@ -838,7 +1066,7 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
 					" AND chunk_no OPERATOR(pg_catalog.=) $2"
 					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 					&args, SPI_OK_UPDATE);
-	SetRunStatus(run, RUN_FAILED);
+	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
 }
 
 /*

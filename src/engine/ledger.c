@@ -79,14 +79,24 @@ LedgerFromResult(bool *isnull)
 Datum
 LedgerValue(const char *ledger, TimestampTz lo, TimestampTz hi, bool *isnull)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[2];
-	Datum		result;
+	Datum		result = (Datum) 0;
 
 	values[0] = TimestampTzGetDatum(lo);
 	values[1] = TimestampTzGetDatum(hi);
-	SpiExec(ledger, 2, argtypes, values, NULL, true, 2, SPI_OK_SELECT);
-	result = LedgerFromResult(isnull);
+	/* an error raised by the ledger's text says it is the ledger's */
+	PG_TRY();
+	{
+		SpiExec(ledger, 2, argtypes, values, NULL, true, 2, SPI_OK_SELECT);
+		result = LedgerFromResult(isnull);
+	}
+	PG_CATCH();
+	{
+		ReThrowNamingSetting(cxt, "ledger query", "in the ledger query");
+	}
+	PG_END_TRY();
 	SPI_freetuptable(SPI_tuptable);
 	return result;
 }

@@ -101,12 +101,28 @@ MeasureRange(Oid target, const char *time_column,
 	where = psprintf("WHERE %s OPERATOR(pg_catalog.>=) $1 "
 					 "AND %s OPERATOR(pg_catalog.<) $2", col, col);
 	if (measure != NULL)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
 		sql = ComposeMeasureSelect("pg_catalog.count(*)", measure,
 								   QualifiedRelName(target), where);
+		/* an error raised by the measure's text says it is the measure's */
+		PG_TRY();
+		{
+			SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+		}
+		PG_CATCH();
+		{
+			ReThrowNamingSetting(cxt, "measure", "in the measure");
+		}
+		PG_END_TRY();
+	}
 	else
+	{
 		sql = psprintf("SELECT pg_catalog.count(*) FROM %s %s",
 					   QualifiedRelName(target), where);
-	SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+		SpiExec(sql, 2, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+	}
 	result->rows_deleted = SpiGetInt64(0, 1, &isnull);
 	if (measure != NULL)
 	{

@@ -106,6 +106,7 @@ typedef struct StaleFacts
 	Datum	   *built_ledger;	/* numeric */
 	int			next_built;
 	SPIPlanPtr	ledger_plan;	/* the ledger, prepared once per plan */
+	SPIPlanPtr	rows_plan;		/* whether a range holds rows, once per plan */
 	AuthorGate	gate;
 	bool		in_gate;
 } StaleFacts;
@@ -189,6 +190,85 @@ LoadStaleFacts(Oid target, Definition *def, TimestampTz lo, TimestampTz hi,
 }
 
 /*
+ * StaleGateEnter
+ *		The author gate of a stale plan's reads of user text and of the
+ *		target (the ledger, ChunkHoldsRows), entered on first use and left
+ *		by StaleFactsDone: as the definition's author, as a chunk reads.
+ */
+static void
+StaleGateEnter(StaleFacts *f)
+{
+	if (f->in_gate)
+		return;
+	AuthorGateEnter(&f->gate, f->def->author, f->def->target, f->def->version,
+					GetConfigOption("search_path", false, false),
+					GetConfigOption("TimeZone", false, false));
+	f->in_gate = true;
+}
+
+/*
+ * StaleFactsDone
+ *		Free the plans of a stale plan's facts and leave its author gate;
+ *		with abort, after an error.
+ */
+static void
+StaleFactsDone(StaleFacts *f, bool abort)
+{
+	if (!abort && f->ledger_plan != NULL)
+		SPI_freeplan(f->ledger_plan);
+	if (!abort && f->rows_plan != NULL)
+		SPI_freeplan(f->rows_plan);
+	f->ledger_plan = NULL;
+	f->rows_plan = NULL;
+	if (f->in_gate)
+	{
+		if (abort)
+			AuthorGateAbort(&f->gate);
+		else
+			AuthorGateLeave(&f->gate);
+	}
+	f->in_gate = false;
+}
+
+/*
+ * ChunkHoldsRows
+ *		Whether the target holds rows in [cs, ce): a chunk that backfill
+ *		never built but the job that fills the table did (doc/changed-
+ *		regions.md).  Read as the definition's author inside the gate, as a
+ *		chunk reads the target, one statement prepared once per plan (no
+ *		user text in it) and executed per chunk asked, which are only the
+ *		chunks with a recorded change and no build of backfill's.
+ */
+static bool
+ChunkHoldsRows(StaleFacts *f, TimestampTz cs, TimestampTz ce)
+{
+	Oid			argtypes[2];
+	Datum		values[2];
+	int			rc;
+	bool		isnull;
+	bool		holds;
+
+	StaleGateEnter(f);
+	RangeParams(f->def->target, f->def->time_column, cs, ce, argtypes, values);
+	if (f->rows_plan == NULL)
+	{
+		f->rows_plan = SPI_prepare(ComposeRangeExists(f->def->target,
+													  f->def->time_column),
+								   2, argtypes);
+		if (f->rows_plan == NULL)
+			elog(ERROR, "backfill: could not prepare the range's rows query: %s",
+				 SPI_result_code_string(SPI_result));
+	}
+	rc = SPI_execute_plan(f->rows_plan, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "backfill: the range's rows query returned %s",
+			 SPI_result_code_string(rc));
+	holds = SpiGetBool(0, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return holds;
+}
+
+/*
  * StaleReason
  *		Why the built chunk [cs, ce) is stale, or NULL: a logged change
  *		overlapping it ("stale: source changed at ...", the earliest of
@@ -228,14 +308,7 @@ StaleReason(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 		Datum		now;
 		Datum		then = f->built_ledger[f->next_built];
 
-		if (!f->in_gate)
-		{
-			AuthorGateEnter(&f->gate, f->def->author, f->def->target,
-							f->def->version,
-							GetConfigOption("search_path", false, false),
-							GetConfigOption("TimeZone", false, false));
-			f->in_gate = true;
-		}
+		StaleGateEnter(f);
 		if (f->ledger_plan == NULL)
 		{
 			Oid			largs[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
@@ -366,7 +439,8 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 			for (i = j; i < np && pieces[i].lo < ce; i++)
 				if (pieces[i].settled == CHUNK_DONE)
 					built = true;
-			if (!built)
+			/* never built by backfill: stale if the table holds rows there */
+			if (!built && !ChunkHoldsRows(facts, cs, ce))
 				continue;
 			reason = StaleReason(facts, cs, ce);
 			if (reason == NULL)
@@ -381,87 +455,105 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 }
 
 /*
+ * SelectByPieces
+ *		SelectChunks over the whole range: the history classified once
+ *		(ClassifyPieces), each chunk kept when one of its pieces needs it
+ *		(PieceNeeds) or it is stale (StaleReason).  Caller holds facts.
+ */
+static void
+SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
+			   TimestampTz *bounds, int n, StaleFacts *facts,
+			   PlanChunks *out)
+{
+	Piece	   *pieces;
+	int			np;
+	int			j = 0;
+	int			k;
+
+	out->n = 0;
+	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
+	for (k = 0; k < n; k++)
+	{
+		TimestampTz cs = bounds[k];
+		TimestampTz ce = bounds[k + 1];
+		bool		needs = false;
+		bool		built = false;
+		char	   *reason = NULL;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		/* pieces are sorted and partition the range: skip those before */
+		while (j < np && pieces[j].hi <= cs)
+			j++;
+		for (i = j; i < np && pieces[i].lo < ce; i++)
+		{
+			if (pieces[i].settled == CHUNK_DONE)
+				built = true;
+			if ((only & ~ONLY_STALE) != 0 &&
+				PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
+						   def->version))
+				needs = true;
+		}
+		/* never built by backfill: a logged change into rows counts */
+		if ((only & ONLY_STALE) && !built &&
+			RegionOverlaps(facts, cs, ce) && ChunkHoldsRows(facts, cs, ce))
+			built = true;
+		if ((only & ONLY_STALE) && built)
+		{
+			reason = StaleReason(facts, cs, ce);
+			if (reason != NULL)
+				needs = true;
+		}
+		if (needs)
+		{
+			out->starts[out->n] = cs;
+			out->ends[out->n] = ce;
+			out->reasons[out->n] = reason;
+			out->n++;
+		}
+	}
+}
+
+/*
  * SelectChunks
  *		Keep the chunks of [bounds[0], bounds[n]) that need work under
  *		"only" (only_chunks); returns them in *out (possibly none), and
  *		out->reasons[k] says why chunk k was kept when it is stale (else
  *		NULL), written with the chunk by PlanRun.  Stale chunks are chunks
- *		with a settled build (done) that a logged change overlaps or whose
- *		ledger moved.
+ *		that a logged change overlaps or whose ledger moved, with a settled
+ *		build (done), or, for a logged change, that backfill never built
+ *		but that hold rows (the job that fills the table built them:
+ *		ChunkHoldsRows).
  */
 static void
 SelectChunks(Oid target, int only, bool clear_no_source,
 			 Definition *def, TimestampTz *bounds, int n,
 			 PlanChunks *out)
 {
-	Piece	   *pieces;
-	int			np;
-	int			j = 0;
-	int			k;
 	StaleFacts	facts;
 
+	memset(&facts, 0, sizeof(facts));
 	if (only & ONLY_STALE)
 		LoadStaleFacts(target, def, bounds[0], bounds[n], &facts);
 	out->n = 0;
 	out->starts = palloc(sizeof(TimestampTz) * n);
 	out->ends = palloc(sizeof(TimestampTz) * n);
 	out->reasons = palloc0(sizeof(char *) * n);
-	/* stale alone, no ledger: only the chunks with a logged change count */
-	if (only == ONLY_STALE && def->ledger == NULL &&
-		SelectStaleOnly(target, &facts, bounds, n, out))
-		return;
-	out->n = 0;
-	np = ClassifyPieces(target, bounds[0], bounds[n], &pieces);
 	PG_TRY();
 	{
-		for (k = 0; k < n; k++)
-		{
-			TimestampTz cs = bounds[k];
-			TimestampTz ce = bounds[k + 1];
-			bool		needs = false;
-			bool		built = false;
-			char	   *reason = NULL;
-			int			i;
-
-			CHECK_FOR_INTERRUPTS();
-			/* pieces are sorted and partition the range: skip those before */
-			while (j < np && pieces[j].hi <= cs)
-				j++;
-			for (i = j; i < np && pieces[i].lo < ce; i++)
-			{
-				if (pieces[i].settled == CHUNK_DONE)
-					built = true;
-				if ((only & ~ONLY_STALE) != 0 &&
-					PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
-							   def->version))
-					needs = true;
-			}
-			if ((only & ONLY_STALE) && built)
-			{
-				reason = StaleReason(&facts, cs, ce);
-				if (reason != NULL)
-					needs = true;
-			}
-			if (needs)
-			{
-				out->starts[out->n] = cs;
-				out->ends[out->n] = ce;
-				out->reasons[out->n] = reason;
-				out->n++;
-			}
-		}
+		/* stale alone, no ledger: only the chunks with a logged change count */
+		if (!(only == ONLY_STALE && def->ledger == NULL &&
+			  SelectStaleOnly(target, &facts, bounds, n, out)))
+			SelectByPieces(target, only, clear_no_source, def, bounds, n,
+						   &facts, out);
 	}
 	PG_CATCH();
 	{
-		if ((only & ONLY_STALE) && facts.in_gate)
-			AuthorGateAbort(&facts.gate);
+		StaleFactsDone(&facts, true);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	if ((only & ONLY_STALE) && facts.ledger_plan != NULL)
-		SPI_freeplan(facts.ledger_plan);
-	if ((only & ONLY_STALE) && facts.in_gate)
-		AuthorGateLeave(&facts.gate);
+	StaleFactsDone(&facts, false);
 }
 
 /* ----------------------------------------------------------------
@@ -595,6 +687,185 @@ CellsToChunks(List *cells, PlanChunks *out)
 }
 
 /*
+ * How the runs of a group plan are planned (PlanGroup): the first run
+ * planned (the group's root) is probed and run backwards as asked, the
+ * others neither; every run clears no_source chunks as asked; a run
+ * without a seed of its own takes the note and keeping given here.
+ */
+typedef struct GroupPlanOptions
+{
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	const char *note;			/* NULL: none */
+	bool		keep_given;		/* keep_replaced given: else the definition's */
+	bool		keep_replaced;
+	bool		hint;			/* the NOTICE ends with run_group's hint */
+} GroupPlanOptions;
+
+/*
+ * PlanGroup
+ *		The one planning loop of a group, for a cascading plan
+ *		(PipelinePlan) and for replan_group (CascadeReplan).  The targets
+ *		are the root and every target built from it, in dependency order,
+ *		then the targets of seeds that are not among them.  Each target's
+ *		chunks are its seeds' chunks (a seed with planned_run is the run
+ *		planned already: the root of a cascading plan) and the cells of
+ *		its own chunk size that cover the chunks of the runs planned here
+ *		for its upstream targets (Widen), merged (CellsToChunks); a target
+ *		with none gets no run.  A run takes its seed's chunk interval,
+ *		note, keeping and the run it continues, else the options'.  Every
+ *		run records the group (the first run's id), its upstream runs and
+ *		the run it continues; a NOTICE sums the group up.  Returns the
+ *		group id, 0 when nothing was planned.  Caller is connected to SPI.
+ */
+static int64
+PlanGroup(Oid root, ReplanSeed *seeds, int nseeds,
+		  const GroupPlanOptions *opts)
+{
+	List	   *order;
+	Edges		edges;
+	PlanNode   *nodes;
+	int			nn;
+	int			i;
+	int			s;
+	int64		group_id = 0;
+	int			planned = 0;
+	StringInfoData summary;
+
+	order = DownstreamOrder(root, &edges);
+	nn = list_length(order);
+	nodes = palloc0(sizeof(PlanNode) * (nn + nseeds));
+	for (i = 0; i < nn; i++)
+		nodes[i].target = list_nth_oid(order, i);
+	for (s = 0; s < nseeds; s++)
+	{
+		bool		found = false;
+
+		for (i = 0; i < nn && !found; i++)
+			found = (nodes[i].target == seeds[s].target);
+		if (!found)
+			nodes[nn++].target = seeds[s].target;
+	}
+
+	initStringInfo(&summary);
+	for (i = 0; i < nn; i++)
+	{
+		PlanNode   *node = &nodes[i];
+		ReplanSeed *seed = NULL;
+		List	   *cells = NIL;
+		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
+		int			nups = 0;
+		Interval   *dstep;
+		int			e;
+		Oid			types[4] = {INT8OID, INT8OID, INT8ARRAYOID, INT8OID};
+		Datum		vals[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+
+		CHECK_FOR_INTERRUPTS();
+		node->name = QualifiedRelName(node->target);
+		for (s = 0; s < nseeds; s++)
+		{
+			int			k;
+
+			if (seeds[s].target != node->target)
+				continue;
+			seed = &seeds[s];
+			if (seed->planned_run != 0)
+				break;
+			for (k = 0; k < seed->chunks.n; k++)
+			{
+				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+
+				cell[0] = seed->chunks.starts[k];
+				cell[1] = seed->chunks.ends[k];
+				cells = lappend(cells, cell);
+			}
+		}
+
+		if (seed != NULL && seed->planned_run != 0)
+		{
+			/* the root of a cascading plan: planned already, chunks chosen */
+			node->run_id = seed->planned_run;
+			node->chunks = seed->chunks;
+		}
+		else
+		{
+			PlanRequest req = {0};
+
+			dstep = LoadDefinition(node->target, 0)->chunk;
+			for (e = 0; e < edges.n; e++)
+			{
+				int			j;
+
+				if (edges.down[e] != node->target)
+					continue;
+				for (j = 0; j < i; j++)
+				{
+					if (nodes[j].target == edges.up[e] && nodes[j].run_id != 0)
+					{
+						Widen(&nodes[j].chunks, dstep, &cells, node->name);
+						ups[nups++] = Int64GetDatum(nodes[j].run_id);
+					}
+				}
+			}
+			if (cells == NIL)
+				continue;
+			CellsToChunks(cells, &node->chunks);
+			if (node->chunks.n > backfill_max_chunks)
+				RefuseTooManyChunks(node->name);
+
+			req.target = node->target;
+			req.start = node->chunks.starts[0];
+			req.end = node->chunks.ends[node->chunks.n - 1];
+			req.chunk = seed != NULL ? seed->chunk : NULL;
+			req.note = seed != NULL ? seed->note : opts->note;
+			req.probe = (group_id == 0) && opts->probe;
+			req.backwards = (group_id == 0) && opts->backwards;
+			req.clear_no_source = opts->clear_no_source;
+			req.keep_given = seed != NULL ? seed->keep_given : opts->keep_given;
+			req.keep_replaced = seed != NULL ? seed->keep_replaced :
+				opts->keep_replaced;
+			req.given = &node->chunks;
+			node->run_id = PlanRun(&req);
+		}
+		if (group_id == 0)
+			group_id = node->run_id;
+
+		vals[0] = Int64GetDatum(node->run_id);
+		vals[1] = Int64GetDatum(group_id);
+		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		vals[3] = Int64GetDatum(seed != NULL ? seed->old_run : 0);
+		if (seed == NULL || seed->old_run == 0)
+			nulls[3] = 'n';
+		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
+					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END,"
+					" continues_run = $4"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1",
+					4, types, vals, nulls, SPI_OK_UPDATE);
+		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
+						 planned == 0 ? "Run" : ", run", (long long) node->run_id,
+						 node->name, node->chunks.n,
+						 node->chunks.n == 1 ? "" : "s");
+		planned++;
+	}
+	if (planned > 0 && opts->hint)
+		ereport(NOTICE,
+				(errmsg("planned group %lld: %d run%s", (long long) group_id,
+						planned, planned == 1 ? "" : "s"),
+				 errdetail("%s.", summary.data),
+				 errhint("CALL backfill.run_group(%lld) runs them in dependency order.",
+						 (long long) group_id)));
+	else if (planned > 0)
+		ereport(NOTICE,
+				(errmsg("planned group %lld: %d run%s", (long long) group_id,
+						planned, planned == 1 ? "" : "s"),
+				 errdetail("%s.", summary.data)));
+	return group_id;
+}
+
+/*
  * PipelinePlan
  *		See backfill.h.  Without only and cascade, just PlanRun.  The root
  *		run gets probe and backwards as asked; the downstream runs are
@@ -615,12 +886,8 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	PlanChunks	root;
 	PlanRequest root_req;
 	int64		root_run;
-	List	   *order;
-	Edges		edges;
-	PlanNode   *nodes;
-	int			nn;
-	int			i;
-	StringInfoData summary;
+	ReplanSeed	seed;
+	GroupPlanOptions opts;
 
 	if (req->only == ONLY_ALL && !req->cascade)
 	{
@@ -671,219 +938,45 @@ PipelinePlan(const PlanRequest *req, bool *planned)
 	if (!req->cascade)
 		return root_run;
 
-	order = DownstreamOrder(target, &edges);
-	nn = list_length(order);
-	nodes = palloc0(sizeof(PlanNode) * nn);
-	initStringInfo(&summary);
-	for (i = 0; i < nn; i++)
-	{
-		PlanNode   *node = &nodes[i];
-		List	   *cells = NIL;
-		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
-		int			nups = 0;
-		int			e;
-		Oid			types[3] = {INT8OID, INT8OID, INT8ARRAYOID};
-		Datum		vals[3];
-
-		node->target = list_nth_oid(order, i);
-		node->name = QualifiedRelName(node->target);
-		if (i == 0)
-		{
-			node->run_id = root_run;
-			node->chunks = root;
-		}
-		else
-		{
-			Interval   *dstep = LoadDefinition(node->target, 0)->chunk;
-			PlanRequest down = {0};
-
-			for (e = 0; e < edges.n; e++)
-			{
-				int			j;
-
-				if (edges.down[e] != node->target)
-					continue;
-				for (j = 0; j < i; j++)
-				{
-					if (nodes[j].target == edges.up[e])
-					{
-						Widen(&nodes[j].chunks, dstep, &cells, node->name);
-						ups[nups++] = Int64GetDatum(nodes[j].run_id);
-					}
-				}
-			}
-			CellsToChunks(cells, &node->chunks);
-			if (node->chunks.n > backfill_max_chunks)
-				RefuseTooManyChunks(node->name);
-			down.target = node->target;
-			down.start = node->chunks.starts[0];
-			down.end = node->chunks.ends[node->chunks.n - 1];
-			down.note = req->note;
-			down.clear_no_source = req->clear_no_source;
-			down.keep_given = req->keep_given;
-			down.keep_replaced = req->keep_replaced;
-			down.given = &node->chunks;
-			node->run_id = PlanRun(&down);
-		}
-
-		vals[0] = Int64GetDatum(node->run_id);
-		vals[1] = Int64GetDatum(root_run);
-		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
-												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
-					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1",
-					3, types, vals, NULL, SPI_OK_UPDATE);
-		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
-						 i == 0 ? "Run" : ", run", (long long) node->run_id,
-						 node->name, node->chunks.n,
-						 node->chunks.n == 1 ? "" : "s");
-	}
-	ereport(NOTICE,
-			(errmsg("planned group %lld: %d run%s", (long long) root_run, nn,
-					nn == 1 ? "" : "s"),
-			 errdetail("%s.", summary.data),
-			 errhint("CALL backfill.run_group(%lld) runs them in dependency order.",
-					 (long long) root_run)));
-	return root_run;
+	/* the downstream targets: the group's planning loop, its root planned */
+	memset(&seed, 0, sizeof(seed));
+	seed.target = target;
+	seed.planned_run = root_run;
+	seed.chunks = root;
+	memset(&opts, 0, sizeof(opts));
+	opts.clear_no_source = req->clear_no_source;
+	opts.note = req->note;
+	opts.keep_given = req->keep_given;
+	opts.keep_replaced = req->keep_replaced;
+	opts.hint = true;
+	return PlanGroup(target, &seed, 1, &opts);
 }
 
 
 /*
  * CascadeReplan
- *		See backfill.h.  The loop of PipelinePlan's cascade, seeded: each
- *		target of the root's downstream order gets its own unfinished
- *		chunks (its seed) and the chunks of its own size that cover its new
- *		upstream runs' chunks (Widen); a target with neither gets no run.
- *		A seed whose target is no longer downstream of the root (a
- *		dependency removed since) is planned too, after the others, as a
- *		run of the group with no upstream.  The first run planned is the
- *		group's root (its id is the group id) and the only one probed and
- *		run backwards if asked, as in a cascading plan.  Each new run
- *		records the run it continues.  Returns the group id, 0 when no
- *		chunk was left.  Caller is connected to SPI.
+ *		See backfill.h.  PlanGroup, seeded with the unfinished chunks of
+ *		the group's runs: a target with neither a seed nor chunks widened
+ *		from a new upstream run gets no run; a seed whose target is no
+ *		longer downstream of the root (a dependency removed since) is
+ *		planned too, after the others, as a run of the group with no
+ *		upstream.  The first run planned is the group's root (its id is the
+ *		group id) and the only one probed and run backwards if asked, as in
+ *		a cascading plan.  Each new run records the run it continues, and
+ *		keeps what it replaces as that run did (its seed says so); a run
+ *		the replan adds for a target without one as its definition says.
+ *		Returns the group id, 0 when no chunk was left.  Caller is
+ *		connected to SPI.
  */
 int64
 CascadeReplan(Oid root, ReplanSeed *seeds, int nseeds, bool backwards,
 			  bool clear_no_source)
 {
-	List	   *order;
-	Edges		edges;
-	PlanNode   *nodes;
-	int64	   *continues;
-	int			nn;
-	int			i;
-	int			s;
-	int64		group_id = 0;
-	int			planned = 0;
-	StringInfoData summary;
+	GroupPlanOptions opts;
 
-	order = DownstreamOrder(root, &edges);
-	nn = list_length(order);
-	nodes = palloc0(sizeof(PlanNode) * (nn + nseeds));
-	continues = palloc0(sizeof(int64) * (nn + nseeds));
-	for (i = 0; i < nn; i++)
-		nodes[i].target = list_nth_oid(order, i);
-	for (s = 0; s < nseeds; s++)
-	{
-		bool		found = false;
-
-		for (i = 0; i < nn && !found; i++)
-			found = (nodes[i].target == seeds[s].target);
-		if (!found)
-			nodes[nn++].target = seeds[s].target;
-	}
-
-	initStringInfo(&summary);
-	for (i = 0; i < nn; i++)
-	{
-		PlanNode   *node = &nodes[i];
-		List	   *cells = NIL;
-		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
-		int			nups = 0;
-		const char *note = NULL;
-		PlanRequest req = {0};
-		Interval   *dstep;
-		int			e;
-		Oid			types[4] = {INT8OID, INT8OID, INT8ARRAYOID, INT8OID};
-		Datum		vals[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
-
-		CHECK_FOR_INTERRUPTS();
-		node->name = QualifiedRelName(node->target);
-		for (s = 0; s < nseeds; s++)
-		{
-			int			k;
-
-			if (seeds[s].target != node->target)
-				continue;
-			note = seeds[s].note;
-			continues[i] = seeds[s].old_run;
-			for (k = 0; k < seeds[s].chunks.n; k++)
-			{
-				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
-
-				cell[0] = seeds[s].chunks.starts[k];
-				cell[1] = seeds[s].chunks.ends[k];
-				cells = lappend(cells, cell);
-			}
-		}
-		dstep = LoadDefinition(node->target, 0)->chunk;
-		for (e = 0; e < edges.n; e++)
-		{
-			int			j;
-
-			if (edges.down[e] != node->target)
-				continue;
-			for (j = 0; j < i; j++)
-			{
-				if (nodes[j].target == edges.up[e] && nodes[j].run_id != 0)
-				{
-					Widen(&nodes[j].chunks, dstep, &cells, node->name);
-					ups[nups++] = Int64GetDatum(nodes[j].run_id);
-				}
-			}
-		}
-		if (cells == NIL)
-			continue;
-		CellsToChunks(cells, &node->chunks);
-		if (node->chunks.n > backfill_max_chunks)
-			RefuseTooManyChunks(node->name);
-
-		req.target = node->target;
-		req.start = node->chunks.starts[0];
-		req.end = node->chunks.ends[node->chunks.n - 1];
-		req.note = note;
-		req.probe = (group_id == 0);
-		req.backwards = (group_id == 0) && backwards;
-		req.clear_no_source = clear_no_source;
-		req.given = &node->chunks;
-		node->run_id = PlanRun(&req);
-		if (group_id == 0)
-			group_id = node->run_id;
-
-		vals[0] = Int64GetDatum(node->run_id);
-		vals[1] = Int64GetDatum(group_id);
-		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
-												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		vals[3] = Int64GetDatum(continues[i]);
-		if (continues[i] == 0)
-			nulls[3] = 'n';
-		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
-					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END,"
-					" continues_run = $4"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1",
-					4, types, vals, nulls, SPI_OK_UPDATE);
-		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
-						 planned == 0 ? "Run" : ", run", (long long) node->run_id,
-						 node->name, node->chunks.n,
-						 node->chunks.n == 1 ? "" : "s");
-		planned++;
-	}
-	if (planned > 0)
-		ereport(NOTICE,
-				(errmsg("planned group %lld: %d run%s", (long long) group_id,
-						planned, planned == 1 ? "" : "s"),
-				 errdetail("%s.", summary.data)));
-	return group_id;
+	memset(&opts, 0, sizeof(opts));
+	opts.probe = true;
+	opts.backwards = backwards;
+	opts.clear_no_source = clear_no_source;
+	return PlanGroup(root, seeds, nseeds, &opts);
 }

@@ -38,6 +38,42 @@ LockDependencies(void)
 }
 
 /*
+ * RefuseUnregisteredUpstream
+ *		depend's upstream must be a registered target (42704).  A table
+ *		that is not registered is often a source that other jobs fill,
+ *		which watch is for: the error says so, with the call.  Said only to a
+ *		caller who may read the table (the catalog's rows of a table are
+ *		visible to those alone); anyone else meets the privilege check of
+ *		the upstream first, as before.  Caller is connected to SPI.
+ */
+static void
+RefuseUnregisteredUpstream(Oid down, Oid up)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+
+	if (get_rel_name(up) == NULL ||
+		pg_class_aclcheck(up, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		return;
+	values[0] = ObjectIdGetDatum(up);
+	if (CatalogExists("SELECT 1 FROM backfill.targets"
+					  " WHERE target OPERATOR(pg_catalog.=) $1",
+					  1, argtypes, values))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("table %s is not registered for backfill",
+					QualifiedRelName(up)),
+			 errdetail("depend links two registered targets: a cascading plan of %s then rebuilds %s after it.",
+					   QualifiedRelName(up), QualifiedRelName(down)),
+			 errhint("If %s is a source that other jobs fill, watch it instead: SELECT backfill.watch(%s, %s, '<its time column>') records the chunks of %s its writes touch. To rebuild it with backfill too, register it first.",
+					 QualifiedRelName(up),
+					 quote_literal_cstr(QualifiedRelName(down)),
+					 quote_literal_cstr(QualifiedRelName(up)),
+					 QualifiedRelName(down))));
+}
+
+/*
  * AddDependency
  *		See backfill.h: depend(downstream, upstream) -> true when added,
  *		false when it was already declared.  Both must be registered, and
@@ -59,6 +95,7 @@ AddDependency(Oid down, Oid up)
 	Definition *def_up;
 
 	CheckTargetPrivileges(down);
+	RefuseUnregisteredUpstream(down, up);
 	CheckTargetPrivileges(up);
 
 	LockDependencies();

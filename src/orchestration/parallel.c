@@ -1047,9 +1047,13 @@ SettleMember(Member *m)
 	SpiFinish();
 	SPI_commit();
 	if (finished)
+	{
 		ereport(NOTICE,
 				(errmsg("run %lld %s is %s", (long long) m->run->run_id,
 						m->run->relname, RunStatusName(final_status))));
+		if (final_status == RUN_DONE)
+			ReportRevertDefinition(m->run);
+	}
 }
 
 /*
@@ -1150,7 +1154,8 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 
 		/* a worker that finished after the failure may have reset it */
 		SpiConnect();
-		(void) SetRunStatus(st.failed_member->run, RUN_FAILED);
+		(void) SetRunStatusAfter(st.failed_member->run, RUN_FAILED,
+								 st.failed_chunk.chunk_no);
 		SpiFinish();
 		SPI_commit();
 		memset(&failure, 0, sizeof(failure));

@@ -191,14 +191,20 @@ RegisterTarget(const Registration *reg)
 	CheckWatchedChunk(target, chunk, false);
 
 	/*
-	 * The version these settings and this author make: the latest one
-	 * when every setting, the source, the label and the author are the
-	 * same, else a new one (versions continue after an unregister).  The
-	 * strategy is kept from the current registration (set_strategy).
+	 * The version these settings and this author make: the current one
+	 * (the latest, after an unregister) when every setting, the source,
+	 * the label and the author are the same, else a new one, numbered
+	 * after the latest (versions continue after an unregister).  The
+	 * current version is not the latest after a revert made an earlier
+	 * one current again (chunk.c): registering the current text again is
+	 * still a no-op.  The strategy is kept from the current registration
+	 * (set_strategy).  A new version records the version current before
+	 * it, the one a revert of its runs makes current again.
 	 */
 	{
 		CatalogArgs args;
 		bool		isnull;
+		int32		latest = 0;
 
 		CatalogArgsInit(&args);
 		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
@@ -218,19 +224,24 @@ RegisterTarget(const Registration *reg)
 		CatalogArg(&args, INTERVALOID, PointerGetDatum(reg->keep_for),
 				   reg->keep_for == NULL);
 		CatalogArg(&args, NAMEARRAYOID, reg->key, reg->key == (Datum) 0);
+		CatalogArg(&args, BOOLOID, BoolGetDatum(reg->allow_empty), false);
 		CatalogExecArgs("SELECT d.version,"
 						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
 						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
 						"  d.measure, d.tolerance, d.ledger_gate, d.keep_replaced,"
-						"  d.keep_for, d.key)"
+						"  d.keep_for, d.key, d.allow_empty)"
 						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12, $13, $14, $15),"
+						"  $11, $12, $13, $14, $15, $16),"
 						" d.strategy IS NOT DISTINCT FROM"
-						"  coalesce(t.strategy, d.strategy)"
+						"  coalesce(t.strategy, d.strategy),"
+						" (SELECT pg_catalog.max(m.version) FROM backfill.definitions m"
+						"   WHERE m.target OPERATOR(pg_catalog.=) $1)"
 						" FROM backfill.definitions d"
 						" LEFT JOIN backfill.targets t"
 						"  ON t.target OPERATOR(pg_catalog.=) d.target"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
+						" AND (t.target IS NULL"
+						"  OR d.version OPERATOR(pg_catalog.=) t.current_version)"
 						" ORDER BY d.version DESC LIMIT 1",
 						&args, SPI_OK_SELECT);
 		if (SPI_processed == 0)
@@ -239,27 +250,31 @@ RegisterTarget(const Registration *reg)
 		{
 			version = SpiGetInt32(0, 1, &isnull);
 			new_version = !SpiGetBool(0, 2, &isnull) || !SpiGetBool(0, 3, &isnull);
+			latest = SpiGetInt32(0, 4, &isnull);
 		}
 		SPI_freetuptable(SPI_tuptable);
 
 		if (new_version)
 		{
-			/* the same fifteen parameters, and the version as $16 */
-			version++;
+			/* the same sixteen parameters, and the version as $17 */
+			version = latest + 1;
 			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
 			CatalogExecArgs("INSERT INTO backfill.definitions"
 							" (target, version, label, source, source_hash, created_by,"
 							"  author, time_column, chunk, source_retention,"
 							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-							"  strategy, keep_replaced, keep_for, key)"
-							" SELECT $1, $16, $3, $2,"
+							"  strategy, keep_replaced, keep_for, key, allow_empty,"
+							"  previous_version)"
+							" SELECT $1, $17, $3, $2,"
 							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
 							" (SELECT rolname FROM pg_catalog.pg_roles"
 							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
 							" coalesce((SELECT strategy FROM backfill.targets"
 							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto'),"
-							" $13, $14, $15",
+							" $13, $14, $15, $16,"
+							" (SELECT current_version FROM backfill.targets"
+							"  WHERE target OPERATOR(pg_catalog.=) $1)",
 							&args, SPI_OK_INSERT);
 		}
 	}
@@ -286,10 +301,10 @@ RegisterTarget(const Registration *reg)
 						" (target, target_name, time_column, chunk, source_retention,"
 						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
 						"  current_version, registered_by, strategy, keep_replaced,"
-						"  keep_for, key)"
+						"  keep_for, key, allow_empty)"
 						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
 						"  $11, $12::pg_catalog.name, d.strategy, d.keep_replaced,"
-						"  d.keep_for, d.key"
+						"  d.keep_for, d.key, d.allow_empty"
 						" FROM backfill.definitions d"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
 						" AND d.version OPERATOR(pg_catalog.=) $11"
@@ -307,6 +322,7 @@ RegisterTarget(const Registration *reg)
 						"  keep_replaced = excluded.keep_replaced,"
 						"  keep_for = excluded.keep_for,"
 						"  key = excluded.key,"
+						"  allow_empty = excluded.allow_empty,"
 						"  current_version = excluded.current_version,"
 						"  registered_at = pg_catalog.now(),"
 						"  registered_by = excluded.registered_by",
@@ -435,8 +451,8 @@ UnregisterTarget(Oid target, bool cascade)
 ReplaceStrategy
 SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 {
-	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
-	Datum		values[2];
+	Oid			argtypes[3] = {REGCLASSOID, TEXTOID, INT4OID};
+	Datum		values[3];
 	ReplaceStrategy previous;
 
 	if (get_rel_name(target) == NULL)
@@ -469,27 +485,37 @@ SetTargetStrategy(Oid target, ReplaceStrategy strategy)
 		CatalogExecArgs("INSERT INTO backfill.definitions (target, version, label,"
 						" source, source_hash, created_by, author, time_column, chunk,"
 						" source_retention, source_horizon, ledger, measure, tolerance,"
-						" ledger_gate, strategy, keep_replaced, keep_for, key)"
+						" ledger_gate, strategy, keep_replaced, keep_for, key,"
+						" allow_empty, previous_version)"
 						" SELECT d.target, m.v OPERATOR(pg_catalog.+) 1, d.label,"
 						" d.source, d.source_hash,"
 						" (SELECT rolname FROM pg_catalog.pg_roles"
 						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
 						" $4, d.time_column, d.chunk, d.source_retention,"
 						" d.source_horizon, d.ledger, d.measure, d.tolerance,"
-						" d.ledger_gate, $2, d.keep_replaced, d.keep_for, d.key"
+						" d.ledger_gate, $2, d.keep_replaced, d.keep_for, d.key,"
+						" d.allow_empty, d.version"
 						" FROM backfill.definitions d,"
 						" (SELECT pg_catalog.max(version) AS v FROM backfill.definitions"
 						"  WHERE target OPERATOR(pg_catalog.=) $1) m"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
 						" AND d.version OPERATOR(pg_catalog.=) $3"
-						" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)",
-						&args, SPI_OK_INSERT);
+						" AND (d.strategy, d.author) IS DISTINCT FROM ($2, $4)"
+						" RETURNING version",
+						&args, SPI_OK_INSERT_RETURNING);
+		/* the new version, if any, is current (not the latest: a revert) */
+		if (SPI_processed > 0)
+		{
+			bool		isnull;
+
+			version = SpiGetInt32(0, 1, &isnull);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		values[2] = Int32GetDatum(version);
 		CatalogExec("UPDATE backfill.targets SET strategy = $2,"
-					" current_version = (SELECT pg_catalog.max(version)"
-					"  FROM backfill.definitions"
-					"  WHERE target OPERATOR(pg_catalog.=) $1)"
+					" current_version = $3"
 					" WHERE target OPERATOR(pg_catalog.=) $1",
-					2, argtypes, values, NULL, SPI_OK_UPDATE);
+					3, argtypes, values, NULL, SPI_OK_UPDATE);
 	}
 	return previous;
 }

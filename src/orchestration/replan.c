@@ -15,9 +15,9 @@
  * and nothing is half done.
  *
  * The new run keeps the old run's options (backwards, clear_no_source, its
- * note, its chunk interval, its TimeZone and search_path) but is probed
- * again: it runs a definition that has not run yet, and the probe chunk is
- * how a person looks at it first.
+ * note, its chunk interval, whether it keeps what it replaces, its
+ * TimeZone and search_path) but is probed again: it runs a definition that
+ * has not run yet, and the probe chunk is how a person looks at it first.
  *
  *-------------------------------------------------------------------------
  */
@@ -203,6 +203,9 @@ ReplanRun(int64 run_id)
 	req.probe = true;
 	req.backwards = run->backwards;
 	req.clear_no_source = run->clear_no_source;
+	/* the new run keeps what it replaces if the old one did (undo) */
+	req.keep_given = true;
+	req.keep_replaced = run->keep_replaced;
 	req.given = &chunks;
 
 	nest = NewGUCNestLevel();
@@ -263,6 +266,9 @@ ReplanGroup(int64 group_id)
 		seeds[nseeds].target = run->target;
 		seeds[nseeds].old_run = run_id;
 		seeds[nseeds].note = run->note;
+		seeds[nseeds].chunk = run->chunk;
+		seeds[nseeds].keep_given = true;
+		seeds[nseeds].keep_replaced = run->keep_replaced;
 		RemainingRanges(run, &seeds[nseeds].chunks);
 		if (first == NULL)
 			first = run;

@@ -80,6 +80,8 @@ ReportRunStatus(RunInfo *run, RunStatus status)
 	ereport(NOTICE,
 			(errmsg("run %lld %s is %s", (long long) run->run_id,
 					run->relname, RunStatusName(status))));
+	if (status == RUN_DONE)
+		ReportRevertDefinition(run);
 }
 
 /*

@@ -202,8 +202,10 @@ LookbackRange(Interval *step, Interval *lookback, TimestampTz now,
  * RunCheck
  *		See backfill.h: run_check -> the number of failing chunks.
  *
- * Checks the whole chunks of the last lookback (LookbackRange).  Appends one backfill.check_results row per chunk.
- * Caller is connected to SPI.
+ * Checks the whole chunks of the last lookback (LookbackRange).  Appends
+ * one backfill.check_results row per chunk, and notifies the listeners of
+ * channel backfill when any chunk failed (NotifyCheckEvent).  Caller is
+ * connected to SPI.
  */
 int32
 RunCheck(int64 check_id)
@@ -343,5 +345,7 @@ RunCheck(int64 check_id)
 						&args, SPI_OK_INSERT);
 	}
 
+	/* a bad verdict is sent to the listeners of channel backfill */
+	NotifyCheckEvent(check_id, failing);
 	return failing;
 }

@@ -562,6 +562,81 @@ CheckWatchedChunk(Oid target, const Interval *chunk, bool watching)
 }
 
 /*
+ * NoticeForeignPartitions
+ *		A NOTICE naming the foreign partitions of source: they cannot carry
+ *		triggers (SourceRelations skips them), so the writes made straight
+ *		into them are not recorded.  Caller is connected to SPI.
+ */
+static void
+NoticeForeignPartitions(Oid source)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	char	   *names;
+
+	values[0] = ObjectIdGetDatum(source);
+	SpiExecPinned("SELECT pg_catalog.string_agg(t.relid::pg_catalog.regclass::pg_catalog.text,"
+				  "  ', ' ORDER BY t.relid)"
+				  " FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) 'f'",
+				  1, argtypes, values, NULL, true, 1, SPI_OK_SELECT);
+	names = SPI_processed > 0 ? SpiGetText(0, 1) : NULL;
+	SPI_freetuptable(SPI_tuptable);
+	if (names == NULL)
+		return;
+	ereport(NOTICE,
+			(errmsg("writes into the foreign partitions of %s are not recorded",
+					QualifiedRelName(source)),
+			 errdetail("A foreign table cannot carry the triggers that record changes: %s.",
+					   names),
+			 errhint("Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved.")));
+}
+
+/*
+ * NoticeFilledElsewhere
+ *		With settle not given (0), a NOTICE when backfill has not built the
+ *		target up to its current chunk (its watermark is behind, or it has
+ *		none): something else fills it, and the watch then records the
+ *		writes into every chunk that has ended, on the assumption that the
+ *		job that fills the table has built it by then; a write into a chunk
+ *		before that is for that job to read.  With settle given, the user
+ *		stated when that job builds a chunk, and nothing is said.  Caller
+ *		is connected to SPI.
+ */
+static void
+NoticeFilledElsewhere(Oid target, const Interval *chunk)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull;
+	TimestampTz watermark = 0;
+	TimestampTz lo;
+	TimestampTz hi;
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT COALESCE(t.watermark,"
+				"  (SELECT pg_catalog.max(c.chunk_end) FROM backfill.chunks c"
+				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
+				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])))"
+				" FROM backfill.targets t WHERE t.target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	isnull = true;
+	if (SPI_processed > 0)
+		watermark = DatumGetTimestampTz(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	ChunkCell(GetCurrentTransactionStartTimestamp(), (Interval *) chunk,
+			  &lo, &hi);
+	if (!isnull && watermark >= lo)
+		return;
+	ereport(NOTICE,
+			(errmsg("writes into the ended chunks of %s are recorded, also where backfill did not build them",
+					QualifiedRelName(target)),
+			 errhint("A stale plan rebuilds the recorded chunks that hold rows. If the job that fills the table builds a chunk some time after it ends (a daily job at 03:00: '3 hours'), watch with settle => that delay, so that the rows it still reads are not taken for late ones.")));
+}
+
+/*
  * WatchSource
  *		See backfill.h.  The caller must be able to rewrite the target
  *		(42501) and own the source or hold the TRIGGER privilege on it
@@ -569,15 +644,24 @@ CheckWatchedChunk(Oid target, const Interval *chunk, bool watching)
  *		target must be registered (42704); the source must be a table or a
  *		partitioned table (42809: sources of other kinds are compared by
  *		their ledger instead); the time column must exist on the source
- *		with a time type.  The watch records the session's TimeZone.
+ *		with a time type; settle must lie between 0 and 100 years (22023).
+ *		The watch records the session's TimeZone and settle (NULL: 0).
+ *		Whatever the watch cannot follow it says in a NOTICE: a partition
+ *		watched without its parent, foreign partitions, and, without
+ *		settle, what it records of a target that backfill does not keep
+ *		built (NoticeFilledElsewhere).
  */
 bool
-WatchSource(Oid target, Oid source, const char *time_column)
+WatchSource(Oid target, Oid source, const char *time_column,
+			const Interval *settle)
 {
 	char		relkind;
 	CatalogArgs args;
 	bool		isnull;
 	bool		added;
+	Interval	zero = {0, 0, 0};
+	Interval	ceiling = {0, 0, 100 * MONTHS_PER_YEAR};
+	const Interval *given = settle != NULL ? settle : &zero;
 
 	CheckTargetPrivileges(target);
 	(void) LoadDefinition(target, 0);
@@ -599,6 +683,16 @@ WatchSource(Oid target, Oid source, const char *time_column)
 				 errdetail("Every chunk build rewrites the target's rows and would mark its own chunk stale.")));
 	CheckSourceRights(source, true);
 	(void) TimeColumnType(source, time_column);
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(given),
+										  IntervalPGetDatum(&zero))) < 0 ||
+		DatumGetInt32(DirectFunctionCall2(interval_cmp,
+										  IntervalPGetDatum(given),
+										  IntervalPGetDatum(&ceiling))) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("settle must lie between 0 and 100 years"),
+				 errhint("settle is how long after a chunk ends the job that fills the table has built it, for example '3 hours'.")));
 
 	TakeTargetPlanLock(target);
 	/* the current definition, under the lock that register takes too */
@@ -609,12 +703,13 @@ WatchSource(Oid target, Oid source, const char *time_column)
 	CatalogArg(&args, NAMEOID, DirectFunctionCall1(namein, CStringGetDatum(time_column)), false);
 	CatalogArgText(&args, GetConfigOption("TimeZone", false, false));
 	CatalogArgText(&args, CurrentUserName());
+	CatalogArg(&args, INTERVALOID, IntervalPGetDatum(given), false);
 	CatalogExecArgs("INSERT INTO backfill.watches AS w"
-					" (target, source, time_column, timezone, created_by)"
-					" VALUES ($1, $2, $3, $4, $5::pg_catalog.name)"
+					" (target, source, time_column, timezone, created_by, settle)"
+					" VALUES ($1, $2, $3, $4, $5::pg_catalog.name, $6)"
 					" ON CONFLICT (target, source) DO UPDATE"
 					" SET time_column = EXCLUDED.time_column,"
-					" timezone = EXCLUDED.timezone"
+					" timezone = EXCLUDED.timezone, settle = EXCLUDED.settle"
 					" RETURNING w.xmax OPERATOR(pg_catalog.=) '0'::pg_catalog.xid",
 					&args, SPI_OK_INSERT_RETURNING);
 	/* every backend reads this source's watches again */
@@ -623,6 +718,10 @@ WatchSource(Oid target, Oid source, const char *time_column)
 	InstallTriggers(source);
 	if (get_rel_relispartition(source))
 		NoticeUnwatchedParent(target, source);
+	if (relkind == RELKIND_PARTITIONED_TABLE)
+		NoticeForeignPartitions(source);
+	if (settle == NULL)
+		NoticeFilledElsewhere(target, LoadDefinition(target, 0)->chunk);
 	return added;
 }
 

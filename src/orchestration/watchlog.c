@@ -6,12 +6,21 @@
  *	  touched (backfill.changed_regions), and the reader of those records
  *	  for stale plans (cascade.c).
  *
+ * A write is recorded behind each watch's edge: the later of the
+ * target's watermark (the newest chunk end backfill built) and the watch's
+ * live edge (the start of the chunk that contains now - settle: every
+ * chunk before it has ended at least settle ago and counts as built, by
+ * backfill or by the job that fills the table; LiveEdge, kept with the
+ * cached watch until the next chunk boundary).  A target that backfill
+ * never built is followed too (issue 29).
+ *
  * The BEFORE INSERT statement trigger loads the source's watches for the
- * transaction (the watch locks, then the watermarks: LoadRowSources), and
- * the INSERT row trigger's WHEN clause, backfill._watch_row, reads only
- * what it loaded (called any other way, it finds nothing and does
- * nothing).  A row at or beyond every watermark costs one comparison
- * (RowCall.fast); a row behind one has its time mapped to the target's
+ * transaction (the watch locks, then the watermarks and edges:
+ * LoadRowSources), and the INSERT row trigger's WHEN clause,
+ * backfill._watch_row, reads only what it loaded (called any other way, it
+ * finds nothing and does nothing).  A row at or beyond every edge costs
+ * one comparison (RowCall.fast); a row behind one has its time mapped to
+ * the target's
  * chunk (ChunkCell, in the watch's TimeZone; a row in the chunk of the
  * row before it costs one more comparison) and a chunk this transaction
  * has not logged yet is noted as pending.  Every AFTER statement trigger
@@ -44,7 +53,8 @@
  * The watches of a relation and their watermarks are cached across
  * transactions in backend memory (watch_cache), so that a transaction of
  * single-row INSERTs pays no catalog query.  Whatever changes them (watch,
- * unwatch, a chunk moving a watermark, a new definition, unregister) sends
+ * unwatch, a chunk moving a watermark, a new definition, a revert that
+ * makes an older one current, unregister) sends
  * a relcache invalidation of backfill.watches at commit
  * (InvalidateWatchCache); the callback empties the cache, as it does for
  * an invalidation of a cached source or target.  The cached watermark is
@@ -96,7 +106,15 @@ typedef struct LoggedEntry
 	Oid			source;			/* pending: the watched source */
 } LoggedEntry;
 
-/* One target watching a source, as the trigger needs it. */
+/*
+ * One target watching a source, as the trigger needs it.  A row is
+ * recorded when it lies before "edge", the later of the target's
+ * watermark (the newest chunk end backfill built) and the watch's live
+ * edge (the start of the chunk that contains now - settle: the chunks
+ * before it have ended at least settle ago, and count as built by the job
+ * that fills the table).  The live edge is kept in the cache entry with
+ * the time until which it holds (live_until), and computed again after.
+ */
 typedef struct WatchEntry
 {
 	Oid			target;
@@ -104,8 +122,13 @@ typedef struct WatchEntry
 	char	   *time_column;
 	char	   *timezone;
 	Interval   *chunk;
+	Interval   *settle;
 	bool		has_watermark;
 	TimestampTz watermark;
+	bool		live_known;		/* live_edge and live_until are set */
+	TimestampTz live_edge;
+	TimestampTz live_until;
+	TimestampTz edge;			/* this transaction's: rows before it count */
 } WatchEntry;
 
 /*
@@ -132,7 +155,7 @@ typedef struct RowItem
 {
 	WatchEntry *w;
 	pg_tz	   *tz;				/* the watch's TimeZone */
-	int64		limit;			/* at or beyond: beyond w's watermark */
+	int64		limit;			/* at or beyond: beyond w's edge */
 	TimestampTz lo;				/* the chunk noted last */
 	TimestampTz hi;
 } RowItem;
@@ -443,20 +466,66 @@ LogEverything(Oid target)
 }
 
 /*
+ * LiveEdge
+ *		The live edge of watch w at time now (computed again only once the
+ *		one kept in w no longer holds): the start of the chunk of w's grid,
+ *		in w's TimeZone, that contains now - settle; it holds until the end
+ *		of that chunk plus settle.  The chunks before it ended at least
+ *		settle ago.
+ */
+static void
+LiveEdge(WatchEntry *w, TimestampTz now)
+{
+	int			nest = 0;
+	bool		same_zone;
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz settled;
+
+	if (w->live_known && now < w->live_until)
+		return;
+	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
+					   w->timezone) == 0;
+	if (!same_zone)
+	{
+		nest = NewGUCNestLevel();
+		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	}
+	settled = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													  TimestampTzGetDatum(now),
+													  IntervalPGetDatum(w->settle)));
+	ChunkCell(settled, w->chunk, &lo, &hi);
+	w->live_edge = lo;
+	w->live_until = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+															TimestampTzGetDatum(hi),
+															IntervalPGetDatum(w->settle)));
+	w->live_known = true;
+	if (!same_zone)
+		AtEOXact_GUC(true, nest);
+}
+
+/*
  * CopyWatches
  *		The transaction's RelWatches of relid, copied from a cache entry into
- *		TopTransactionContext (the cache may be emptied mid-transaction).
- *		Under a transaction snapshot the watermark may be older than one a
- *		chunk has committed since, and while a chunk moves it the new one
- *		is not known yet (LogEverything): every row is logged.
+ *		TopTransactionContext (the cache may be emptied mid-transaction),
+ *		each with its edge for this transaction: the later of the watermark
+ *		and the live edge at the transaction's start (LiveEdge, kept in the
+ *		cache entry).  Under a transaction snapshot the watermark may be
+ *		older than one a chunk has committed since, and while a chunk moves
+ *		it the new one is not known yet (LogEverything): every row is
+ *		logged.
  */
 static RelWatches *
-CopyWatches(Oid relid, const CachedWatches *c)
+CopyWatches(Oid relid, CachedWatches *c)
 {
 	RelWatches *rw;
 	MemoryContext old;
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
 	int			k;
 
+	for (k = 0; k < c->n; k++)
+		LiveEdge(&c->entries[k], now);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
 	rw->rows_loaded = false;
@@ -472,13 +541,17 @@ CopyWatches(Oid relid, const CachedWatches *c)
 		e->timezone = pstrdup(c->entries[k].timezone);
 		e->chunk = (Interval *) palloc(sizeof(Interval));
 		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+		e->settle = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
 		e->has_watermark = c->entries[k].has_watermark;
 		e->watermark = c->entries[k].watermark;
+		e->live_known = true;
+		e->live_edge = c->entries[k].live_edge;
+		e->live_until = c->entries[k].live_until;
+		e->edge = e->has_watermark ? Max(e->watermark, e->live_edge) :
+			e->live_edge;
 		if (IsolationUsesXactSnapshot() || LogEverything(e->target))
-		{
-			e->has_watermark = true;
-			e->watermark = DT_NOEND;
-		}
+			e->edge = DT_NOEND;
 	}
 	MemoryContextSwitchTo(old);
 	return rw;
@@ -532,7 +605,7 @@ ReadWatches(Oid relid, Datum ids)
 				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
 				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
 				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[]))),"
-				" w.source::pg_catalog.oid"
+				" w.source::pg_catalog.oid, w.settle"
 				" FROM backfill.watches w"
 				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) w.target"
 				" JOIN backfill.definitions d ON d.target OPERATOR(pg_catalog.=) t.target"
@@ -578,6 +651,8 @@ ReadWatches(Oid relid, Datum ids)
 		if (!isnull)
 			e->watermark = DatumGetTimestampTz(d);
 		e->source = SpiGetOid(k, 6, &isnull);
+		e->settle = DatumGetIntervalP(SpiGetDatumCopy(k, 7, &isnull));
+		e->live_known = false;
 	}
 	MemoryContextSwitchTo(old);
 	SPI_freetuptable(SPI_tuptable);
@@ -722,8 +797,11 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 
 /*
  * LogTruncate
- *		A TRUNCATE of a watched source: every built chunk of the target
- *		behind its watermark is logged (once per transaction).
+ *		A TRUNCATE of a watched source changes every chunk of the target
+ *		before the edge, whoever built it: one region from -infinity to the
+ *		edge is logged (once per transaction), not a row per chunk; a stale
+ *		plan takes the chunks of it that backfill built or that hold rows,
+ *		and each build consumes its own part.
  */
 static void
 LogTruncate(WatchEntry *w, Oid source)
@@ -743,18 +821,14 @@ LogTruncate(WatchEntry *w, Oid source)
 	entry->subid = GetCurrentSubTransactionId();
 	entry->pending = false;
 	entry->written = entry->subid;
+	if (TIMESTAMP_IS_NOBEGIN(w->edge))
+		return;
 	values[0] = ObjectIdGetDatum(w->target);
-	values[1] = TimestampTzGetDatum(w->watermark);
+	values[1] = TimestampTzGetDatum(w->edge);
 	values[2] = ObjectIdGetDatum(source);
 	CatalogExec("INSERT INTO backfill.changed_regions"
 				" (target, chunk_start, chunk_end, changed_at, source)"
-				" SELECT DISTINCT $1::pg_catalog.regclass, c.chunk_start, c.chunk_end,"
-				"  pg_catalog.now(), $3::pg_catalog.regclass"
-				" FROM backfill.chunks c"
-				" JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
-				" WHERE r.target OPERATOR(pg_catalog.=) $1"
-				" AND c.status OPERATOR(pg_catalog.=) 'done'"
-				" AND c.chunk_start OPERATOR(pg_catalog.<) $2",
+				" VALUES ($1, '-infinity', $2, pg_catalog.now(), $3)",
 				3, argtypes, values, NULL, SPI_OK_INSERT);
 }
 
@@ -786,7 +860,7 @@ RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
 /*
  * ScanTransitionTable
  *		Add the chunks of the rows of one transition table that lie behind
- *		w's watermark to cells (starts/ends, *n of them, room for *room),
+ *		w's edge to cells (starts/ends, *n of them, room for *room),
  *		reading the tuplestore with a read pointer of its own, as a scan of
  *		the table in a query would.  A row in the same chunk as the row
  *		before it costs one comparison; ChunkCell is computed only when a
@@ -812,7 +886,7 @@ ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
 		bool		seen = false;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!RowTime(slot, attnum, basetype, &t) || t >= w->watermark)
+		if (!RowTime(slot, attnum, basetype, &t) || t >= w->edge)
 			continue;
 		if (t >= lo && t < hi)
 			continue;
@@ -873,7 +947,7 @@ WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
 /*
  * LogRows
  *		The chunks of target w that the rows of the statement's transition
- *		tables touched behind its watermark, each row's time mapped to its
+ *		tables touched behind its edge, each row's time mapped to its
  *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
  *		transaction has not logged yet written (WriteChangedRegions).
  *		The transition tables are read in C, as the writer, row by row:
@@ -1012,8 +1086,8 @@ LoadRowSources(Relation rel)
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
  *		watches of source whose time column is column, each with the limit
  *		from which a value (in the column's type argtype) is beyond its
- *		watermark: the watermark itself for timestamptz; for timestamp and
- *		date, the watermark's local time in the watch's TimeZone plus a day
+ *		edge: the edge itself for timestamptz; for timestamp and date, the
+ *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
  *		converted and compared exactly).  No watches loaded: nothing.
  */
@@ -1067,11 +1141,8 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 		it->tz = pg_tzset(w->timezone);
 		if (it->tz == NULL)
 			elog(ERROR, "could not load time zone \"%s\"", w->timezone);
-		if (!w->has_watermark)
-			it->limit = DT_NOBEGIN;
-		else if (rc->argtype == TIMESTAMPTZOID ||
-				 TIMESTAMP_NOT_FINITE(w->watermark))
-			it->limit = w->watermark;
+		if (rc->argtype == TIMESTAMPTZOID || TIMESTAMP_NOT_FINITE(w->edge))
+			it->limit = w->edge;
 		else
 		{
 			struct pg_tm tm;
@@ -1079,7 +1150,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 			int			tzoff;
 			Timestamp	local;
 
-			if (timestamp2tm(w->watermark, &tzoff, &tm, &fsec, NULL, it->tz) != 0 ||
+			if (timestamp2tm(w->edge, &tzoff, &tm, &fsec, NULL, it->tz) != 0 ||
 				tm2timestamp(&tm, fsec, NULL, &local) != 0)
 				local = DT_NOBEGIN;
 			it->limit = TIMESTAMP_NOT_FINITE(local) ? local : local + USECS_PER_DAY;
@@ -1146,7 +1217,7 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  * WatchRowNote
  *		See backfill.h: the work of backfill._watch_row(source, column,
  *		value), the WHEN clause of an INSERT row trigger, for one row.  A
- *		value at or beyond every watermark costs one comparison; behind
+ *		value at or beyond every edge costs one comparison; behind
  *		one, the row's chunk is noted as pending unless it is the chunk this
  *		call site noted last.  Only the watches the source's BEFORE INSERT
  *		statement trigger loaded in this transaction are read: called any
@@ -1187,7 +1258,7 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column, Datum value)
 		bool		same_zone;
 
 		if (v >= it->limit || !RowValueTime(value, rc->argtype, it->tz, &t) ||
-			t >= w->watermark || (t >= it->lo && t < it->hi))
+			t >= w->edge || (t >= it->lo && t < it->hi))
 			continue;
 		/* the chunk, on the grid of the watch's TimeZone */
 		same_zone = strcmp(GetConfigOption("TimeZone", false, false),
@@ -1239,8 +1310,9 @@ WatchTriggerIdle(TriggerData *trigdata)
  *		statement.  BEFORE INSERT: load the watches for the row triggers.
  *		AFTER: write the pending chunks of the row triggers, then read the
  *		transition tables (UPDATE, DELETE; INSERT of the old layout) or log
- *		a TRUNCATE.  Nothing is logged for a target that no build has
- *		covered yet (no watermark).  A row trigger's WHEN is always false:
+ *		a TRUNCATE, each behind its watch's edge (a target that backfill
+ *		never built has the live edge alone).  A row trigger's WHEN is
+ *		always false:
  *		called for a row (a trigger made by hand), it does nothing.
  */
 void
@@ -1273,8 +1345,6 @@ WatchTriggerFire(TriggerData *trigdata)
 		WatchEntry *w = &rw->entries[i];
 
 		CHECK_FOR_INTERRUPTS();
-		if (!w->has_watermark)
-			continue;
 		if (truncate)
 			LogTruncate(w, relid);
 		else

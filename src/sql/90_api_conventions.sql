@@ -103,17 +103,8 @@ COMMENT ON FUNCTION backfill.diff(pg_catalog.int8, pg_catalog.int4) IS
 REVOKE ALL ON FUNCTION backfill.diff(pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.diff(pg_catalog.int8, pg_catalog.int4) TO PUBLIC;
 
-DROP FUNCTION backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name);
-CREATE FUNCTION backfill.watch(target pg_catalog.regclass,
-                               source_table pg_catalog.regclass,
-                               source_column pg_catalog.name)
-RETURNS pg_catalog.bool
-AS 'MODULE_PATHNAME', 'backfill_watch'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name) IS
-    'Record the chunks of target that writes to source_table touch (by its source_column); true when the watch is new.';
-REVOKE ALL ON FUNCTION backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name) TO PUBLIC;
+-- watch already takes source_table and source_column (81_late_rows, which
+-- added settle).
 
 DROP FUNCTION backfill.unwatch(pg_catalog.regclass, pg_catalog.regclass);
 CREATE FUNCTION backfill.unwatch(target pg_catalog.regclass,
