@@ -6,6 +6,8 @@
 #   bash bench/parallel.sh                                   (as root)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/parallel.sh  (a developer sandbox)
 #   BENCH_REPS=2 BENCH_HEAP_ROWS=150000                      (the defaults)
+#   BENCH_PARTS="rollup heap pool"                           (the default: all)
+#   BENCH_PARTS=pool BENCH_REPS=5                            (the pool alone)
 #
 # On a quiet 2-core machine one repetition takes about 1.5 min (rollup: the
 # hand-written loop, run as in 0.1.0 and parallel => 1, about 15 s each,
@@ -25,7 +27,18 @@
 #     (DELETE + INSERT ... SELECT per day, COMMIT), backfill.run as in 0.1.0
 #     (no parallel argument), and parallel => 1, 2 and 4;
 #  2. the I/O-bound heap refill: DELETE + INSERT of BENCH_HEAP_ROWS rows a day
-#     for 30 days, at parallel => 1 and 2.
+#     for 30 days, at parallel => 1 and 2;
+#  3. the pool of workers (issue 30, item 2): 30 daily chunks of pure CPU,
+#     calibrated on this machine to about 0.2 s and 0.5 s each in the
+#     session, at parallel => 1 and 2 (alternated, the order swapped every
+#     repetition); and "a chunk in a worker against the same chunk in the
+#     session": the 0.2 s chunks of a target with a trigger of its own, whose
+#     chunks run one at a time (doc/parallel.md), so that parallel => 2
+#     executes all 30 in one pool worker, one after the other, against
+#     parallel => 1 in the session.  Goals (issue 30): parallel => 2 at
+#     least 1.6x faster than 1 with 0.2 s chunks and 1.8x with 0.5 s chunks;
+#     a chunk in a worker within 1.1x of the session.  The load of the
+#     machine (uptime) is printed at the start and the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
@@ -39,19 +52,29 @@ if [ "$(id -u)" -eq 0 ] && [ "${1:-}" != "--inner" ]; then
     trap 'rm -rf "$work"' EXIT
     cp -a . "$work/tree"
     make -s -C "$work/tree" clean PG_CONFIG="$PG_CONFIG" >/dev/null
-    make -s -C "$work/tree" PG_CONFIG="$PG_CONFIG" >/dev/null
+    make -s -j2 -C "$work/tree" PG_CONFIG="$PG_CONFIG" >/dev/null
     make -s -C "$work/tree" install PG_CONFIG="$PG_CONFIG" >/dev/null
     chown -R postgres: "$work"
     chmod 755 "$work"
     status=0
     runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" BENCH_REPS="${BENCH_REPS:-}" \
-        BENCH_HEAP_ROWS="${BENCH_HEAP_ROWS:-}" \
+        BENCH_HEAP_ROWS="${BENCH_HEAP_ROWS:-}" BENCH_PARTS="${BENCH_PARTS:-}" \
         "$work/tree/bench/parallel.sh" --inner || status=$?
     exit $status
 fi
 
 REPS=${BENCH_REPS:-2}
 HEAP=${BENCH_HEAP_ROWS:-150000}
+PARTS=${BENCH_PARTS:-rollup heap pool}
+for part in $PARTS; do
+    case "$part" in
+        rollup|heap|pool) ;;
+        *) echo "BENCH_PARTS: rollup, heap and pool only" >&2; exit 2 ;;
+    esac
+done
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+# the pool alone needs no payments: one a day keeps the script's shape
+if ! has_part rollup && ! has_part heap; then HEAP=1; fi
 for n in "$REPS" "$HEAP"; do
     case "$n" in
         ''|*[!0-9]*|0*) echo "BENCH_REPS and BENCH_HEAP_ROWS must be positive integers" >&2; exit 2 ;;
@@ -70,6 +93,7 @@ timed() {
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
 started=$(now)
+log "load of the machine at the start: $(uptime)"
 log "loading"
 q >/dev/null <<SQL
 CREATE EXTENSION backfill;
@@ -121,7 +145,8 @@ CALL backfill.run(:r$args);"
 # time, so that a drift of the machine's speed within a repetition does not
 # weigh on the same variant every time
 variants=("hand|" "today|" "p1|, parallel => 1" "p2|, parallel => 2" "p4|, parallel => 4")
-for rep in $(seq 1 "$REPS"); do
+has_part rollup || REPS_ROLLUP=0
+for rep in $(seq 1 "${REPS_ROLLUP:-$REPS}"); do
     log "rollup, repetition $rep"
     for k in 0 1 2 3 4; do
         variant=${variants[$(( (rep - 1 + k) % 5 ))]}
@@ -138,7 +163,8 @@ for rep in $(seq 1 "$REPS"); do
         q -c "INSERT INTO bench.timings VALUES ('$name', $rep, $t1 - $t0)"
     done
 done
-for rep in $(seq 1 "$REPS"); do
+has_part heap || REPS_HEAP=0
+for rep in $(seq 1 "${REPS_HEAP:-$REPS}"); do
     log "heap refill, repetition $rep"
     for variant in "heap_p1|, parallel => 1" "heap_p2|, parallel => 2"; do
         name=${variant%%|*}
@@ -151,6 +177,64 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
+# 3. the pool: pure CPU chunks calibrated to about 0.2 s and 0.5 s
+if has_part pool; then
+    log "pool: calibrating the chunks"
+    q >/dev/null <<'SQL'
+CREATE FUNCTION bench.burn(n int) RETURNS bigint LANGUAGE sql STABLE AS
+$$ SELECT sum(length(md5(i::text)))::bigint FROM generate_series(1, n) i $$;
+CREATE TABLE bench.knob (k text PRIMARY KEY, n int NOT NULL);
+CREATE TABLE bench.days (day timestamptz PRIMARY KEY);
+INSERT INTO bench.days SELECT generate_series('2026-01-01'::timestamptz, '2026-01-30', '1 day');
+DO $$
+DECLARE
+    t0 timestamptz;
+    best float8 := 'infinity';
+    probe int := 200000;
+    k int;
+BEGIN
+    FOR k IN 1..5 LOOP
+        t0 := clock_timestamp();
+        PERFORM bench.burn(probe);
+        best := least(best, extract(epoch FROM clock_timestamp() - t0));
+    END LOOP;
+    INSERT INTO bench.knob VALUES ('short', (probe * 0.2 / best)::int),
+                                  ('long', (probe * 0.5 / best)::int);
+END $$;
+CREATE TABLE bench.cpu_short (day timestamptz NOT NULL, work bigint);
+CREATE TABLE bench.cpu_long (day timestamptz NOT NULL, work bigint);
+-- the same chunks, one at a time in a pool worker: a trigger of its own
+CREATE TABLE bench.cpu_alone (day timestamptz NOT NULL, work bigint);
+CREATE FUNCTION bench.noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER noop AFTER INSERT ON bench.cpu_alone FOR EACH STATEMENT EXECUTE FUNCTION bench.noop();
+SELECT backfill.register('bench.cpu_short', 'day', $q$
+SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = 'short')) AS work
+  FROM bench.days WHERE day >= $1 AND day < $2$q$);
+SELECT backfill.register('bench.cpu_alone', 'day', $q$
+SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = 'short')) AS work
+  FROM bench.days WHERE day >= $1 AND day < $2$q$);
+SELECT backfill.register('bench.cpu_long', 'day', $q$
+SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = 'long')) AS work
+  FROM bench.days WHERE day >= $1 AND day < $2$q$);
+SQL
+    q -At -c "SELECT 'pool: ' || string_agg(k || ' chunks burn ' || n || ' md5', ', ') FROM bench.knob" >&2
+    for rep in $(seq 1 "$REPS"); do
+        log "pool, repetition $rep"
+        for target in cpu_short cpu_long cpu_alone; do
+            if [ $((rep % 2)) -eq 1 ]; then order="1 2"; else order="2 1"; fi
+            for n in $order; do
+                t0=$(now)
+                refill "bench.$target" ", parallel => $n" | q >/dev/null
+                t1=$(now)
+                q -c "INSERT INTO bench.timings VALUES ('${target}_p$n', $rep, $t1 - $t0)"
+            done
+        done
+    done
+fi
+
+log "load of the machine at the end: $(uptime)"
+
+if has_part rollup || has_part heap; then
 q -c "SELECT count(*) AS rollup_days, count(DISTINCT digest) AS digests FROM bench.rollup"
 q -c "SELECT count(*) AS heap_rows FROM bench.heap"
 q -c "SELECT count(*) FILTER (WHERE executed_via = 'worker') AS chunks_by_workers,
@@ -194,4 +278,37 @@ SELECT a || ' / ' || b AS paired_time_ratio,
   JOIN bench.timings y ON y.test = g.b AND y.rep = x.rep
  GROUP BY a, b ORDER BY a, b;
 SQL
+fi
+if has_part pool; then
+q <<'SQL'
+-- the pool (issue 30): medians of the wall time of 30 chunks, the chunks'
+-- own time in the catalog, and the paired ratios beside the goals
+SELECT r.target::text AS target,
+       count(*) FILTER (WHERE c.executed_via = 'worker') AS chunks_by_workers,
+       count(*) FILTER (WHERE c.executed_via <> 'worker') AS chunks_in_session,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM c.finished_at - c.started_at))
+              FILTER (WHERE c.executed_via = 'worker'))::numeric, 3) AS median_chunk_s_worker,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM c.finished_at - c.started_at))
+              FILTER (WHERE c.executed_via <> 'worker'))::numeric, 3) AS median_chunk_s_session
+  FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
+ WHERE r.target::text LIKE 'bench.cpu_%' GROUP BY 1 ORDER BY 1;
+WITH m AS (
+  SELECT test, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s,
+         min(seconds) AS lo, max(seconds) AS hi, count(*) AS reps
+    FROM bench.timings WHERE test LIKE 'cpu_%' GROUP BY test)
+SELECT test, reps, round(s::numeric, 2) AS median_s, round(lo::numeric, 2) AS min_s,
+       round(hi::numeric, 2) AS max_s, round((s / 30)::numeric, 3) AS per_chunk_s
+  FROM m ORDER BY test;
+SELECT g.what, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x.seconds / y.seconds)::numeric, 2) AS paired_median,
+       round(min(x.seconds / y.seconds)::numeric, 2) AS min,
+       round(max(x.seconds / y.seconds)::numeric, 2) AS max, g.goal
+  FROM (VALUES (1, '0.2 s chunks: parallel 2 speed-up over 1', 'cpu_short_p1', 'cpu_short_p2', '>= 1.6'),
+               (2, '0.5 s chunks: parallel 2 speed-up over 1', 'cpu_long_p1', 'cpu_long_p2', '>= 1.8'),
+               (3, 'a chunk in a pool worker / in the session (time)', 'cpu_alone_p2', 'cpu_alone_p1', '<= 1.1'))
+         AS g(o, what, a, b, goal)
+  JOIN bench.timings x ON x.test = g.a
+  JOIN bench.timings y ON y.test = g.b AND y.rep = x.rep
+ GROUP BY g.o, g.what, g.goal ORDER BY g.o;
+SQL
+fi
 log "total $(printf '%.0f' "$(echo "$(now) - $started" | bc)") s"

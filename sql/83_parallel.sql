@@ -168,6 +168,33 @@ CALL backfill.run(:rp, parallel => 2);
 RESET client_min_messages;
 SELECT chunk_no, status, executed_via FROM backfill.chunks WHERE run_id = :rp ORDER BY chunk_no;
 
+-- The pool (issue 30): the workers of a call connect once and take chunk
+-- after chunk.  Each row of par.bypid records the pid of the backend that
+-- executed its chunk: 8 chunks at parallel => 2, 2 worker backends, none of
+-- them this session; a worker executed several chunks.
+CREATE TABLE par.bypid (day timestamptz, pid int);
+SELECT backfill.register('par.bypid', 'day',
+    'SELECT date_trunc(''day'', ts) AS day, pg_backend_pid() AS pid FROM par.raw WHERE ts >= $1 AND ts < $2 GROUP BY 1');
+SELECT backfill.plan('par.bypid', '2024-05-01', '2024-05-09', probe => false) AS rpool \gset
+SET client_min_messages = warning;
+CALL backfill.run(:rpool, parallel => 2);
+RESET client_min_messages;
+SELECT count(*) AS chunks, count(DISTINCT pid) AS worker_backends,
+       bool_and(pid <> pg_backend_pid()) AS none_in_session
+  FROM par.bypid;
+SELECT status, count(*) AS chunks, bool_and(executed_via = 'worker') AS by_workers
+  FROM backfill.chunks WHERE run_id = :rpool GROUP BY 1;
+-- parallel => 3 with max_chunks => 2 starts 2 workers (a worker only for a
+-- chunk), then parallel => 3 for the 6 chunks left: 3 more
+TRUNCATE par.bypid;
+SELECT backfill.plan('par.bypid', '2024-05-01', '2024-05-09', probe => false) AS rpool \gset
+SET client_min_messages = warning;
+CALL backfill.run(:rpool, parallel => 3, max_chunks => 2);
+CALL backfill.run(:rpool, parallel => 3);
+RESET client_min_messages;
+SELECT count(*) AS chunks, count(DISTINCT pid) AS worker_backends
+  FROM par.bypid;
+
 -- No background worker is left behind, and progress shows none in flight.
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'backfill worker';
 SELECT count(*) AS runs_with_chunks_in_flight FROM backfill.progress

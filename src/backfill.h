@@ -1852,8 +1852,9 @@ extern void ReportTally(RunInfo *run, RunTally *tally);
 extern bool ParallelUsable(RunInfo *run);
 
 /*
- * The parallel run loop: the run's chunks in background workers, at most
- * "parallel" in flight, in plan order; stops starting at the first failure
+ * The parallel run loop: the run's chunks in a pool of at most "parallel"
+ * background workers, each taking chunk after chunk, at most "parallel" in
+ * flight, in plan order; stops starting at the first failure
  * or deferral.  Caller holds the run's session lock and a non-atomic SPI
  * connection; cxt survives the commits.
  */

@@ -5,6 +5,13 @@
 #   - the leader terminated while workers are in flight: its workers go,
 #     their chunks roll back and stay pending, nothing looks busy, resume;
 #   - cancel terminates the run's workers;
+#   - the pool (issue 30): the chunks at a gate are executed by the workers
+#     that executed the call's first chunks (a worker takes chunk after
+#     chunk); a pool worker terminated mid-pool leaves its chunk failed, the
+#     chunk of the other worker finishes, nothing new starts, the call ends
+#     with the chunk's error and no worker is left; cancel mid-pool
+#     terminates the busy workers and the leader ends the idle ones; a
+#     query cancel of the leader terminates its busy and idle workers;
 #   - no free worker slot: the run goes on with fewer workers (NOTICE), and
 #     with none executes the chunk in the session;
 #   - pg_cron ticks with parallel => 2 finish a run, two chunks at a time.
@@ -170,6 +177,136 @@ SELECT r.status || ' ' || c.status FROM backfill.runs r
 is( table_diff($node, $db, 'tgt', 'tgt_before',
 		"ts >= '2024-01-02 00:00+00' AND ts < '2024-01-03 00:00+00'"),
 	'0', 'the cancelled chunk rolled back');
+
+# --- the pool (issue 30). --------------------------------------------------
+# tgtp records, in each row, the pid of the backend that executed its chunk.
+$node->safe_psql($db, q{
+CREATE TABLE tgtp (ts timestamptz NOT NULL, v int NOT NULL, pid int NOT NULL);
+SELECT backfill.register('tgtp', 'ts',
+    'SELECT ts, v, pg_backend_pid() AS pid FROM public.src WHERE ts >= $1 AND ts < $2 AND public.gate(ts)');
+});
+
+sub plan_pool_run
+{
+	$node->safe_psql($db, 'TRUNCATE tgtp');
+	return $node->safe_psql($db, q{
+SELECT backfill.plan('tgtp', '2024-01-01 00:00+00', '2024-01-07 00:00+00', probe => false)});
+}
+
+# The pid of the worker executing chunk $chunk of run $run, at the gate.
+sub chunk_worker
+{
+	my ($run, $chunk) = @_;
+	return $node->safe_psql($db, qq{
+SELECT pid FROM pg_stat_activity
+ WHERE backend_type = 'backfill worker'
+   AND query = 'backfill chunk $chunk of run $run'});
+}
+
+# Whether the pids (a comma list) all executed chunks before the gate
+# (days before $day): the pool's workers, not new ones.
+sub executed_before
+{
+	my ($pids, $day) = @_;
+	return $node->safe_psql($db, qq{
+SELECT bool_and(p = ANY (ARRAY(SELECT DISTINCT pid FROM tgtp WHERE ts < '$day')))
+       || ' ' || (SELECT count(DISTINCT pid) FROM tgtp)
+  FROM unnest('{$pids}'::int[]) p});
+}
+
+# A pool worker terminated mid-pool: chunks 3 and 4 wait at the gate in the
+# two workers that executed chunks 1 and 2.
+my $run5 = plan_pool_run();
+($gate, $runner, $leader) = start_gated_parallel(
+	"CALL backfill.run($run5, parallel => 2)", 2,
+	'pool: two workers wait at the gate (chunks 3 and 4)',
+	'2024-01-03 00:00+00', '2024-01-04 00:00+00');
+is(executed_before(gate_waiters(), '2024-01-03 00:00+00'), 'true 2',
+	'pool: the workers at the gate are the two that executed chunks 1 and 2');
+my $victim = chunk_worker($run5, 3);
+isnt($victim, '', 'pool: the worker of chunk 3 is found');
+is($node->safe_psql($db, "SELECT pg_terminate_backend($victim)"), 't',
+	'pool: the worker of chunk 3 is terminated');
+ok( $node->poll_query_until($db, qq{
+SELECT status = 'failed' FROM backfill.chunks WHERE run_id = $run5 AND chunk_no = 3}),
+	'pool: the leader records chunk 3 failed');
+$gate->query_safe('SELECT pg_advisory_unlock_all()');
+$gate->quit;
+ok( $node->poll_query_until($db,
+		"SELECT status = 'failed' FROM backfill.runs WHERE run_id = $run5"),
+	'pool: the call ends and the run is failed');
+no_worker_left('pool worker terminated');
+$runner->quit;
+like($runner->{stderr},
+	qr/the background worker of chunk 3 stopped before it recorded the chunk's outcome/,
+	"pool: the call ends with chunk 3's error");
+is(chunk_states($run5), 'done:1,done:1,failed:1,done:1,pending:0,pending:0',
+	'pool: chunk 3 failed, chunk 4 in flight finished, nothing new started');
+is( $node->safe_psql($db, q{
+SELECT count(*) FROM tgtp WHERE ts >= '2024-01-03 00:00+00' AND ts < '2024-01-04 00:00+00'}),
+	'0', 'pool: the terminated chunk rolled back');
+$node->safe_psql($db, 'TRUNCATE gate_day');
+$node->safe_psql($db, "CALL backfill.run($run5, parallel => 2)");
+is( $node->safe_psql($db, qq{
+SELECT r.status || ' ' || count(t.*) FROM backfill.runs r, tgtp t
+ WHERE r.run_id = $run5 GROUP BY r.status}),
+	'done 48', 'pool: the run resumed is done, every row in place');
+
+# Cancel mid-pool: both workers at the gate (chunks 3 and 4).
+my $run6 = plan_pool_run();
+($gate, $runner, $leader) = start_gated_parallel(
+	"CALL backfill.run($run6, parallel => 2)", 2,
+	'pool cancel: two workers wait at the gate (chunks 3 and 4)',
+	'2024-01-03 00:00+00', '2024-01-04 00:00+00');
+is(executed_before(gate_waiters(), '2024-01-03 00:00+00'), 'true 2',
+	'pool cancel: the workers at the gate executed chunks 1 and 2');
+is($node->safe_psql($db, "SELECT backfill.cancel($run6) >= 1"), 't',
+	'pool cancel: cancel returns');
+no_worker_left('pool cancelled');
+$gate->query_safe('SELECT pg_advisory_unlock_all()');
+$gate->quit;
+$runner->quit;
+like($runner->{stderr}, qr/run $run6 tgtp is cancelled/,
+	'pool cancel: the call says the run is cancelled');
+is( $node->safe_psql($db, qq{
+SELECT r.status || ' ' || string_agg(c.status, ',' ORDER BY c.chunk_no)
+  FROM backfill.runs r JOIN backfill.chunks c USING (run_id)
+ WHERE run_id = $run6 GROUP BY r.status}),
+	'cancelled done,done,cancelled,cancelled,cancelled,cancelled',
+	'pool cancel: the run and every chunk not done are cancelled');
+is( $node->safe_psql($db, q{
+SELECT count(*) FROM tgtp WHERE ts >= '2024-01-03 00:00+00'}),
+	'0', 'pool cancel: the chunks in flight rolled back');
+
+# A query cancel of the leader with one worker busy at the gate (chunk 3)
+# and the other idle (max_chunks reached): both go.
+my $run7 = plan_pool_run();
+($gate, $runner, $leader) = start_gated_parallel(
+	"CALL backfill.run($run7, max_chunks => 3, parallel => 2)", 1,
+	'leader cancel: a worker waits at the gate (chunk 3)',
+	'2024-01-03 00:00+00');
+ok( $node->poll_query_until($db, qq{
+SELECT count(*) = 2 FROM backfill.chunks WHERE run_id = $run7 AND status = 'done'}),
+	'leader cancel: chunks 1 and 2 are done');
+is(executed_before(gate_waiters(), '2024-01-03 00:00+00'), 'true 2',
+	'leader cancel: the worker at the gate executed chunk 1 or 2');
+is( $node->safe_psql($db,
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'backfill worker'"),
+	'2', 'leader cancel: the other worker waits idle in the pool');
+is($node->safe_psql($db, "SELECT pg_cancel_backend($leader)"), 't',
+	'leader cancel: the leader gets a query cancel');
+no_worker_left('leader cancelled');
+$gate->query_safe('SELECT pg_advisory_unlock_all()');
+$gate->quit;
+$runner->quit;
+like($runner->{stderr}, qr/canceling statement due to user request/,
+	'leader cancel: the call ends with the cancel');
+is(chunk_states($run7), 'done:1,done:1,pending:0,pending:0,pending:0,pending:0',
+	'leader cancel: the chunk in flight rolled back and stays pending');
+$node->safe_psql($db, 'TRUNCATE gate_day');
+$node->safe_psql($db, "CALL backfill.run($run7, parallel => 2)");
+is($node->safe_psql($db, "SELECT status FROM backfill.runs WHERE run_id = $run7"),
+	'done', 'leader cancel: the run resumed is done');
 
 # --- pg_cron ticks with parallel => 2. -----------------------------------
 $node->safe_psql($db, 'TRUNCATE gate_day');

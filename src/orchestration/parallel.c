@@ -2,11 +2,27 @@
  *
  * parallel.c
  *	  Parallel chunks (run, backfill, run_group with parallel => N): the
- *	  leader's loop, which starts each chunk in a dynamic background
- *	  worker, at most N at a time, in plan order, and stops starting at
- *	  the first failure; the worker's main, which executes exactly one
- *	  chunk with the chunk engine and exits; and cancel's side, which
- *	  terminates a run's workers.
+ *	  leader's loop, which hands the chunks out to a pool of at most N
+ *	  dynamic background workers, in plan order, and stops handing out at
+ *	  the first failure; the pool worker's main, which connects once and
+ *	  executes the chunks it is handed with the chunk engine, one
+ *	  transaction each, until the leader tells it to go; and cancel's side,
+ *	  which terminates a run's workers.
+ *
+ * The pool: a call starts a worker only when a chunk may start and no
+ * worker of the call is idle, so it never has more than N (fewer when
+ * backfill.max_workers or max_worker_processes leave fewer); a worker that
+ * has finished its chunk waits for the next one, with its connection,
+ * caches and lock group membership kept.  The leader and its workers share
+ * one small dynamic shared memory segment (PoolShared, created by the
+ * leader for the call): one place per worker, with the chunk handed to it
+ * and its state (PLACE_*), under a spinlock; each side wakes the other
+ * with its latch.  Everything else (the outcome of a chunk, its error, its
+ * figures) goes through the catalog, as before the pool: the leader reads
+ * the chunk's row when the worker says it is done, or when the worker has
+ * stopped.  At the end of the call the leader tells its idle workers to
+ * exit and waits for them; on an error, or when it is terminated, it
+ * terminates them.
  *
  * A run_group call leads the unfinished runs of the group at once: at most
  * N chunks in flight across them, each run's chunks in plan order, the
@@ -17,12 +33,13 @@
  * A worker connects to the leader's database as the leader's current role
  * (by OID), with the leader's backfill.lock_timeout, chunk_timeout and
  * max_attempts; the run's TimeZone and search_path are pinned on the run
- * and applied by the chunk engine, as in the leader.  It claims its chunk
- * (row lock, as the run loop does), executes it (author gate, locks with
- * lock_timeout deferral, ledger gate, lineage), records the outcome in
- * the chunk's own transaction, executed_via 'worker', and exits.  It
- * reports through the catalog only: the leader reads the chunk's row when
- * the worker has stopped.  No dynamic shared memory is needed.
+ * and applied by the chunk engine, as in the leader.  For each chunk it is
+ * handed (a group call's may be of several runs) it claims the chunk (row
+ * lock, as the run loop does), executes it (author gate, locks with
+ * lock_timeout deferral, ledger gate, lineage), and records the outcome in
+ * the chunk's own transaction, executed_via 'worker'; the chunk engine
+ * pops every setting of the chunk at its end, as between two chunks of a
+ * serial run.
  *
  * The workers join the leader's lock group (as parallel query's workers
  * do), so the chunks of one call never wait for each other's locks on the
@@ -59,13 +76,14 @@
  * chunks of one call write disjoint ranges, and each is a distributed
  * transaction of its own to Citus's deadlock detector.
  *
- * While it runs, a worker holds a session-level lock whose key is its
- * chunk (BackfillChunkLockTag), so pg_locks, backfill.progress and cancel
- * see the chunks in flight and their pids, and a worker that dies drops
- * it.  The leader holds the run's session lock as in a serial run, and
- * terminates its workers when it ends by an error or is terminated (also
- * on FATAL, at proc_exit), so no chunk runs unowned; their chunks roll
- * back and stay pending.
+ * While it executes a chunk, a worker holds a session-level lock whose key
+ * is the chunk (BackfillChunkLockTag), released after the chunk's commit,
+ * so pg_locks, backfill.progress and cancel see the chunks in flight and
+ * their pids, and a worker that dies drops it.  The leader holds the run's
+ * session lock as in a serial run, and terminates its workers when it ends
+ * by an error or is terminated (also on FATAL, at proc_exit), so no chunk
+ * runs unowned; their chunks roll back and stay pending.  A worker checks
+ * that its leader is still there before each chunk, and while idle.
  *
  *-------------------------------------------------------------------------
  */
@@ -81,8 +99,10 @@
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/dsm.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -93,11 +113,11 @@
 
 #include "backfill.h"
 
-/* What the leader hands a worker, in bgw_extra. */
+/* What the leader hands a worker at its start, in bgw_extra. */
 typedef struct ChunkWorkerArgs
 {
-	int64		run_id;
-	int32		chunk_no;
+	dsm_handle	pool;			/* the call's PoolShared */
+	int32		place;			/* the worker's place in it */
 	Oid			database;
 	Oid			role;
 	int			leader_pgprocno;
@@ -110,6 +130,40 @@ typedef struct ChunkWorkerArgs
 
 StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
 				 "ChunkWorkerArgs must fit in bgw_extra");
+
+/*
+ * The state of a place of the pool, as its worker and the leader share it.
+ * The leader moves a place from IDLE to ASSIGNED (a chunk is handed out)
+ * and from DONE back to IDLE (it has read the outcome), or to EXIT; the
+ * worker moves it from ASSIGNED to BUSY (it took the chunk) and from BUSY
+ * to DONE (the chunk's transaction is over).
+ */
+typedef enum PlaceState
+{
+	PLACE_IDLE,
+	PLACE_ASSIGNED,
+	PLACE_BUSY,
+	PLACE_DONE,
+	PLACE_EXIT
+} PlaceState;
+
+/* One place of the pool: its worker, and the chunk handed to it. */
+typedef struct PoolPlace
+{
+	PlaceState	state;
+	int64		run_id;
+	int32		chunk_no;
+	int			procno;			/* the worker's PGPROC number; -1 before it
+								 * attached */
+} PoolPlace;
+
+/* The dynamic shared memory of a call: its places, under one spinlock. */
+typedef struct PoolShared
+{
+	slock_t		mutex;
+	int			nplaces;
+	PoolPlace	places[FLEXIBLE_ARRAY_MEMBER];
+} PoolShared;
 
 /*
  * One run of the call (a group call has several): where the leader is in
@@ -126,10 +180,14 @@ typedef struct Member
 	RunTally	tally;			/* what this call did to it (its summary) */
 } Member;
 
-/* One chunk in flight: its worker, its run and the chunk as it was started. */
+/*
+ * One place of the pool, as the leader keeps it: its worker (NULL: none
+ * at this place now) and, while busy, the chunk handed to it.
+ */
 typedef struct Flight
 {
-	BackgroundWorkerHandle *handle; /* NULL: a free place */
+	BackgroundWorkerHandle *handle; /* NULL: no worker at this place */
+	bool		busy;			/* a chunk is in flight at this place */
 	Member	   *member;
 	ChunkInfo	chunk;
 	int32		attempts;		/* the chunk's attempts before the worker */
@@ -137,11 +195,14 @@ typedef struct Flight
 } Flight;
 
 /*
- * The leader's chunks in flight, for the cleanup that terminates their
- * workers when the leader ends by an error or is terminated.
+ * The leader's places, for the cleanup that terminates their workers when
+ * the leader ends by an error or is terminated, and the call's shared
+ * memory.
  */
 static Flight *flights = NULL;
 static int	nflights = 0;
+static dsm_segment *pool_seg = NULL;
+static PoolShared *pool = NULL;
 static bool exit_callback_registered = false;
 
 PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
@@ -149,8 +210,9 @@ PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
 /*
  * TerminateFlights
  *		Cleanup of the leader (on an error, and at proc_exit when it is
- *		terminated): terminate every worker still in flight; each rolls its
- *		chunk back.  A worker not started yet never starts.
+ *		terminated): terminate every worker of the pool, busy or idle; a
+ *		busy one rolls its chunk back.  A worker not started yet never
+ *		starts.
  */
 static void
 TerminateFlights(int code, Datum arg)
@@ -281,13 +343,14 @@ ParallelUsable(RunInfo *run)
 }
 
 /*
- * StartChunkWorker
- *		Register the background worker of one chunk, to join this backend's
- *		lock group or not; NULL when no worker slot is free.  The handle is
- *		allocated in the current memory context.
+ * StartPoolWorker
+ *		Register the background worker of place i of the pool (its first
+ *		chunk already handed to the place, HandChunk), to join this
+ *		backend's lock group or not; NULL when no worker slot of the server
+ *		is free.  The handle is allocated in the current memory context.
  */
 static BackgroundWorkerHandle *
-StartChunkWorker(RunInfo *run, ChunkInfo *chunk, bool lock_group)
+StartPoolWorker(int i, bool lock_group)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -302,14 +365,13 @@ StartChunkWorker(RunInfo *run, ChunkInfo *chunk, bool lock_group)
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "backfill");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "backfill_chunk_worker");
 	snprintf(worker.bgw_name, BGW_MAXLEN,
-			 "backfill worker: run %lld chunk %d",
-			 (long long) run->run_id, chunk->chunk_no);
+			 "backfill worker %d of backend %d", i + 1, MyProcPid);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "backfill worker");
-	worker.bgw_main_arg = Int64GetDatum(run->run_id);
+	worker.bgw_main_arg = Int32GetDatum(i);
 	worker.bgw_notify_pid = MyProcPid;
 
-	args.run_id = run->run_id;
-	args.chunk_no = chunk->chunk_no;
+	args.pool = dsm_segment_handle(pool_seg);
+	args.place = i;
 	args.database = MyDatabaseId;
 	args.role = GetUserId();
 	args.leader_pgprocno = BackfillMyProcNumber();
@@ -326,11 +388,215 @@ StartChunkWorker(RunInfo *run, ChunkInfo *chunk, bool lock_group)
 }
 
 /*
+ * CreatePool
+ *		The call's shared memory: n places, all idle, with no worker yet;
+ *		mapped for the session (the leader commits between chunks) until
+ *		DestroyPool.  NULL when the server has no dynamic shared memory
+ *		segment left (the call then executes its chunks in the session).
+ */
+static void
+CreatePool(int n)
+{
+	Size		size = add_size(offsetof(PoolShared, places),
+								mul_size(n, sizeof(PoolPlace)));
+	int			i;
+
+	pool_seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (pool_seg == NULL)
+	{
+		pool = NULL;
+		return;
+	}
+	dsm_pin_mapping(pool_seg);
+	pool = (PoolShared *) dsm_segment_address(pool_seg);
+	SpinLockInit(&pool->mutex);
+	pool->nplaces = n;
+	for (i = 0; i < n; i++)
+	{
+		pool->places[i].state = PLACE_IDLE;
+		pool->places[i].run_id = 0;
+		pool->places[i].chunk_no = 0;
+		pool->places[i].procno = -1;
+	}
+}
+
+/*
+ * DestroyPool
+ *		Unmap the call's shared memory (its workers, if any are left, keep
+ *		it until they exit).
+ */
+static void
+DestroyPool(void)
+{
+	if (pool_seg != NULL)
+		dsm_detach(pool_seg);
+	pool_seg = NULL;
+	pool = NULL;
+}
+
+/*
+ * ReadPlace
+ *		The state of place i, as its worker last set it.
+ */
+static PlaceState
+ReadPlace(int i)
+{
+	PlaceState	state;
+
+	SpinLockAcquire(&pool->mutex);
+	state = pool->places[i].state;
+	SpinLockRelease(&pool->mutex);
+	return state;
+}
+
+/*
+ * SetPlace
+ *		Set the state of place i (the leader's moves: IDLE, EXIT) and wake
+ *		its worker.
+ */
+static void
+SetPlace(int i, PlaceState state)
+{
+	int			procno;
+
+	SpinLockAcquire(&pool->mutex);
+	pool->places[i].state = state;
+	procno = pool->places[i].procno;
+	SpinLockRelease(&pool->mutex);
+	if (procno >= 0)
+		SetLatch(&BackfillProcByNumber(procno)->procLatch);
+}
+
+/*
+ * HandChunk
+ *		Hand chunk chunk_no of run_id to place i, idle, and wake its worker
+ *		(one not started yet reads it when it starts).
+ */
+static void
+HandChunk(int i, int64 run_id, int32 chunk_no)
+{
+	int			procno;
+
+	SpinLockAcquire(&pool->mutex);
+	Assert(pool->places[i].state == PLACE_IDLE);
+	pool->places[i].run_id = run_id;
+	pool->places[i].chunk_no = chunk_no;
+	pool->places[i].state = PLACE_ASSIGNED;
+	procno = pool->places[i].procno;
+	SpinLockRelease(&pool->mutex);
+	if (procno >= 0)
+		SetLatch(&BackfillProcByNumber(procno)->procLatch);
+}
+
+/*
+ * WorkerStopped
+ *		Whether the worker of place i (which has one) has stopped.
+ */
+static bool
+WorkerStopped(int i)
+{
+	pid_t		pid;
+
+	return GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED;
+}
+
+/*
+ * FlightEnded
+ *		Whether the chunk in flight at place i is over: its worker said so
+ *		(DONE), or it has stopped.
+ */
+static bool
+FlightEnded(int i)
+{
+	return flights[i].busy &&
+		(ReadPlace(i) == PLACE_DONE || WorkerStopped(i));
+}
+
+/*
+ * ReapWorker
+ *		The worker of place i has stopped (or is told to, at the end of the
+ *		call, and has): give its slot of backfill.max_workers back and free
+ *		the place for a new worker.
+ */
+static void
+ReapWorker(int i)
+{
+	pfree(flights[i].handle);
+	flights[i].handle = NULL;
+	ReleaseSlot(flights[i].slot);
+	flights[i].slot = -1;
+	SpinLockAcquire(&pool->mutex);
+	pool->places[i].state = PLACE_IDLE;
+	pool->places[i].procno = -1;
+	SpinLockRelease(&pool->mutex);
+}
+
+/*
+ * ReapIdleWorkers
+ *		Reap the idle workers that have stopped (terminated between two
+ *		chunks): their places take a new worker when one is needed.
+ */
+static void
+ReapIdleWorkers(void)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL && !flights[i].busy && WorkerStopped(i))
+			ReapWorker(i);
+	}
+}
+
+/*
+ * IdlePlace
+ *		A place whose worker waits for a chunk, or -1.
+ */
+static int
+IdlePlace(void)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL && !flights[i].busy &&
+			ReadPlace(i) == PLACE_IDLE)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * ShutdownPool
+ *		The end of a call with nothing in flight: tell every worker of the
+ *		pool to exit, wait until each has, and give its slot back.
+ */
+static void
+ShutdownPool(void)
+{
+	int			i;
+
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle != NULL)
+			SetPlace(i, PLACE_EXIT);
+	}
+	for (i = 0; i < nflights; i++)
+	{
+		if (flights[i].handle == NULL)
+			continue;
+		(void) WaitForBackgroundWorkerShutdown(flights[i].handle);
+		ReapWorker(i);
+	}
+}
+
+/*
  * WaitForFlight
- *		Wait until one of the workers in flight has stopped and return its
- *		place.  The postmaster wakes the leader (bgw_notify_pid) when a
- *		worker stops; interrupts are served in every wait, and a terminated
- *		or cancelled leader leaves through its cleanup.
+ *		Wait until one of the chunks in flight is over (its worker said so,
+ *		or has stopped) and return its place.  A worker wakes the leader
+ *		(its latch) when its chunk is over, the postmaster (bgw_notify_pid)
+ *		when a worker stops; interrupts are served in every wait, and a
+ *		terminated or cancelled leader leaves through its cleanup.
  */
 static int
 WaitForFlight(int n)
@@ -341,10 +607,7 @@ WaitForFlight(int n)
 
 		for (i = 0; i < n; i++)
 		{
-			pid_t		pid;
-
-			if (flights[i].handle != NULL &&
-				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
+			if (FlightEnded(i))
 				return i;
 		}
 		(void) WaitLatch(MyLatch,
@@ -425,8 +688,7 @@ TargetInFlight(Oid relid)
 
 	for (i = 0; i < nflights; i++)
 	{
-		if (flights[i].handle != NULL &&
-			flights[i].member->run->target == relid)
+		if (flights[i].busy && flights[i].member->run->target == relid)
 			return true;
 	}
 	return false;
@@ -521,7 +783,7 @@ FlightFailed(void)
 		ChunkReport report;
 		ChunkStatus cstatus;
 
-		if (flights[i].handle == NULL)
+		if (!flights[i].busy)
 			continue;
 		if (ReadChunkOutcome(flights[i].member->run, &flights[i].chunk,
 							 flights[i].attempts, &cstatus, &report) &&
@@ -680,9 +942,11 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
 
 /*
  * FinishFlight
- *		A worker in flight has stopped: read what it recorded, or, when it
- *		recorded nothing and the run was not cancelled meanwhile, record
- *		its chunk as failed; commit; free its place.  The report's error
+ *		The chunk in flight at place i is over (FlightEnded): read what its
+ *		worker recorded, or, when it recorded nothing and the run was not
+ *		cancelled meanwhile, record the chunk as failed; commit.  The
+ *		worker, when it is still there, waits for its next chunk; when it
+ *		has stopped, its place is freed for a new one.  The report's error
  *		is made in the caller's memory context, not in SPI's, which
  *		SpiFinish frees before NoteOutcome reads it.
  */
@@ -729,10 +993,11 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 	else
 		NoteOutcome(m, st, &f->chunk, &report, cxt);
 
-	pfree(f->handle);
-	f->handle = NULL;
-	ReleaseSlot(f->slot);
-	f->slot = -1;
+	f->busy = false;
+	if (WorkerStopped(i))
+		ReapWorker(i);
+	else
+		SetPlace(i, PLACE_IDLE);
 	st->in_flight--;
 	/* the last chunk of its target in flight: other calls may go on */
 	if (!st->lock_group && !TargetInFlight(m->run->target))
@@ -857,9 +1122,10 @@ NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 
 /*
  * LeaderLoop
- *		The loop of ParallelRunLoop, inside its cleanup: start chunks while
- *		there is a place, then wait for a worker to stop and take in its
- *		outcome, until nothing is in flight and nothing more may start.
+ *		The loop of ParallelRunLoop, inside its cleanup: hand out chunks
+ *		while there is a place (to an idle worker of the pool, else to a new
+ *		one), then wait for a chunk to be over and take in its outcome,
+ *		until nothing is in flight and nothing more may start.
  */
 static void
 LeaderLoop(LeaderState *st, int max_chunks, int parallel,
@@ -919,75 +1185,106 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				break;
 			}
 
-			/* a slot of backfill.max_workers, then a worker of the server */
-			slot = TakeSlot();
-			if (slot < 0)
+			/* no shared memory for a pool: one at a time, in the session */
+			if (pool == NULL)
 			{
 				if (!st->lock_group && !TargetInFlight(m->run->target))
 					ReleaseCallTarget(st, m->run->target);
-				if (!warned)
-					ereport(NOTICE,
-							(BackfillMaxWorkers() > 0 ?
-							 errmsg("run %lld: all %d of the cluster's backfill worker slots are taken; going on with %d of the %d parallel workers asked for",
-									(long long) m->run->run_id,
-									BackfillMaxWorkers(), st->in_flight,
-									parallel) :
-							 errmsg("run %lld: backfill.max_workers is 0; the chunks run in this session",
-									(long long) m->run->run_id),
-							 errdetail("backfill.max_workers caps the parallel chunks of every session and database at once, so that they leave the rest of max_worker_processes to parallel query and other background workers."),
-							 BackfillMaxWorkers() > 0 ?
-							 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.") :
-							 errhint("Ask a superuser to raise backfill.max_workers for parallel chunks.")));
-				warned = true;
-				if (st->in_flight > 0)
-				{
-					/* fewer places from now on; this chunk starts later */
-					st->cap = st->in_flight;
-					break;
-				}
-				/* no worker at all: the chunk runs in this session */
 				RunChunkHere(m, st, &chunk, via, user, cxt);
 				m->cursor = chunk.chunk_no;
 				started++;
 				ran_here = true;
 				break;
 			}
-			old = MemoryContextSwitchTo(cxt);
-			handle = StartChunkWorker(m->run, &chunk, st->lock_group);
-			MemoryContextSwitchTo(old);
-			if (handle == NULL)
+
+			/* an idle worker of the pool takes the chunk */
+			ReapIdleWorkers();
+			i = IdlePlace();
+			if (i >= 0)
+				HandChunk(i, m->run->run_id, chunk.chunk_no);
+			else
 			{
-				ReleaseSlot(slot);
-				if (!st->lock_group && !TargetInFlight(m->run->target))
-					ReleaseCallTarget(st, m->run->target);
-				if (!warned)
-					ereport(NOTICE,
-							(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
-									(long long) m->run->run_id,
-									st->in_flight, parallel),
-							 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
-				warned = true;
-				if (st->in_flight > 0)
+				/*
+				 * None: a new worker, at a free place of the pool (fewer
+				 * workers than places: a busy worker per chunk in flight,
+				 * and no idle one); first a slot of backfill.max_workers,
+				 * then a worker of the server.
+				 */
+				slot = TakeSlot();
+				if (slot < 0)
 				{
-					/* fewer places from now on; this chunk starts later */
-					st->cap = st->in_flight;
+					if (!st->lock_group && !TargetInFlight(m->run->target))
+						ReleaseCallTarget(st, m->run->target);
+					if (!warned)
+						ereport(NOTICE,
+								(BackfillMaxWorkers() > 0 ?
+								 errmsg("run %lld: all %d of the cluster's backfill worker slots are taken; going on with %d of the %d parallel workers asked for",
+										(long long) m->run->run_id,
+										BackfillMaxWorkers(), st->in_flight,
+										parallel) :
+								 errmsg("run %lld: backfill.max_workers is 0; the chunks run in this session",
+										(long long) m->run->run_id),
+								 errdetail("backfill.max_workers caps the parallel chunks of every session and database at once, so that they leave the rest of max_worker_processes to parallel query and other background workers."),
+								 BackfillMaxWorkers() > 0 ?
+								 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.") :
+								 errhint("Ask a superuser to raise backfill.max_workers for parallel chunks.")));
+					warned = true;
+					if (st->in_flight > 0)
+					{
+						/* fewer places from now on; this chunk starts later */
+						st->cap = st->in_flight;
+						break;
+					}
+					/* no worker at all: the chunk runs in this session */
+					RunChunkHere(m, st, &chunk, via, user, cxt);
+					m->cursor = chunk.chunk_no;
+					started++;
+					ran_here = true;
 					break;
 				}
-				/* no worker at all: the chunk runs in this session */
-				RunChunkHere(m, st, &chunk, via, user, cxt);
-				m->cursor = chunk.chunk_no;
-				started++;
-				ran_here = true;
-				break;
-			}
-			for (i = 0; i < nflights; i++)
-			{
-				if (flights[i].handle == NULL)
+				for (i = 0; i < nflights; i++)
+				{
+					if (flights[i].handle == NULL)
+						break;
+				}
+				Assert(i < nflights);
+				HandChunk(i, m->run->run_id, chunk.chunk_no);
+				old = MemoryContextSwitchTo(cxt);
+				handle = StartPoolWorker(i, st->lock_group);
+				MemoryContextSwitchTo(old);
+				if (handle == NULL)
+				{
+					/* the place's chunk goes back: no worker will take it */
+					SpinLockAcquire(&pool->mutex);
+					pool->places[i].state = PLACE_IDLE;
+					SpinLockRelease(&pool->mutex);
+					ReleaseSlot(slot);
+					if (!st->lock_group && !TargetInFlight(m->run->target))
+						ReleaseCallTarget(st, m->run->target);
+					if (!warned)
+						ereport(NOTICE,
+								(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
+										(long long) m->run->run_id,
+										st->in_flight, parallel),
+								 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
+					warned = true;
+					if (st->in_flight > 0)
+					{
+						/* fewer places from now on; this chunk starts later */
+						st->cap = st->in_flight;
+						break;
+					}
+					/* no worker at all: the chunk runs in this session */
+					RunChunkHere(m, st, &chunk, via, user, cxt);
+					m->cursor = chunk.chunk_no;
+					started++;
+					ran_here = true;
 					break;
+				}
+				flights[i].handle = handle;
+				flights[i].slot = slot;
 			}
-			Assert(i < nflights);
-			flights[i].handle = handle;
-			flights[i].slot = slot;
+			flights[i].busy = true;
 			flights[i].member = m;
 			flights[i].chunk = chunk;
 			flights[i].attempts = attempts;
@@ -1002,13 +1299,10 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 		if (st->in_flight == 0)
 			break;
 		FinishFlight(st, WaitForFlight(nflights), cxt);
-		/* every other worker that has stopped too, before any new start */
+		/* every other chunk that is over too, before any new start */
 		for (i = 0; i < nflights; i++)
 		{
-			pid_t		pid;
-
-			if (flights[i].handle != NULL &&
-				GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED)
+			if (FlightEnded(i))
 				FinishFlight(st, i, cxt);
 		}
 	}
@@ -1059,8 +1353,9 @@ SettleMember(Member *m)
 /*
  * ParallelGroupLoop
  *		See backfill.h.  Start the chunks of the runs (one, or the
- *		unfinished runs of a group in dependency order), each in a
- *		background worker, at most "parallel" in flight and at most
+ *		unfinished runs of a group in dependency order), each handed to a
+ *		worker of the call's pool of at most "parallel" background workers
+ *		(each takes chunk after chunk), at most "parallel" in flight and at most
  *		max_chunks (< 0: no limit) in all: each run's chunks in plan order
  *		(reverse for a backwards run), the earliest run with a chunk that
  *		may start first; a chunk of a group starts only when the upstream
@@ -1106,6 +1401,13 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	nflights = parallel;
 	for (k = 0; k < parallel; k++)
 		flights[k].slot = -1;
+	CreatePool(parallel);
+	if (pool == NULL)
+		ereport(NOTICE,
+				(errmsg("run %lld executes its chunks one at a time in this session",
+						(long long) runs[0]->run_id),
+				 errdetail("The server has no dynamic shared memory segment free for a pool of parallel workers."),
+				 errhint("Retry when fewer parallel queries and parallel calls run.")));
 
 	/*
 	 * A leader that is terminated (FATAL) terminates its workers at
@@ -1122,11 +1424,15 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	PG_TRY();
 	{
 		LeaderLoop(&st, max_chunks, parallel, cxt, evcxt);
+		/* nothing in flight: the pool's idle workers go */
+		if (pool != NULL)
+			ShutdownPool();
 	}
 	PG_CATCH();
 	{
 		TerminateFlights(0, (Datum) 0);
 		ReleaseSlots();
+		DestroyPool();
 		flights = NULL;
 		nflights = 0;
 		/* session locks outlive the error */
@@ -1134,6 +1440,7 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	DestroyPool();
 	flights = NULL;
 	nflights = 0;
 	ReleaseCallTarget(&st, InvalidOid);
@@ -1253,30 +1560,93 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 }
 
 /*
+ * LeaderGone
+ *		Whether the worker's leader has gone (its PGPROC is no longer its
+ *		backend): a chunk never runs without its session.
+ */
+static bool
+LeaderGone(ChunkWorkerArgs *args)
+{
+	return BackfillProcByNumber(args->leader_pgprocno)->pid != args->leader_pid;
+}
+
+/*
+ * WorkerRunChunk
+ *		Execute chunk chunk_no of run_id in a transaction of its own, as
+ *		the first chunk of a worker before the pool did: hold the chunk's
+ *		lock (BackfillChunkLockTag) until after the commit, claim the chunk
+ *		and execute it with the chunk engine (an atomic SPI connection: the
+ *		worker commits itself), executed_via 'worker'.  A chunk no longer
+ *		to do (the run was cancelled, or another call took it) is left
+ *		alone.  An error outside the chunk ends the worker (FATAL, in the
+ *		server log) before anything is committed; the leader then records
+ *		the chunk failed.  cxt is reset at the end.
+ */
+static void
+WorkerRunChunk(int64 run_id, int32 chunk_no, MemoryContext cxt)
+{
+	RunInfo    *run;
+	ChunkInfo	chunk;
+	ChunkReport report;
+	RunStatus	run_status;
+	LOCKTAG		tag;
+	bool		found;
+
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("backfill chunk %d of run %lld",
+									chunk_no, (long long) run_id));
+	BackfillChunkLockTag(&tag, run_id, chunk_no);
+	(void) LockAcquire(&tag, ExclusiveLock, true, false);
+
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SpiConnect();
+	RequireCatalogVersion();
+	MemoryContextSwitchTo(cxt);
+	run = LoadRun(run_id);
+	CheckRunIdentity(run, "run", true);
+	found = ClaimChunk(run, chunk_no, &chunk, &run_status);
+	if (found && run_status != RUN_CANCELLED && run_status != RUN_DONE)
+	{
+		MemoryContextSwitchTo(cxt);
+		ExecuteChunk(run, &chunk, false, run_status, "worker",
+					 CurrentUserName(), &report);
+	}
+	else
+		found = false;
+	SpiFinish();
+	PopActiveSnapshot();
+	MemoryContextSwitchTo(cxt);
+	if (found)
+		WorkerCommitChunk(run, &chunk, &report);
+	else
+		CommitTransactionCommand();
+	(void) LockRelease(&tag, ExclusiveLock, true);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	pgstat_report_stat(false);
+	MemoryContextSwitchTo(TopMemoryContext);
+	MemoryContextReset(cxt);
+}
+
+/*
  * backfill_chunk_worker
- *		The main of a parallel chunk's background worker (bgw_extra:
+ *		The main of a pool worker of parallel chunks (bgw_extra:
  *		ChunkWorkerArgs): join the leader's lock group, or, on Citus, take
- *		shared chunk locks; connect as the leader's role, take the leader's
- *		settings, hold the chunk's lock (BackfillChunkLockTag), claim the
- *		chunk and execute it in its own transaction with the chunk engine
- *		(an atomic SPI connection: the worker commits itself),
- *		executed_via 'worker', then exit.  A chunk no longer to do (the run
- *		was cancelled, or another call took it) is left alone.  An error
- *		outside the chunk ends the worker (FATAL, in the server log) before
- *		anything is committed; the leader then records the chunk failed.
+ *		shared chunk locks; attach the call's shared memory; connect as the
+ *		leader's role and take the leader's settings, once; then execute
+ *		each chunk handed to its place (WorkerRunChunk), say DONE and wake
+ *		the leader, and wait for the next, until the leader says EXIT or
+ *		is gone.
  */
 void
 backfill_chunk_worker(Datum main_arg)
 {
 	ChunkWorkerArgs args;
 	MemoryContext cxt;
-	RunInfo    *run;
-	ChunkInfo	chunk;
-	ChunkReport report;
-	RunStatus	run_status;
-	LOCKTAG		tag;
+	dsm_segment *seg;
+	PoolShared *shared;
+	PoolPlace  *place;
 	char		buf[32];
-	bool		found;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, die);
@@ -1296,8 +1666,22 @@ backfill_chunk_worker(Datum main_arg)
 								   args.leader_pid))
 			proc_exit(0);
 	}
-	else if (BackfillProcByNumber(args.leader_pgprocno)->pid != args.leader_pid)
+	else if (LeaderGone(&args))
 		proc_exit(0);
+
+	/* the call's places; a leader gone with it leaves nothing to do */
+	seg = dsm_attach(args.pool);
+	if (seg == NULL)
+		proc_exit(0);
+	dsm_pin_mapping(seg);
+	shared = (PoolShared *) dsm_segment_address(seg);
+	if (args.place < 0 || args.place >= shared->nplaces)
+		elog(FATAL, "backfill worker place %d out of range", args.place);
+	place = &shared->places[args.place];
+	SpinLockAcquire(&shared->mutex);
+	place->procno = BackfillMyProcNumber();
+	SpinLockRelease(&shared->mutex);
+
 	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
 
 	if (args.lock_group)
@@ -1332,36 +1716,39 @@ backfill_chunk_worker(Datum main_arg)
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "backfill chunk worker",
 								ALLOCSET_DEFAULT_SIZES);
-	StartTransactionCommand();
-	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("backfill chunk %d of run %lld",
-									args.chunk_no, (long long) args.run_id));
-	BackfillChunkLockTag(&tag, args.run_id, args.chunk_no);
-	(void) LockAcquire(&tag, ExclusiveLock, true, false);
-
-	PushActiveSnapshot(GetTransactionSnapshot());
-	SpiConnect();
-	RequireCatalogVersion();
-	MemoryContextSwitchTo(cxt);
-	run = LoadRun(args.run_id);
-	CheckRunIdentity(run, "run", true);
-	found = ClaimChunk(run, args.chunk_no, &chunk, &run_status);
-	if (found && run_status != RUN_CANCELLED && run_status != RUN_DONE)
+	for (;;)
 	{
-		MemoryContextSwitchTo(cxt);
-		ExecuteChunk(run, &chunk, false, run_status, "worker",
-					 CurrentUserName(), &report);
+		PlaceState	state;
+		int64		run_id = 0;
+		int32		chunk_no = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		SpinLockAcquire(&shared->mutex);
+		state = place->state;
+		if (state == PLACE_ASSIGNED)
+		{
+			run_id = place->run_id;
+			chunk_no = place->chunk_no;
+			place->state = PLACE_BUSY;
+		}
+		SpinLockRelease(&shared->mutex);
+		if (state == PLACE_EXIT || LeaderGone(&args))
+			break;
+		if (state == PLACE_ASSIGNED)
+		{
+			WorkerRunChunk(run_id, chunk_no, cxt);
+			SpinLockAcquire(&shared->mutex);
+			place->state = PLACE_DONE;
+			SpinLockRelease(&shared->mutex);
+			SetLatch(&BackfillProcByNumber(args.leader_pgprocno)->procLatch);
+			continue;
+		}
+		/* idle: wait for the leader's next chunk (or its end) */
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
-	else
-		found = false;
-	SpiFinish();
-	PopActiveSnapshot();
-	MemoryContextSwitchTo(cxt);
-	if (found)
-		WorkerCommitChunk(run, &chunk, &report);
-	else
-		CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }
 
@@ -1371,7 +1758,12 @@ backfill_chunk_worker(Datum main_arg)
  *		chunks of run_id, found by their chunk locks, and wait until they
  *		have gone (their chunks roll back); returns how many there were.
  *		Only backfill's workers hold these locks (no SQL caller can take
- *		them).  Caller is connected to SPI and may act on the run.
+ *		them).  A pool worker holds its chunk's lock until its chunk has
+ *		committed; in a group call, one that has just committed a chunk of
+ *		this run may, between the lookup and the signal, have taken a chunk
+ *		of another run of the group: that chunk rolls back and its leader
+ *		records it failed (retryable), as for a worker that dies.  Caller
+ *		is connected to SPI and may act on the run.
  */
 int
 TerminateRunWorkers(int64 run_id)
