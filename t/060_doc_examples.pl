@@ -10,10 +10,11 @@
 # order, with nothing but what the page shows:
 #   1. if the page says, before its first ```sql block,
 #          This page continues the setup of [name](OTHER.md#ANCHOR)
-#      the section ANCHOR of OTHER.md first (its ```sql blocks and hidden
-#      steps, from the heading or <a id="ANCHOR"></a> of that name to the
-#      next heading or anchor; their output is checked on their own page,
-#      not here), after the setup OTHER.md itself continues, if any;
+#      OTHER.md first, from its top to the end of its section ANCHOR (the
+#      heading or <a id="ANCHOR"></a> of that name, up to the next heading
+#      or anchor): its ```sql blocks and hidden steps, their output checked
+#      on their own page, not here; before them the setup OTHER.md itself
+#      continues, if any;
 #   2. then, in page order, the ```sql blocks and the hidden steps written in
 #      the page as
 #          <!-- doctest
@@ -392,10 +393,11 @@ sub continued_setup
 	return undef;
 }
 
-# The segments another page's setup runs: those of the section ANCHOR of
-# PATH (from its heading or <a id="ANCHOR"></a> to the next heading or
-# anchor), after the setup that page continues in its turn.  Dies if the
-# section is missing, empty or the pages continue each other in a circle.
+# The segments another page's setup runs: those of PATH from its top to the
+# end of its section ANCHOR (from its heading or <a id="ANCHOR"></a> to the
+# next heading or anchor), after the setup that page continues in its turn.
+# Dies if the section is missing, nothing runs or the pages continue each
+# other in a circle.
 sub setup_segments
 {
 	my ($path, $anchor, $seen) = @_;
@@ -416,8 +418,8 @@ sub setup_segments
 	}
 	die "$path has no heading or anchor #$anchor\n" unless defined $from;
 	$to //= scalar @{ $page->{lines} };
-	my @segs = grep { $_->{at} > $from && $_->{at} < $to } @{ $page->{segments} };
-	die "$path#$anchor: no ```sql block in that section\n"
+	my @segs = grep { $_->{at} < $to } @{ $page->{segments} };
+	die "$path#$anchor: no ```sql block up to that section's end\n"
 	  unless grep { $_->{kind} eq 'example' } @segs;
 	my $up = continued_setup($page);
 	return ($up ? setup_segments(@$up, $seen) : (), @segs);
@@ -613,7 +615,7 @@ PAGE
 	my $up = continued_setup($page);
 	is_deeply($up, [ "$dir/first.md", 'setup' ], 'harness: the page whose setup a page continues is found');
 	my @cont = setup_segments(@$up);
-	is(scalar @cont, 1, 'harness: only the section named is run first');
+	is(scalar @cont, 1, 'harness: the page up to the section named is run first, not after');
 	$_->{input} = [ input_lines($_) ] for grep { $_->{kind} eq 'example' } @{ $page->{segments} };
 	my ($cut) = run_page($page, undef, \@cont);
 	ok(matches([ comparable(@{ $page->{segments}[0]{lines} }) ], [ comparable(@{ $cut->{0} }) ]),
