@@ -21,10 +21,9 @@
 #          SQL run here, not shown (a wait, a state change)
 #          -->
 # A page that needs tables, rows, roles or runs creates them in its own
-# first ```sql block (its setup) or continues another page's setup.  A page
-# still carrying a hidden fixture t/doc/PAGE.sql (PAGE is the page's name
-# without .md) runs it first; no new fixture should be added (they are being
-# removed, page by page).
+# first ```sql block (its setup) or continues another page's setup, and
+# captures the ids it uses with \gset.  Nothing else runs: a hidden fixture
+# (a file under t/doc/, as pages once had) fails the test.
 # Setup and hidden steps run with ON_ERROR_STOP: an error there fails the
 # page (a step that means to fail turns it off around that statement).  Examples run without it: an ERROR is expected output like any other.
 #
@@ -275,20 +274,14 @@ sub diff_lines
 	return $out;
 }
 
-# Build the psql script of a page: its setup file, then every segment,
-# each announced by a marker line so the transcript can be cut apart.
+# Build the psql script of a page: the setup it continues, then every
+# segment, each announced by a marker line so the transcript can be cut
+# apart.
 sub page_script
 {
-	my ($page, $setup, $continued) = @_;
+	my ($page, $continued) = @_;
 	my $s = "\\set ECHO none\n\\set ON_ERROR_STOP 1\n\\pset footer off\n";
-	$s .= "\\echo '\@\@doctest setup\@\@'\n" if defined $setup || @{ $continued // [] };
-	if (defined $setup)
-	{
-		open my $fh, '<', $setup or die "cannot read $setup: $!";
-		local $/;
-		$s .= <$fh> . "\n";
-		close $fh;
-	}
+	$s .= "\\echo '\@\@doctest setup\@\@'\n" if @{ $continued // [] };
 	# another page's setup: its statements only, stopping at an error
 	for my $seg (@{ $continued // [] })
 	{
@@ -335,8 +328,8 @@ sub page_cluster
 # { setup => text, 0 => text, 1 => text, ... }, and psql's exit status.
 sub run_page
 {
-	my ($page, $setup, $continued) = @_;
-	my $script = page_script($page, $setup, $continued);
+	my ($page, $continued) = @_;
+	my $script = page_script($page, $continued);
 	my $node = page_cluster(basename($page->{path}));
 	my ($fh, $file) = tempfile(UNLINK => 1);
 	print $fh $script;
@@ -428,7 +421,7 @@ sub setup_segments
 # Check one page; returns the number of examples checked.
 sub check_page
 {
-	my ($path, $setup, $label) = @_;
+	my ($path, $label) = @_;
 	$label //= $path;
 	my $page = parse_page($path);
 	my $up = continued_setup($page);
@@ -454,8 +447,8 @@ sub check_page
 		$seg->{input} = [ input_lines($seg) ];
 		$examples++;
 	}
-	return 0 unless @{ $page->{segments} } || defined $setup || @continued;
-	my ($cut, $rc, $raw) = run_page($page, $setup, \@continued);
+	return 0 unless @{ $page->{segments} } || @continued;
+	my ($cut, $rc, $raw) = run_page($page, \@continued);
 	my $nseg = scalar @{ $page->{segments} };
 
 	# Setup and hidden steps run with ON_ERROR_STOP: one that failed is the
@@ -464,11 +457,9 @@ sub check_page
 		my ($next) = @_;
 		return !defined $cut->{$next};
 	};
-	if (defined $setup || @continued)
+	if (@continued)
 	{
-		my $what = join(' and ', (defined $setup ? $setup : ()),
-			(@continued ? "the setup of $up->[0]#$up->[1]" : ()));
-		ok(!$stopped->($nseg ? 0 : 'end'), "$label: $what runs")
+		ok(!$stopped->($nseg ? 0 : 'end'), "$label: the setup of $up->[0]#$up->[1] runs")
 		  or diag(join("\n", @{ $cut->{setup} // [] }));
 	}
 	my @replaced;
@@ -566,7 +557,7 @@ PAGE
 	close $fh;
 	my $page = parse_page($self);
 	$_->{input} = [ input_lines($_) ] for grep { $_->{kind} eq 'example' } @{ $page->{segments} };
-	my ($cut, $rc) = run_page($page, undef);
+	my ($cut, $rc) = run_page($page);
 	my @seg = @{ $page->{segments} };
 	is(scalar @seg, 4, 'harness: three examples and a hidden step found');
 	ok(matches([ comparable(@{ $seg[0]{lines} }) ], [ comparable(@{ $cut->{0} }) ]),
@@ -617,7 +608,7 @@ PAGE
 	my @cont = setup_segments(@$up);
 	is(scalar @cont, 1, 'harness: the page up to the section named is run first, not after');
 	$_->{input} = [ input_lines($_) ] for grep { $_->{kind} eq 'example' } @{ $page->{segments} };
-	my ($cut) = run_page($page, undef, \@cont);
+	my ($cut) = run_page($page, \@cont);
 	ok(matches([ comparable(@{ $page->{segments}[0]{lines} }) ], [ comparable(@{ $cut->{0} }) ]),
 		'harness: a page runs after the setup it continues');
 	ok(!eval { setup_segments("$dir/first.md", 'nowhere'); 1 } && $@ =~ /no heading or anchor #nowhere/,
@@ -632,12 +623,14 @@ if ($ENV{BACKFILL_DOC_PAGES})
 	@pages = grep { my $x = $_; $x =~ s{^.*/|\.md$}{}g; $want{$x} } @pages;
 	BAIL_OUT("no page matches BACKFILL_DOC_PAGES=$ENV{BACKFILL_DOC_PAGES}") unless @pages;
 }
+# No hidden fixture: a page runs with what it shows, nothing else.
+my @hidden = grep { -f } glob('t/doc/*');
+is(scalar @hidden, 0, 'no hidden fixture under t/doc/: every page shows its own setup')
+  or diag(join('', map { "$_: show this setup in its page (or continue another page's) and remove the file\n" } @hidden));
 my $total = 0;
 for my $path (@pages)
 {
-	(my $name = basename($path)) =~ s/\.md$//;
-	my $setup = -f "t/doc/$name.sql" ? "t/doc/$name.sql" : undef;
-	$total += check_page($path, $setup);
+	$total += check_page($path);
 }
 note("$total examples checked in " . scalar(@pages) . " pages");
 
