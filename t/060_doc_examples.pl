@@ -7,14 +7,23 @@
 #
 # Each page runs in a fresh cluster (pg_cron preloaded and serving database
 # "postgres", TimeZone UTC, DateStyle ISO), in one psql session, in page
-# order:
-#   1. t/doc/PAGE.sql, if there is one (PAGE is the page's name without .md:
-#      README, runs, ...): the tables and data the examples assume;
+# order, with nothing but what the page shows:
+#   1. if the page says, before its first ```sql block,
+#          This page continues the setup of [name](OTHER.md#ANCHOR)
+#      OTHER.md first, from its top to the end of its section ANCHOR (the
+#      heading or <a id="ANCHOR"></a> of that name, up to the next heading
+#      or anchor): its ```sql blocks and hidden steps, their output checked
+#      on their own page, not here; before them the setup OTHER.md itself
+#      continues, if any;
 #   2. then, in page order, the ```sql blocks and the hidden steps written in
 #      the page as
 #          <!-- doctest
 #          SQL run here, not shown (a wait, a state change)
 #          -->
+# A page that needs tables, rows, roles or runs creates them in its own
+# first ```sql block (its setup) or continues another page's setup, and
+# captures the ids it uses with \gset.  Nothing else runs: a hidden fixture
+# (a file under t/doc/, as pages once had) fails the test.
 # Setup and hidden steps run with ON_ERROR_STOP: an error there fails the
 # page (a step that means to fail turns it off around that statement).  Examples run without it: an ERROR is expected output like any other.
 #
@@ -187,6 +196,7 @@ sub parse_page
 			  {
 				kind => 'example',
 				page => $path,
+				at => $start - 1,           # index of the fence
 				line => $start + 1,         # first line of the body
 				first => $start,            # index of the first body line
 				last => $i - 1,             # index of the last body line
@@ -208,7 +218,8 @@ sub parse_page
 				$i++;
 			}
 			push @segments,
-			  { kind => 'hidden', page => $path, line => $start, lines => \@body };
+			  { kind => 'hidden', page => $path, at => $start - 1, line => $start,
+				lines => \@body };
 			$i++;
 			next;
 		}
@@ -263,18 +274,20 @@ sub diff_lines
 	return $out;
 }
 
-# Build the psql script of a page: its setup file, then every segment,
-# each announced by a marker line so the transcript can be cut apart.
+# Build the psql script of a page: the setup it continues, then every
+# segment, each announced by a marker line so the transcript can be cut
+# apart.
 sub page_script
 {
-	my ($page, $setup) = @_;
+	my ($page, $continued) = @_;
 	my $s = "\\set ECHO none\n\\set ON_ERROR_STOP 1\n\\pset footer off\n";
-	if (defined $setup)
+	$s .= "\\echo '\@\@doctest setup\@\@'\n" if @{ $continued // [] };
+	# another page's setup: its statements only, stopping at an error
+	for my $seg (@{ $continued // [] })
 	{
-		open my $fh, '<', $setup or die "cannot read $setup: $!";
-		local $/;
-		$s .= "\\echo '\@\@doctest setup\@\@'\n" . <$fh> . "\n";
-		close $fh;
+		$s .= "\\set ON_ERROR_STOP 1\n";
+		$s .= join('', map { "$_\n" }
+			  @{ $seg->{kind} eq 'hidden' ? $seg->{lines} : [ input_lines($seg) ] });
 	}
 	my $n = 0;
 	for my $seg (@{ $page->{segments} })
@@ -315,8 +328,8 @@ sub page_cluster
 # { setup => text, 0 => text, 1 => text, ... }, and psql's exit status.
 sub run_page
 {
-	my ($page, $setup) = @_;
-	my $script = page_script($page, $setup);
+	my ($page, $continued) = @_;
+	my $script = page_script($page, $continued);
 	my $node = page_cluster(basename($page->{path}));
 	my ($fh, $file) = tempfile(UNLINK => 1);
 	print $fh $script;
@@ -344,12 +357,85 @@ sub run_page
 	return (\%cut, $rc, $out);
 }
 
+# GitHub's anchor of a heading.
+sub heading_anchor
+{
+	my ($h) = @_;
+	$h = lc $h;
+	$h =~ s/[^\w\- ]//g;
+	$h =~ s/ /-/g;
+	return $h;
+}
+
+# The page whose setup a page continues: [ path, anchor ] from a line
+# "This page continues the setup of [name](OTHER.md#ANCHOR)" before its first
+# ```sql block, or undef.
+sub continued_setup
+{
+	my ($page) = @_;
+	for my $l (@{ $page->{lines} })
+	{
+		last if $l =~ /^\s*```sql\s*$/;
+		next unless $l =~ /continues the setup of \[[^\]]*\]\(([^()#\s]+\.md)#([\w-]+)\)/i;
+		my ($file, $anchor) = ($1, $2);
+		my $path = dirname($page->{path}) . "/$file";
+		$path =~ s{^\./}{};
+		1 while $path =~ s{[^/]+/\.\./}{};
+		return [ $path, $anchor ];
+	}
+	return undef;
+}
+
+# The segments another page's setup runs: those of PATH from its top to the
+# end of its section ANCHOR (from its heading or <a id="ANCHOR"></a> to the
+# next heading or anchor), after the setup that page continues in its turn.
+# Dies if the section is missing, nothing runs or the pages continue each
+# other in a circle.
+sub setup_segments
+{
+	my ($path, $anchor, $seen) = @_;
+	$seen //= {};
+	die "$path#$anchor: the pages continue each other's setup in a circle\n"
+	  if $seen->{"$path#$anchor"}++;
+	my $page = parse_page($path);
+	my ($from, $to);
+	for my $i (0 .. $#{ $page->{lines} })
+	{
+		my $l = $page->{lines}[$i];
+		my $here;
+		if ($l =~ /^#+\s+(.*?)\s*$/) { $here = heading_anchor($1); }
+		elsif ($l =~ /<a\s+(?:id|name)="([^"]+)"/) { $here = $1; }
+		else { next; }
+		if (defined $from) { $to = $i; last; }
+		$from = $i if $here eq $anchor;
+	}
+	die "$path has no heading or anchor #$anchor\n" unless defined $from;
+	$to //= scalar @{ $page->{lines} };
+	my @segs = grep { $_->{at} < $to } @{ $page->{segments} };
+	die "$path#$anchor: no ```sql block up to that section's end\n"
+	  unless grep { $_->{kind} eq 'example' } @segs;
+	my $up = continued_setup($page);
+	return ($up ? setup_segments(@$up, $seen) : (), @segs);
+}
+
 # Check one page; returns the number of examples checked.
 sub check_page
 {
-	my ($path, $setup, $label) = @_;
+	my ($path, $label) = @_;
 	$label //= $path;
 	my $page = parse_page($path);
+	my $up = continued_setup($page);
+	my @continued;
+	if ($up)
+	{
+		@continued = eval { setup_segments(@$up) };
+		if ($@)
+		{
+			fail("$label: the setup it continues, $up->[0]#$up->[1], is found");
+			diag($@);
+			return 0;
+		}
+	}
 	my $examples = 0;
 	is(scalar @{ $page->{bad_fences} }, 0,
 		"$label: every fenced block names its language")
@@ -361,8 +447,8 @@ sub check_page
 		$seg->{input} = [ input_lines($seg) ];
 		$examples++;
 	}
-	return 0 unless @{ $page->{segments} } || defined $setup;
-	my ($cut, $rc, $raw) = run_page($page, $setup);
+	return 0 unless @{ $page->{segments} } || @continued;
+	my ($cut, $rc, $raw) = run_page($page, \@continued);
 	my $nseg = scalar @{ $page->{segments} };
 
 	# Setup and hidden steps run with ON_ERROR_STOP: one that failed is the
@@ -371,9 +457,9 @@ sub check_page
 		my ($next) = @_;
 		return !defined $cut->{$next};
 	};
-	if (defined $setup)
+	if (@continued)
 	{
-		ok(!$stopped->($nseg ? 0 : 'end'), "$label: setup $setup runs")
+		ok(!$stopped->($nseg ? 0 : 'end'), "$label: the setup of $up->[0]#$up->[1] runs")
 		  or diag(join("\n", @{ $cut->{setup} // [] }));
 	}
 	my @replaced;
@@ -471,7 +557,7 @@ PAGE
 	close $fh;
 	my $page = parse_page($self);
 	$_->{input} = [ input_lines($_) ] for grep { $_->{kind} eq 'example' } @{ $page->{segments} };
-	my ($cut, $rc) = run_page($page, undef);
+	my ($cut, $rc) = run_page($page);
 	my @seg = @{ $page->{segments} };
 	is(scalar @seg, 4, 'harness: three examples and a hidden step found');
 	ok(matches([ comparable(@{ $seg[0]{lines} }) ], [ comparable(@{ $cut->{0} }) ]),
@@ -482,6 +568,53 @@ PAGE
 		'harness: an output missing from the page is a difference');
 }
 
+# A page that continues another page's setup runs that section first (and
+# only it), and a missing section is reported.
+{
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	open my $fa, '>', "$dir/first.md" or die;
+	print $fa <<'PAGE';
+# First
+
+## Setup
+
+```sql
+CREATE TABLE shared (a int);
+INSERT INTO shared VALUES (1);
+```
+
+## Later
+
+```sql
+INSERT INTO shared VALUES (2);
+```
+PAGE
+	close $fa;
+	open my $fb, '>', "$dir/second.md" or die;
+	print $fb <<'PAGE';
+This page continues the setup of [first](first.md#setup).
+
+```sql
+SELECT count(*) FROM shared;
+ count
+-------
+     1
+```
+PAGE
+	close $fb;
+	my $page = parse_page("$dir/second.md");
+	my $up = continued_setup($page);
+	is_deeply($up, [ "$dir/first.md", 'setup' ], 'harness: the page whose setup a page continues is found');
+	my @cont = setup_segments(@$up);
+	is(scalar @cont, 1, 'harness: the page up to the section named is run first, not after');
+	$_->{input} = [ input_lines($_) ] for grep { $_->{kind} eq 'example' } @{ $page->{segments} };
+	my ($cut) = run_page($page, \@cont);
+	ok(matches([ comparable(@{ $page->{segments}[0]{lines} }) ], [ comparable(@{ $cut->{0} }) ]),
+		'harness: a page runs after the setup it continues');
+	ok(!eval { setup_segments("$dir/first.md", 'nowhere'); 1 } && $@ =~ /no heading or anchor #nowhere/,
+		'harness: a missing section is reported');
+}
+
 # The pages.
 my @pages = ('README.md', sort glob('doc/*.md'));
 if ($ENV{BACKFILL_DOC_PAGES})
@@ -490,12 +623,14 @@ if ($ENV{BACKFILL_DOC_PAGES})
 	@pages = grep { my $x = $_; $x =~ s{^.*/|\.md$}{}g; $want{$x} } @pages;
 	BAIL_OUT("no page matches BACKFILL_DOC_PAGES=$ENV{BACKFILL_DOC_PAGES}") unless @pages;
 }
+# No hidden fixture: a page runs with what it shows, nothing else.
+my @hidden = grep { -f } glob('t/doc/*');
+is(scalar @hidden, 0, 'no hidden fixture under t/doc/: every page shows its own setup')
+  or diag(join('', map { "$_: show this setup in its page (or continue another page's) and remove the file\n" } @hidden));
 my $total = 0;
 for my $path (@pages)
 {
-	(my $name = basename($path)) =~ s/\.md$//;
-	my $setup = -f "t/doc/$name.sql" ? "t/doc/$name.sql" : undef;
-	$total += check_page($path, $setup);
+	$total += check_page($path);
 }
 note("$total examples checked in " . scalar(@pages) . " pages");
 
