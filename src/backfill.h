@@ -606,8 +606,8 @@ extern char *ValidateLedger(const char *ledger);
  * raised it (the measure, the ledger query), unless it begins with "what"
  * already or is not the text's doing (a cancel, a lock, resources).
  */
-extern void ReThrowNamingSetting(MemoryContext cxt, const char *what,
-								 const char *prefix) pg_attribute_noreturn();
+BackfillNoReturn extern void ReThrowNamingSetting(MemoryContext cxt, const char *what,
+												  const char *prefix);
 extern char *ValidateHorizon(const char *horizon);
 
 /* The time column's type, after checking it exists and is usable. */
