@@ -126,18 +126,26 @@ backfill_set_strategy(PG_FUNCTION_ARGS)
  * backfill_export_definitions
  *		export_definitions(targets) -> the SQL that registers their current
  *		definitions again (ExportDefinitions); targets NULL: every target
- *		the caller may read.
+ *		the caller may read.  The text is copied into the caller's memory
+ *		before SPI's is freed.
  */
 Datum
 backfill_export_definitions(PG_FUNCTION_ARGS)
 {
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext oldcxt;
 	char	   *script;
+	text	   *result;
 
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 
 	SpiConnect();
 	script = ExportDefinitions(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0));
+	/* the script is in SPI's memory, which SpiFinish frees: copy it out first */
+	oldcxt = MemoryContextSwitchTo(cxt);
+	result = cstring_to_text(script);
+	MemoryContextSwitchTo(oldcxt);
 	SpiFinish();
-	PG_RETURN_TEXT_P(cstring_to_text(script));
+	PG_RETURN_TEXT_P(result);
 }
