@@ -630,8 +630,10 @@ WaitForFlight(int n)
  *		run.  Workers in no lock group (Citus) would queue behind the
  *		waiter instead, each for up to backfill.lock_timeout: not starting
  *		them is better there too.  The waits of the call's own workers
- *		(their pids, as the postmaster reports them) do not count.  Caller
- *		is connected to SPI.
+ *		(their pids, as the postmaster reports them) do not count.  The
+ *		table itself is named apart from pg_partition_tree, which returns
+ *		no row for a table that is neither partitioned nor a partition.
+ *		Caller is connected to SPI.
  */
 static bool
 TargetHasWaiters(RunInfo *run)
@@ -662,9 +664,10 @@ TargetHasWaiters(RunInfo *run)
 				  " WHERE NOT l.granted"
 				  " AND l.database OPERATOR(pg_catalog.=) $2"
 				  " AND ((l.locktype OPERATOR(pg_catalog.=) 'relation'"
-				  "   AND l.relation OPERATOR(pg_catalog.=) ANY (ARRAY("
-				  "    SELECT t.relid::pg_catalog.oid"
-				  "     FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) t)))"
+				  "   AND (l.relation OPERATOR(pg_catalog.=) $1"
+				  "    OR l.relation OPERATOR(pg_catalog.=) ANY (ARRAY("
+				  "     SELECT t.relid::pg_catalog.oid"
+				  "      FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) t))))"
 				  "  OR (l.locktype OPERATOR(pg_catalog.=) 'advisory'"
 				  "   AND l.classid OPERATOR(pg_catalog.=) $3"
 				  "   AND l.objid OPERATOR(pg_catalog.=) $1"
