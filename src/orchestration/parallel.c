@@ -135,14 +135,16 @@ StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
  * The state of a place of the pool, as its worker and the leader share it.
  * The leader moves a place from IDLE to ASSIGNED (a chunk is handed out)
  * and from DONE back to IDLE (it has read the outcome), or to EXIT; the
- * worker moves it from ASSIGNED to BUSY (it took the chunk) and from BUSY
- * to DONE (the chunk's transaction is over).
+ * worker moves it from ASSIGNED to BUSY (it took the chunk), from BUSY to
+ * RUNNING (it claimed the chunk and starts executing it; WaitForStarts) and
+ * from BUSY or RUNNING to DONE (the chunk's transaction is over).
  */
 typedef enum PlaceState
 {
 	PLACE_IDLE,
 	PLACE_ASSIGNED,
 	PLACE_BUSY,
+	PLACE_RUNNING,
 	PLACE_DONE,
 	PLACE_EXIT
 } PlaceState;
@@ -206,6 +208,11 @@ static PoolShared *pool = NULL;
 static bool exit_callback_registered = false;
 
 PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
+
+/* In a pool worker: its place, and its leader's PGPROC number. */
+static PoolShared *worker_shared = NULL;
+static PoolPlace *worker_place = NULL;
+static int	worker_leader_procno = -1;
 
 /*
  * TerminateFlights
@@ -613,6 +620,42 @@ WaitForFlight(int n)
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * WaitForStarts
+ *		Wait until every chunk handed out has started executing in its
+ *		worker (its place is RUNNING or DONE, or its worker has stopped),
+ *		so that the next chunk handed out starts after them: chunks start
+ *		in plan order even when a new worker takes longer to connect than
+ *		an idle one takes to finish a chunk and take the next.
+ */
+static void
+WaitForStarts(void)
+{
+	for (;;)
+	{
+		bool		waiting = false;
+		int			i;
+
+		for (i = 0; i < nflights && !waiting; i++)
+		{
+			PlaceState	state;
+
+			if (!flights[i].busy)
+				continue;
+			state = ReadPlace(i);
+			waiting = (state == PLACE_ASSIGNED || state == PLACE_BUSY) &&
+				!WorkerStopped(i);
+		}
+		if (!waiting)
+			return;
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -1164,6 +1207,9 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			int			slot;
 
 			CHECK_FOR_INTERRUPTS();
+			/* the chunks handed out have started: the next starts after */
+			if (st->in_flight > 0 && pool != NULL)
+				WaitForStarts();
 			SpiConnect();
 			/* a failure committed by a worker that has not exited yet */
 			if (st->in_flight > 0 && FlightFailed())
@@ -1574,6 +1620,20 @@ LeaderGone(ChunkWorkerArgs *args)
 }
 
 /*
+ * MarkPlaceRunning
+ *		In a pool worker: its chunk is claimed and starts now (RUNNING);
+ *		wake the leader, which hands out no chunk before (WaitForStarts).
+ */
+static void
+MarkPlaceRunning(void)
+{
+	SpinLockAcquire(&worker_shared->mutex);
+	worker_place->state = PLACE_RUNNING;
+	SpinLockRelease(&worker_shared->mutex);
+	SetLatch(&BackfillProcByNumber(worker_leader_procno)->procLatch);
+}
+
+/*
  * WorkerRunChunk
  *		Execute chunk chunk_no of run_id in a transaction of its own, as
  *		the first chunk of a worker before the pool did: hold the chunk's
@@ -1611,6 +1671,7 @@ WorkerRunChunk(int64 run_id, int32 chunk_no, MemoryContext cxt)
 	found = ClaimChunk(run, chunk_no, &chunk, &run_status);
 	if (found && run_status != RUN_CANCELLED && run_status != RUN_DONE)
 	{
+		MarkPlaceRunning();
 		MemoryContextSwitchTo(cxt);
 		ExecuteChunk(run, &chunk, false, run_status, "worker",
 					 CurrentUserName(), &report);
@@ -1684,6 +1745,9 @@ backfill_chunk_worker(Datum main_arg)
 	SpinLockAcquire(&shared->mutex);
 	place->procno = BackfillMyProcNumber();
 	SpinLockRelease(&shared->mutex);
+	worker_shared = shared;
+	worker_place = place;
+	worker_leader_procno = args.leader_pgprocno;
 
 	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
 
