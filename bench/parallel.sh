@@ -6,15 +6,17 @@
 #   bash bench/parallel.sh                                   (as root)
 #   BACKFILL_PGROOT=/opt/pgsand/NAME bash bench/parallel.sh  (a developer sandbox)
 #   BENCH_REPS=2 BENCH_HEAP_ROWS=150000                      (the defaults)
-#   BENCH_PARTS="rollup heap pool"                           (the default: all)
+#   BENCH_PARTS="rollup heap pool statement"                 (the default: all)
 #   BENCH_PARTS=pool BENCH_REPS=5                            (the pool alone)
+#   BENCH_PARTS=statement BENCH_REPS=3                       (one statement alone)
 #
 # On a quiet 2-core machine one repetition takes about 1.5 min (rollup: the
 # hand-written loop, run as in 0.1.0 and parallel => 1, about 15 s each,
 # parallel => 2 and 4 about 8 s each; heap refill about 30 s) and loading
 # about 45 s: the defaults finish in about 4 min, BENCH_REPS=3 in about
 # 5.5 min.  BENCH_HEAP_ROWS makes a smoke test quick (the rollup's chunks
-# then take less than 0.5 s: its figures mean nothing).
+# then take less than 0.5 s: its figures mean nothing).  The statement part
+# (4) adds about 35 s a repetition on a quiet machine (66 s at load 10-13).
 #
 # As root it builds and installs the extension into the PostgreSQL 15 of
 # BACKFILL_PGROOT (or Debian's), then runs itself as postgres against a
@@ -37,8 +39,21 @@
 #     executes all 30 in one pool worker, one after the other, against
 #     parallel => 1 in the session.  Goals (issue 30): parallel => 2 at
 #     least 1.6x faster than 1 with 0.2 s chunks and 1.8x with 0.5 s chunks;
-#     a chunk in a worker within 1.1x of the session.  The load of the
-#     machine (uptime) is printed at the start and the end.
+#     a chunk in a worker within 1.1x of the session;
+#  4. beyond one statement (issue 30, item 4): the same 0.2 s and 0.5 s
+#     targets as 3, refilled by one statement over the 30 days (BEGIN,
+#     DELETE of the range, INSERT ... SELECT, COMMIT, with PostgreSQL's
+#     parallel query on: max_parallel_workers_per_gather = 2, bench.burn
+#     marked PARALLEL SAFE) against backfill.run(..., parallel => 2),
+#     alternated.  EXPLAIN shows first whether the statement gets a parallel
+#     plan (if not at the default costs, again with parallel_setup_cost,
+#     parallel_tuple_cost and min_parallel_table_scan_size at 0, which are
+#     then kept for the timed statement).  Besides the wall time, the CPU
+#     time of the whole cluster (the postmaster's reaped children plus its
+#     live ones, from /proc) and a checksum of the target after each refill.
+#     Goal: backfill faster than the one statement (one statement / backfill
+#     > 1).  The load of the machine (uptime) is printed at the start and
+#     the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${BACKFILL_PGROOT:-}" ]; then
@@ -65,15 +80,15 @@ fi
 
 REPS=${BENCH_REPS:-2}
 HEAP=${BENCH_HEAP_ROWS:-150000}
-PARTS=${BENCH_PARTS:-rollup heap pool}
+PARTS=${BENCH_PARTS:-rollup heap pool statement}
 for part in $PARTS; do
     case "$part" in
-        rollup|heap|pool) ;;
-        *) echo "BENCH_PARTS: rollup, heap and pool only" >&2; exit 2 ;;
+        rollup|heap|pool|statement) ;;
+        *) echo "BENCH_PARTS: rollup, heap, pool and statement only" >&2; exit 2 ;;
     esac
 done
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
-# the pool alone needs no payments: one a day keeps the script's shape
+# the pool and the statement alone need no payments: one a day keeps the script's shape
 if ! has_part rollup && ! has_part heap; then HEAP=1; fi
 for n in "$REPS" "$HEAP"; do
     case "$n" in
@@ -177,8 +192,9 @@ for rep in $(seq 1 "${REPS_HEAP:-$REPS}"); do
     done
 done
 
-# 3. the pool: pure CPU chunks calibrated to about 0.2 s and 0.5 s
-if has_part pool; then
+# 3. the pool: pure CPU chunks calibrated to about 0.2 s and 0.5 s (also
+# the targets of 4)
+if has_part pool || has_part statement; then
     log "pool: calibrating the chunks"
     q >/dev/null <<'SQL'
 CREATE FUNCTION bench.burn(n int) RETURNS bigint LANGUAGE sql STABLE AS
@@ -218,19 +234,95 @@ SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = 'long')) AS work
   FROM bench.days WHERE day >= $1 AND day < $2$q$);
 SQL
     q -At -c "SELECT 'pool: ' || string_agg(k || ' chunks burn ' || n || ' md5', ', ') FROM bench.knob" >&2
-    for rep in $(seq 1 "$REPS"); do
-        log "pool, repetition $rep"
-        for target in cpu_short cpu_long cpu_alone; do
-            if [ $((rep % 2)) -eq 1 ]; then order="1 2"; else order="2 1"; fi
-            for n in $order; do
-                t0=$(now)
-                refill "bench.$target" ", parallel => $n" | q >/dev/null
-                t1=$(now)
-                q -c "INSERT INTO bench.timings VALUES ('${target}_p$n', $rep, $t1 - $t0)"
-            done
+fi
+has_part pool || REPS_POOL=0
+for rep in $(seq 1 "${REPS_POOL:-$REPS}"); do
+    log "pool, repetition $rep"
+    for target in cpu_short cpu_long cpu_alone; do
+        if [ $((rep % 2)) -eq 1 ]; then order="1 2"; else order="2 1"; fi
+        for n in $order; do
+            t0=$(now)
+            refill "bench.$target" ", parallel => $n" | q >/dev/null
+            t1=$(now)
+            q -c "INSERT INTO bench.timings VALUES ('${target}_p$n', $rep, $t1 - $t0)"
         done
     done
+done
+
+# 4. beyond one statement: the targets of 3 refilled by one INSERT ... SELECT
+# over the 30 days against backfill.run(..., parallel => 2)
+#
+# cluster_cpu: the CPU seconds (user + system) spent so far by the cluster:
+# the postmaster, its children that have exited (its cutime and cstime:
+# backends, parallel query workers, pool workers once reaped) and its live
+# children.  The client (psql) is not counted.
+cluster_cpu() {
+    local pm c
+    pm=$(head -n 1 "$dir/data/postmaster.pid")
+    {
+        awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat"
+        for c in $(pgrep -P "$pm"); do
+            awk '{ print $14 + $15 }' "/proc/$c/stat" 2>/dev/null || true
+        done
+    } | awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }'
+}
+# one_statement TARGET KNOB: the statement timed against backfill
+one_statement() {
+    echo "INSERT INTO bench.$1
+SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = '$2')) AS work
+  FROM bench.days WHERE day >= '2026-01-01' AND day < '2026-01-31'"
+}
+if has_part statement; then
+    log "one statement: the plans"
+    # a function is PARALLEL UNSAFE unless marked: without this no plan that
+    # calls it could be parallel.  It changes nothing for a serial plan.
+    q -c "ALTER FUNCTION bench.burn(int) PARALLEL SAFE" -c "CREATE TABLE bench.cputimes (test text, rep int, seconds float8)" \
+      -c "CREATE TABLE bench.checksums (test text, rep int, target text, checksum text)"
+    stmt_settings="SET max_parallel_workers_per_gather = 2;"
+    plan=$(q -c "$stmt_settings" -c "EXPLAIN (COSTS OFF) $(one_statement cpu_short short)")
+    echo "EXPLAIN with max_parallel_workers_per_gather = 2 (default costs):" >&2
+    echo "$plan" >&2
+    if ! grep -q Gather <<<"$plan"; then
+        stmt_settings="$stmt_settings SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+        plan=$(q -c "$stmt_settings" -c "EXPLAIN (COSTS OFF) $(one_statement cpu_short short)")
+        echo "no parallel plan: again with parallel_setup_cost, parallel_tuple_cost and min_parallel_table_scan_size = 0 (kept for the timed statement):" >&2
+        echo "$plan" >&2
+        grep -q Gather <<<"$plan" || echo "still no parallel plan for the INSERT: the statement is timed with its serial plan" >&2
+        # the SELECT alone (not timed): what parallel query would make of it
+        echo "the SELECT alone, same settings (EXPLAIN ANALYZE, not timed):" >&2
+        q -c "$stmt_settings" -c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF)
+SELECT day, bench.burn((SELECT n FROM bench.knob WHERE k = 'short')) AS work
+  FROM bench.days WHERE day >= '2026-01-01' AND day < '2026-01-31'" >&2
+    fi
 fi
+has_part statement || REPS_STATEMENT=0
+for rep in $(seq 1 "${REPS_STATEMENT:-$REPS}"); do
+    log "one statement, repetition $rep"
+    for size in short long; do
+        if [ $((rep % 2)) -eq 1 ]; then order="one p2"; else order="p2 one"; fi
+        for v in $order; do
+            c0=$(cluster_cpu)
+            t0=$(now)
+            if [ "$v" = one ]; then
+                q -c "$stmt_settings" -c "BEGIN" \
+                  -c "DELETE FROM bench.cpu_$size WHERE day >= '2026-01-01' AND day < '2026-01-31'" \
+                  -c "$(one_statement "cpu_$size" "$size")" -c "COMMIT" >/dev/null
+            else
+                refill "bench.cpu_$size" ", parallel => 2" | q >/dev/null
+            fi
+            t1=$(now)
+            sleep 0.5 # for the postmaster to reap the session's backend
+            c1=$(cluster_cpu)
+            q -c "INSERT INTO bench.timings VALUES ('stmt_${size}_$v', $rep, $t1 - $t0)" \
+              -c "INSERT INTO bench.cputimes VALUES ('stmt_${size}_$v', $rep, $c1 - $c0)" \
+              -c "INSERT INTO bench.checksums
+                  SELECT 'stmt_${size}_$v', $rep, 'cpu_$size',
+                         count(*) || ' rows, sum ' || sum(work) || ', md5 '
+                         || md5(string_agg(day::text || '=' || work, ',' ORDER BY day))
+                    FROM bench.cpu_$size"
+        done
+    done
+done
 
 log "load of the machine at the end: $(uptime)"
 
@@ -309,6 +401,37 @@ SELECT g.what, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x.seconds / y.s
   JOIN bench.timings x ON x.test = g.a
   JOIN bench.timings y ON y.test = g.b AND y.rep = x.rep
  GROUP BY g.o, g.what, g.goal ORDER BY g.o;
+SQL
+fi
+if has_part statement; then
+q <<'SQL'
+-- beyond one statement (issue 30, item 4): the wall and CPU time of the
+-- whole refill, the checksum of the target after each, and the paired ratio
+-- one statement / backfill (> 1: backfill faster)
+SELECT target, checksum, string_agg(test || '#' || rep, ' ' ORDER BY test, rep) AS after
+  FROM bench.checksums GROUP BY target, checksum ORDER BY target, checksum;
+SELECT target, count(DISTINCT checksum) AS distinct_checksums,
+       CASE WHEN count(DISTINCT checksum) = 1 THEN 'identical' ELSE 'DIFFERENT' END AS result
+  FROM bench.checksums GROUP BY target ORDER BY target;
+SELECT t.test, count(*) AS reps,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY t.seconds))::numeric, 2) AS median_wall_s,
+       round(min(t.seconds)::numeric, 2) AS min_wall_s, round(max(t.seconds)::numeric, 2) AS max_wall_s,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY c.seconds))::numeric, 2) AS median_cpu_s
+  FROM bench.timings t JOIN bench.cputimes c USING (test, rep)
+ WHERE t.test LIKE 'stmt_%' GROUP BY t.test ORDER BY t.test;
+SELECT g.what,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY x.seconds / y.seconds))::numeric, 2) AS paired_median_wall,
+       round(min(x.seconds / y.seconds)::numeric, 2) AS min, round(max(x.seconds / y.seconds)::numeric, 2) AS max,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cx.seconds / cy.seconds))::numeric, 2) AS paired_median_cpu,
+       '> 1' AS goal
+  FROM (VALUES (1, '0.2 s chunks: one statement / backfill parallel 2', 'stmt_short_one', 'stmt_short_p2'),
+               (2, '0.5 s chunks: one statement / backfill parallel 2', 'stmt_long_one', 'stmt_long_p2'))
+         AS g(o, what, a, b)
+  JOIN bench.timings x ON x.test = g.a
+  JOIN bench.timings y ON y.test = g.b AND y.rep = x.rep
+  JOIN bench.cputimes cx ON cx.test = g.a AND cx.rep = x.rep
+  JOIN bench.cputimes cy ON cy.test = g.b AND cy.rep = x.rep
+ GROUP BY g.o, g.what ORDER BY g.o;
 SQL
 fi
 log "total $(printf '%.0f' "$(echo "$(now) - $started" | bc)") s"
