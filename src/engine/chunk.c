@@ -654,7 +654,7 @@ ChunkGate(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
  *		Phase "record" of a chunk that worked: its status (done, or
  *		no_source for a cleared range), figures and verdict, and the
  *		target's watermark moved to its end when that is newer, in the
- *		same transaction as its data.
+ *		same transaction as its data, by one statement.
  */
 static void
 ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
@@ -683,7 +683,16 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
 	CatalogArgText(&args, user);
 	CatalogArgText(&args, via);
-	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(run->target), false);
+	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(chunk->end), false);
+
+	/*
+	 * One statement for both rows (a catalog round trip per chunk less):
+	 * the chunk's record, in a WITH that always runs to completion, and
+	 * the newest chunk end any build has covered, moved only forward.  The
+	 * rows affected are the target's (0 or 1).
+	 */
+	CatalogExecArgs("WITH c AS (UPDATE backfill.chunks SET status = $3,"
 					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
 					" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
 					" before_value = $7, after_value = $8, ledger_value = $9,"
@@ -694,25 +703,15 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 					" error_detail = NULL, error_hint = NULL,"
 					" error_cause = NULL, next_step = NULL"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					" AND chunk_no OPERATOR(pg_catalog.=) $2)"
+					" UPDATE backfill.targets"
+					" SET watermark = GREATEST(watermark, $16)"
+					" WHERE target OPERATOR(pg_catalog.=) $15"
+					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $16)",
 					&args, SPI_OK_UPDATE);
-
-	/* the newest chunk end any build has covered */
-	{
-		Oid			argtypes[2] = {REGCLASSOID, TIMESTAMPTZOID};
-		Datum		values[2];
-
-		values[0] = ObjectIdGetDatum(run->target);
-		values[1] = TimestampTzGetDatum(chunk->end);
-		CatalogExec("UPDATE backfill.targets"
-					" SET watermark = GREATEST(watermark, $2)"
-					" WHERE target OPERATOR(pg_catalog.=) $1"
-					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $2)",
-					2, argtypes, values, NULL, SPI_OK_UPDATE);
-		/* writers' cached watermarks (watchlog.c) are read again */
-		if (SPI_processed > 0)
-			InvalidateWatchCache();
-	}
+	/* writers' cached watermarks (watchlog.c) are read again */
+	if (SPI_processed > 0)
+		InvalidateWatchCache();
 }
 
 /*
@@ -1199,6 +1198,25 @@ FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
 }
 
 /*
+ * NextTodoOf
+ *		The run's next chunk to do after chunk_no "after", given the first
+ *		pending one there (0: none): that one, or the first no_source chunk
+ *		when the run clears them and it comes first in the run's order; 0
+ *		when none is left.  Caller is connected to SPI.
+ */
+static int32
+NextTodoOf(RunInfo *run, int32 pending, int32 after)
+{
+	int32		no_source = 0;
+
+	if (run->clear_no_source)
+		no_source = FirstTodoAfter(run, TODO_NO_SOURCE, after);
+	if (pending == 0 || no_source == 0)
+		return pending + no_source;
+	return run->backwards ? Max(pending, no_source) : Min(pending, no_source);
+}
+
+/*
  * NextTodoAfter
  *		The run's next chunk to do after chunk_no "after" (0: from the
  *		start), in its order: the first pending chunk, or no_source chunk
@@ -1208,15 +1226,7 @@ FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
 static int32
 NextTodoAfter(RunInfo *run, int32 after)
 {
-	int32		pending;
-	int32		no_source = 0;
-
-	pending = FirstTodoAfter(run, TODO_PENDING, after);
-	if (run->clear_no_source)
-		no_source = FirstTodoAfter(run, TODO_NO_SOURCE, after);
-	if (pending == 0 || no_source == 0)
-		return pending + no_source;
-	return run->backwards ? Max(pending, no_source) : Min(pending, no_source);
+	return NextTodoOf(run, FirstTodoAfter(run, TODO_PENDING, after), after);
 }
 
 /*
@@ -1263,6 +1273,47 @@ ReadChunkRow(RunInfo *run, int32 chunk_no, bool claim, ChunkInfo *chunk,
 }
 
 /*
+ * RunStatusAndFirstPending
+ *		The run's status now (cancelled when the row is gone) and its first
+ *		pending or failed chunk in its order (*pending, 0: none), read by
+ *		one statement: what ReadRunStatus and FirstTodoAfter(TODO_PENDING,
+ *		0) read, from one snapshot instead of two, for a catalog round trip
+ *		per chunk less.  Caller is connected to SPI.
+ */
+static RunStatus
+RunStatusAndFirstPending(RunInfo *run, int32 *pending)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	RunStatus	status = RUN_CANCELLED;
+
+	*pending = 0;
+	values[0] = Int64GetDatum(run->run_id);
+	CatalogExec(run->backwards ?
+				"SELECT r.status, (SELECT c.chunk_no FROM backfill.chunks c"
+				"  WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id"
+				"  AND c." TODO_PENDING
+				"  ORDER BY c.chunk_no DESC LIMIT 1)"
+				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1" :
+				"SELECT r.status, (SELECT c.chunk_no FROM backfill.chunks c"
+				"  WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id"
+				"  AND c." TODO_PENDING
+				"  ORDER BY c.chunk_no ASC LIMIT 1)"
+				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+	{
+		status = ParseRunStatus(SpiGetText(0, 1));
+		*pending = SpiGetInt32(0, 2, &isnull);
+		if (isnull)
+			*pending = 0;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return status;
+}
+
+/*
  * NextChunk
  *		Pick the next chunk to execute (in chunk_no order, descending for a
  *		backwards run) and lock its row until the chunk's transaction ends,
@@ -1276,8 +1327,8 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
 {
 	int32		next;
 
-	*run_status = ReadRunStatus(run->run_id);
-	next = NextTodoAfter(run, 0);
+	*run_status = RunStatusAndFirstPending(run, &next);
+	next = NextTodoOf(run, next, 0);
 	if (next == 0)
 		return false;
 	return ReadChunkRow(run, next, true, chunk, NULL);
@@ -1431,13 +1482,23 @@ RunHasDoneChunk(int64 run_id)
 void
 ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 {
-	char	   *lo = TimestampText(chunk->start);
-	char	   *hi = TimestampText(chunk->end);
+	char	   *lo;
+	char	   *hi;
 
 	ereport(DEBUG1,
 			(errmsg_internal("backfill: chunk %d of run %lld took %.0f ms",
 							 chunk->chunk_no, (long long) run->run_id,
 							 report->elapsed_ms)));
+
+	/*
+	 * The chunk's bounds are spelled out only for a NOTICE that someone
+	 * sees (the client's or the log's level): a long run with its NOTICEs
+	 * hidden does not format two timestamps per chunk for nothing.
+	 */
+	if (!message_level_is_interesting(NOTICE))
+		return;
+	lo = TimestampText(chunk->start);
+	hi = TimestampText(chunk->end);
 
 	if (report->outcome == OUTCOME_DEFERRED)
 		ereport(NOTICE,

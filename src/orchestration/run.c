@@ -153,8 +153,14 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 			break;
 		}
 
-		/* a chunk of a group waits for its upstream chunks (group.c) */
-		if (!PipelineChunkReady(run->run_id, run->relname, chunk.start,
+		/*
+		 * A chunk of a group waits for its upstream chunks (group.c).  A run
+		 * outside a group has none: its group_id is set when it is planned,
+		 * in the plan's transaction (cascade.c), never later, and the check
+		 * finds nothing for it, so it is not asked (a statement per chunk).
+		 */
+		if (run->group_id != 0 &&
+			!PipelineChunkReady(run->run_id, run->relname, chunk.start,
 								chunk.end))
 		{
 			SpiFinish();
