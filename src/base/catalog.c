@@ -633,35 +633,6 @@ CatalogArgText(CatalogArgs *args, const char *text)
 }
 
 /*
- * CatalogExecArgs
- *		CatalogExec with the parameters of args.  The statement must use
- *		them all: its highest $n must be args->n, else it is an internal
- *		error naming the statement (a parameter added or dropped on one
- *		side only).
- */
-int
-CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
-{
-	const char *p;
-	int			highest = 0;
-
-	for (p = sql; *p; p++)
-	{
-		if (*p == '$' && isdigit((unsigned char) p[1]))
-		{
-			int			k = atoi(p + 1);
-
-			highest = Max(highest, k);
-		}
-	}
-	if (highest != args->n)
-		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
-			 highest, args->n, sql);
-	return CatalogExec(sql, args->n, (Oid *) args->types,
-					   (Datum *) args->values, args->nulls, expected);
-}
-
-/*
  * CatalogCheckParams
  *		The highest $n of a statement, which must be the number of its
  *		parameters (else an internal error naming it).
@@ -684,6 +655,21 @@ CatalogCheckParams(const char *sql, const CatalogArgs *args)
 	if (highest != args->n)
 		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
 			 highest, args->n, sql);
+}
+
+/*
+ * CatalogExecArgs
+ *		CatalogExec with the parameters of args.  The statement must use
+ *		them all: its highest $n must be args->n, else it is an internal
+ *		error naming the statement (a parameter added or dropped on one
+ *		side only).
+ */
+int
+CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
+{
+	CatalogCheckParams(sql, args);
+	return CatalogExec(sql, args->n, (Oid *) args->types,
+					   (Datum *) args->values, args->nulls, expected);
 }
 
 /*
