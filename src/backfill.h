@@ -501,6 +501,9 @@ extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
 
+/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
+extern bool RoleCanLogin(Oid role);
+
 /* ---- identity of user text and of run actions (identity.c) ---- */
 
 /* The state of one passage through the author gate. */

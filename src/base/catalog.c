@@ -32,6 +32,7 @@
 #include "access/tableam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
@@ -726,6 +727,26 @@ char *
 CurrentUserName(void)
 {
 	return GetUserNameFromId(GetUserId(), false);
+}
+
+/*
+ * RoleCanLogin
+ *		See backfill.h: whether role may log in (pg_cron starts a job's
+ *		ticks as its role; a parallel worker connects as the caller's
+ *		current role; PostgreSQL refuses a role without LOGIN).
+ */
+bool
+RoleCanLogin(Oid role)
+{
+	HeapTuple	tuple;
+	bool		canlogin;
+
+	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
+	ReleaseSysCache(tuple);
+	return canlogin;
 }
 
 /*

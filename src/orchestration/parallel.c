@@ -299,25 +299,6 @@ ReleaseSlots(void)
 }
 
 /*
- * RoleCanLogin
- *		Whether role may log in: a background worker connects as the
- *		caller's current role, and PostgreSQL refuses a role without LOGIN.
- */
-static bool
-RoleCanLogin(Oid role)
-{
-	HeapTuple	tuple;
-	bool		canlogin;
-
-	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
-	ReleaseSysCache(tuple);
-	return canlogin;
-}
-
-/*
  * ParallelUsable
  *		See backfill.h.  A probe that has not run yet runs alone, in this
  *		session, as without parallel (and the call stops after it, as
