@@ -1401,6 +1401,8 @@ extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 ChunkReport *report);
 extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							   ErrorData *edata, FailureCause cause);
+extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
+								ChunkReport *report, ErrorData *commit_error);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							  ChunkReport *report);
 

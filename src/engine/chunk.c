@@ -1060,6 +1060,34 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
 }
 
 /*
+ * RecordCommitFailure
+ *		See backfill.h: the chunk's transaction failed to commit with
+ *		commit_error (rolled back; the caller is in a new transaction):
+ *		record the chunk as failed with the chunk's own error when it had
+ *		one (the cause; the commit's error is its consequence), else the
+ *		commit's, and update report to match.  Shared by CommitChunk and
+ *		the parallel worker's commit.  Caller commits.
+ */
+void
+RecordCommitFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report,
+					ErrorData *commit_error)
+{
+	ErrorData  *edata = commit_error;
+
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
+		edata = report->error;
+	else
+		report->cause = ClassifyFailure(commit_error->sqlerrcode,
+										run->reverts == 0);
+	SpiConnect();
+	RecordChunkFailure(run, chunk, edata, report->cause);
+	SpiFinish();
+	report->outcome = OUTCOME_FAILED;
+	report->error = edata;
+	report->run_status = RUN_FAILED;
+}
+
+/*
  * CommitChunk
  *		Commit the chunk's transaction (SPI_commit).  When the commit itself
  *		fails, e.g. Citus refusing to commit over a connection to a worker
@@ -1091,19 +1119,9 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		ReThrowError(edata);
-	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
-		edata = report->error;
-	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
-
-	SpiConnect();
-	RecordChunkFailure(run, chunk, edata, report->cause);
-	SpiFinish();
+	RecordCommitFailure(run, chunk, report, edata);
 	SPI_commit();
 	MemoryContextSwitchTo(cxt);
-	report->outcome = OUTCOME_FAILED;
-	report->error = edata;
-	report->run_status = RUN_FAILED;
 }
 
 /*

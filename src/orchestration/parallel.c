@@ -1505,8 +1505,7 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
  *		The worker's commit of its chunk's transaction (CommitChunk's, for a
  *		transaction that is no procedure's): when the commit itself fails
  *		(a deferred constraint, Citus losing a connection), the chunk is
- *		recorded as failed in a new transaction, with the chunk's own error
- *		when it had one, else the commit's.
+ *		recorded as failed in a new transaction (RecordCommitFailure).
  */
 static void
 WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
@@ -1530,15 +1529,9 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		return;
 
 	MemoryContextSwitchTo(cxt);
-	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
-		edata = report->error;
-	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	SpiConnect();
-	RecordChunkFailure(run, chunk, edata, report->cause);
-	SpiFinish();
+	RecordCommitFailure(run, chunk, report, edata);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 }
