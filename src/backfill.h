@@ -2008,6 +2008,9 @@ extern void RefreshTick(int64 refresh_id);
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 					   const char *hint);
 
+/* Arguments argno, argno + 1 as a range (CheckRangeBounds). */
+extern void RangeArgs(FunctionCallInfo fcinfo, int argno);
+
 /* The max_chunks argument argno: -1 for NULL, else positive (22023). */
 extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);
 
