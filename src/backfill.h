@@ -1074,6 +1074,14 @@ extern int64 ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg);
 /* Delete the rows ArchiveStoreScan would find; returns how many. */
 extern int64 ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no);
 
+/*
+ * A valid index of rel of access method am, open, whose first key is
+ * column attnum (in operator family opfamily unless InvalidOid), with no
+ * expression or predicate; NULL when none.
+ */
+extern Relation IndexOnColumn(Relation rel, Oid am, AttrNumber attnum,
+							  Oid opfamily);
+
 /* ---- the archive of replaced rows (archive.c) ---- */
 
 /* Where a keeping chunk puts the rows it replaces: its run and chunk. */

@@ -392,13 +392,16 @@ ArchiveStoreAppend(Relation rel, const int *map, TupleDesc rowdesc,
 }
 
 /*
- * RunChunkIndex
- *		A BRIN index of rel whose first column is the run's (runatt), open
- *		(AccessShareLock); NULL when it has none (only a superuser can have
- *		dropped it: the table is then read whole).
+ * IndexOnColumn
+ *		See backfill.h: a valid index of rel of access method "am", open
+ *		(AccessShareLock), whose first key is column attnum (in operator
+ *		family opfamily, unless InvalidOid), with no expression and no
+ *		predicate; NULL when rel has none.  Nothing of an index's
+ *		expressions is loaded or evaluated: they are only looked at as
+ *		null or not in its pg_index row.
  */
-static Relation
-RunChunkIndex(Relation rel, AttrNumber runatt)
+Relation
+IndexOnColumn(Relation rel, Oid am, AttrNumber attnum, Oid opfamily)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -408,9 +411,10 @@ RunChunkIndex(Relation rel, AttrNumber runatt)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (index->rd_rel->relam == BRIN_AM_OID &&
-			index->rd_index->indnatts >= 1 &&
-			index->rd_index->indkey.values[0] == runatt &&
+		if (index->rd_rel->relam == am &&
+			index->rd_index->indisvalid && index->rd_index->indisready &&
+			index->rd_index->indkey.values[0] == attnum &&
+			(!OidIsValid(opfamily) || index->rd_opfamily[0] == opfamily) &&
 			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
 			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		{
@@ -524,7 +528,11 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	pushed = SnapshotPushed();
 	snapshot = GetActiveSnapshot();
 
-	index = RunChunkIndex(rel, runatt);
+	/*
+	 * A BRIN index whose first column is the run's; none only when a
+	 * superuser dropped it: the table is then read whole.
+	 */
+	index = IndexOnColumn(rel, BRIN_AM_OID, runatt, InvalidOid);
 	if (index != NULL)
 	{
 		runs = CandidateBlocks(rel, index, snapshot, run_id, chunk_no);
