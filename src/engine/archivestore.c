@@ -501,6 +501,62 @@ SnapshotPushed(void)
 }
 
 /*
+ * ScanBlocks
+ *		The rows of rel under snapshot, each given to fn: in the block
+ *		ranges of "ranges" (lists of two ints, from and to, as
+ *		heap_setscanlimits takes them), or the whole table when NIL, without
+ *		synchronized scans (a scan starts at its first block); only
+ *		those of run run_id (and chunk chunk_no unless 0) when runatt is a
+ *		column.  Returns how many were given.
+ */
+static int64
+ScanBlocks(Relation rel, Snapshot snapshot, List *ranges,
+		   AttrNumber runatt, int64 run_id, AttrNumber chunkatt,
+		   int32 chunk_no, ArchiveRowFn fn, void *arg)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	int64		found = 0;
+	int			n = ranges == NIL ? 1 : list_length(ranges);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		TableScanDesc scan;
+
+		scan = table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
+		if (ranges != NIL)
+		{
+			List	   *r = (List *) list_nth(ranges, i);
+
+			heap_setscanlimits(scan, (BlockNumber) linitial_int(r),
+							   (BlockNumber) lsecond_int(r));
+		}
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			Datum		run;
+			Datum		chunk;
+
+			CHECK_FOR_INTERRUPTS();
+			if (runatt > 0)
+			{
+				run = slot_getattr(slot, runatt, &isnull);
+				if (isnull || DatumGetInt64(run) != run_id)
+					continue;
+				chunk = slot_getattr(slot, chunkatt, &isnull);
+				if (isnull || (chunk_no != 0 && DatumGetInt32(chunk) != chunk_no))
+					continue;
+			}
+			found++;
+			fn(slot, arg);
+		}
+		table_endscan(scan);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
+}
+
+/*
  * ArchiveStoreScan
  *		See backfill.h.  With the snapshot of the running statement; the
  *		blocks the BRIN index names are read with heap scans limited to
@@ -514,11 +570,9 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	AttrNumber	chunkatt = attnameAttNum(rel, "_backfill_chunk", false);
 	Relation	index;
 	List	   *runs;
-	ListCell   *lc;
-	TupleTableSlot *slot;
 	Snapshot	snapshot;
 	bool		pushed;
-	int64		found = 0;
+	int64		found;
 
 	if (runatt <= 0 || chunkatt <= 0 ||
 		TupleDescAttr(RelationGetDescr(rel), runatt - 1)->atttypid != INT8OID ||
@@ -541,34 +595,8 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	else
 		runs = list_make1(list_make2_int(0, (int) RelationGetNumberOfBlocks(rel)));
 
-	slot = table_slot_create(rel, NULL);
-	foreach(lc, runs)
-	{
-		List	   *r = (List *) lfirst(lc);
-		TableScanDesc scan;
-
-		scan = table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
-		heap_setscanlimits(scan, (BlockNumber) linitial_int(r),
-						   (BlockNumber) lsecond_int(r));
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			bool		isnull;
-			Datum		run;
-			Datum		chunk;
-
-			CHECK_FOR_INTERRUPTS();
-			run = slot_getattr(slot, runatt, &isnull);
-			if (isnull || DatumGetInt64(run) != run_id)
-				continue;
-			chunk = slot_getattr(slot, chunkatt, &isnull);
-			if (isnull || (chunk_no != 0 && DatumGetInt32(chunk) != chunk_no))
-				continue;
-			found++;
-			fn(slot, arg);
-		}
-		table_endscan(scan);
-	}
-	ExecDropSingleTupleTableSlot(slot);
+	found = ScanBlocks(rel, snapshot, runs, runatt, run_id, chunkatt, chunk_no,
+					   fn, arg);
 	if (pushed)
 		PopActiveSnapshot();
 	return found;
@@ -582,21 +610,10 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 int64
 ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg)
 {
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan;
 	bool		pushed = SnapshotPushed();
-	int64		found = 0;
+	int64		found;
 
-	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL, true,
-								 false);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		found++;
-		fn(slot, arg);
-	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	found = ScanBlocks(rel, GetActiveSnapshot(), NIL, 0, 0, 0, 0, fn, arg);
 	if (pushed)
 		PopActiveSnapshot();
 	return found;
