@@ -501,6 +501,9 @@ extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
 /* Name of the current (real) user, for created_by / executed_by. */
 extern char *CurrentUserName(void);
 
+/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
+extern bool RoleCanLogin(Oid role);
+
 /* ---- identity of user text and of run actions (identity.c) ---- */
 
 /* The state of one passage through the author gate. */
@@ -1071,6 +1074,14 @@ extern int64 ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg);
 /* Delete the rows ArchiveStoreScan would find; returns how many. */
 extern int64 ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no);
 
+/*
+ * A valid index of rel of access method am, open, whose first key is
+ * column attnum (in operator family opfamily unless InvalidOid), with no
+ * expression or predicate; NULL when none.
+ */
+extern Relation IndexOnColumn(Relation rel, Oid am, AttrNumber attnum,
+							  Oid opfamily);
+
 /* ---- the archive of replaced rows (archive.c) ---- */
 
 /* Where a keeping chunk puts the rows it replaces: its run and chunk. */
@@ -1398,6 +1409,8 @@ extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 ChunkReport *report);
 extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							   ErrorData *edata, FailureCause cause);
+extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
+								ChunkReport *report, ErrorData *commit_error);
 extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							  ChunkReport *report);
 
@@ -2002,6 +2015,9 @@ extern void RefreshTick(int64 refresh_id);
 /* 22004 when argument argno is NULL; hint may be NULL. */
 extern void RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 					   const char *hint);
+
+/* Arguments argno, argno + 1 as a range (CheckRangeBounds). */
+extern void RangeArgs(FunctionCallInfo fcinfo, int argno);
 
 /* The max_chunks argument argno: -1 for NULL, else positive (22023). */
 extern int	MaxChunksArg(FunctionCallInfo fcinfo, int argno);

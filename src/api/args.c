@@ -33,6 +33,21 @@ RequireArg(FunctionCallInfo fcinfo, int argno, const char *name,
 }
 
 /*
+ * RangeArgs
+ *		Check arguments argno and argno + 1 of a SQL-callable function as
+ *		the range [range_start, range_end) (CheckRangeBounds: not NULL,
+ *		finite, start before end).
+ */
+void
+RangeArgs(FunctionCallInfo fcinfo, int argno)
+{
+	CheckRangeBounds(PG_ARGISNULL(argno) ? 0 : PG_GETARG_TIMESTAMPTZ(argno),
+					 PG_ARGISNULL(argno),
+					 PG_ARGISNULL(argno + 1) ? 0 : PG_GETARG_TIMESTAMPTZ(argno + 1),
+					 PG_ARGISNULL(argno + 1));
+}
+
+/*
  * IsAtomicCall
  *		Whether a procedure was called in an atomic context (inside a
  *		transaction block, from a function, or by a procedure that was).

@@ -176,8 +176,7 @@ backfill_lineage_chart(PG_FUNCTION_ARGS)
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
-	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+	RangeArgs(fcinfo, 1);
 
 	SpiConnect();
 	lines = LineageChart(PG_GETARG_OID(0), PG_GETARG_TIMESTAMPTZ(1),

@@ -99,10 +99,7 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
 	RequireArg(fcinfo, 1, "time column", NULL);
-	CheckRangeBounds(PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2),
-					 PG_ARGISNULL(2),
-					 PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3),
-					 PG_ARGISNULL(3));
+	RangeArgs(fcinfo, 2);
 	RequireArg(fcinfo, 4, "source query", NULL);
 	RequireArg(fcinfo, 5, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 	strategy = ParseStrategy(text_to_cstring(PG_GETARG_TEXT_PP(5)));

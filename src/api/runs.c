@@ -204,8 +204,7 @@ backfill_preview(PG_FUNCTION_ARGS)
 	CitusRequireCoordinator();
 	RequireCatalogVersion();
 	RequireArg(fcinfo, 0, "target", NULL);
-	CheckRangeBounds(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1), PG_ARGISNULL(1),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2), PG_ARGISNULL(2));
+	RangeArgs(fcinfo, 1);
 
 	SpiConnect();
 	PreviewRange(PG_GETARG_OID(0), PG_GETARG_TIMESTAMPTZ(1),

@@ -32,6 +32,7 @@
 #include "access/tableam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
@@ -633,35 +634,6 @@ CatalogArgText(CatalogArgs *args, const char *text)
 }
 
 /*
- * CatalogExecArgs
- *		CatalogExec with the parameters of args.  The statement must use
- *		them all: its highest $n must be args->n, else it is an internal
- *		error naming the statement (a parameter added or dropped on one
- *		side only).
- */
-int
-CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
-{
-	const char *p;
-	int			highest = 0;
-
-	for (p = sql; *p; p++)
-	{
-		if (*p == '$' && isdigit((unsigned char) p[1]))
-		{
-			int			k = atoi(p + 1);
-
-			highest = Max(highest, k);
-		}
-	}
-	if (highest != args->n)
-		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
-			 highest, args->n, sql);
-	return CatalogExec(sql, args->n, (Oid *) args->types,
-					   (Datum *) args->values, args->nulls, expected);
-}
-
-/*
  * CatalogCheckParams
  *		The highest $n of a statement, which must be the number of its
  *		parameters (else an internal error naming it).
@@ -684,6 +656,21 @@ CatalogCheckParams(const char *sql, const CatalogArgs *args)
 	if (highest != args->n)
 		elog(ERROR, "backfill: statement uses $%d but is given %d parameters: %s",
 			 highest, args->n, sql);
+}
+
+/*
+ * CatalogExecArgs
+ *		CatalogExec with the parameters of args.  The statement must use
+ *		them all: its highest $n must be args->n, else it is an internal
+ *		error naming the statement (a parameter added or dropped on one
+ *		side only).
+ */
+int
+CatalogExecArgs(const char *sql, const CatalogArgs *args, int expected)
+{
+	CatalogCheckParams(sql, args);
+	return CatalogExec(sql, args->n, (Oid *) args->types,
+					   (Datum *) args->values, args->nulls, expected);
 }
 
 /*
@@ -740,6 +727,26 @@ char *
 CurrentUserName(void)
 {
 	return GetUserNameFromId(GetUserId(), false);
+}
+
+/*
+ * RoleCanLogin
+ *		See backfill.h: whether role may log in (pg_cron starts a job's
+ *		ticks as its role; a parallel worker connects as the caller's
+ *		current role; PostgreSQL refuses a role without LOGIN).
+ */
+bool
+RoleCanLogin(Oid role)
+{
+	HeapTuple	tuple;
+	bool		canlogin;
+
+	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
+	ReleaseSysCache(tuple);
+	return canlogin;
 }
 
 /*

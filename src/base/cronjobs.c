@@ -541,24 +541,6 @@ CronParkLeftover(char kind, int64 id, int64 recorded_job)
 }
 
 /*
- * RoleCanLogin
- *		Whether role may log in (pg_cron starts a job's ticks as its role).
- */
-static bool
-RoleCanLogin(Oid role)
-{
-	HeapTuple	tuple;
-	bool		canlogin;
-
-	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
-	ReleaseSysCache(tuple);
-	return canlogin;
-}
-
-/*
  * WarnLibpqTicks
  *		The WARNING of a schedule call when pg_cron's settings make every
  *		tick a libpq connection without a password

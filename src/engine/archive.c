@@ -1281,42 +1281,6 @@ ChunkOfTime(Oid base, Datum t, const Datum *los, const Datum *his, int n)
 }
 
 /*
- * TimeIndex
- *		A valid btree index of rel, open (AccessShareLock), whose first key
- *		is column "attnum" in the default operator class of "base", with no
- *		expression and no predicate; NULL when rel has none.  Nothing of an
- *		index's expressions is loaded or evaluated: they are only looked at
- *		as null or not in its pg_index row.
- */
-static Relation
-TimeIndex(Relation rel, AttrNumber attnum, Oid base)
-{
-	List	   *indexes = RelationGetIndexList(rel);
-	Oid			opfamily = get_opclass_family(GetDefaultOpClass(base, BTREE_AM_OID));
-	ListCell   *lc;
-	Relation	found = NULL;
-
-	foreach(lc, indexes)
-	{
-		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-
-		if (index->rd_rel->relam == BTREE_AM_OID &&
-			index->rd_index->indisvalid && index->rd_index->indisready &&
-			index->rd_index->indkey.values[0] == attnum &&
-			index->rd_opfamily[0] == opfamily &&
-			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
-			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
-		{
-			found = index;
-			break;
-		}
-		index_close(index, AccessShareLock);
-	}
-	list_free(indexes);
-	return found;
-}
-
-/*
  * ReadLeafNow
  *		Put into state's store the rows of table "rel" (the target, or one
  *		of its leaves) whose time column falls in one of the n ranges,
@@ -1331,7 +1295,8 @@ ReadLeafNow(Relation rel, AttrNumber tatt, Oid base, FillState *state,
 {
 	Snapshot	snapshot = GetActiveSnapshot();
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	Relation	index = TimeIndex(rel, tatt, base);
+	Relation	index = IndexOnColumn(rel, BTREE_AM_OID, tatt,
+									  get_opclass_family(GetDefaultOpClass(base, BTREE_AM_OID)));
 	int			i;
 
 	if (index != NULL)

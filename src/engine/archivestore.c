@@ -392,13 +392,16 @@ ArchiveStoreAppend(Relation rel, const int *map, TupleDesc rowdesc,
 }
 
 /*
- * RunChunkIndex
- *		A BRIN index of rel whose first column is the run's (runatt), open
- *		(AccessShareLock); NULL when it has none (only a superuser can have
- *		dropped it: the table is then read whole).
+ * IndexOnColumn
+ *		See backfill.h: a valid index of rel of access method "am", open
+ *		(AccessShareLock), whose first key is column attnum (in operator
+ *		family opfamily, unless InvalidOid), with no expression and no
+ *		predicate; NULL when rel has none.  Nothing of an index's
+ *		expressions is loaded or evaluated: they are only looked at as
+ *		null or not in its pg_index row.
  */
-static Relation
-RunChunkIndex(Relation rel, AttrNumber runatt)
+Relation
+IndexOnColumn(Relation rel, Oid am, AttrNumber attnum, Oid opfamily)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -408,9 +411,10 @@ RunChunkIndex(Relation rel, AttrNumber runatt)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (index->rd_rel->relam == BRIN_AM_OID &&
-			index->rd_index->indnatts >= 1 &&
-			index->rd_index->indkey.values[0] == runatt &&
+		if (index->rd_rel->relam == am &&
+			index->rd_index->indisvalid && index->rd_index->indisready &&
+			index->rd_index->indkey.values[0] == attnum &&
+			(!OidIsValid(opfamily) || index->rd_opfamily[0] == opfamily) &&
 			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
 			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		{
@@ -497,6 +501,62 @@ SnapshotPushed(void)
 }
 
 /*
+ * ScanBlocks
+ *		The rows of rel under snapshot, each given to fn: in the block
+ *		ranges of "ranges" (lists of two ints, from and to, as
+ *		heap_setscanlimits takes them), or the whole table when NIL, without
+ *		synchronized scans (a scan starts at its first block); only
+ *		those of run run_id (and chunk chunk_no unless 0) when runatt is a
+ *		column.  Returns how many were given.
+ */
+static int64
+ScanBlocks(Relation rel, Snapshot snapshot, List *ranges,
+		   AttrNumber runatt, int64 run_id, AttrNumber chunkatt,
+		   int32 chunk_no, ArchiveRowFn fn, void *arg)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	int64		found = 0;
+	int			n = ranges == NIL ? 1 : list_length(ranges);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		TableScanDesc scan;
+
+		scan = table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
+		if (ranges != NIL)
+		{
+			List	   *r = (List *) list_nth(ranges, i);
+
+			heap_setscanlimits(scan, (BlockNumber) linitial_int(r),
+							   (BlockNumber) lsecond_int(r));
+		}
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			Datum		run;
+			Datum		chunk;
+
+			CHECK_FOR_INTERRUPTS();
+			if (runatt > 0)
+			{
+				run = slot_getattr(slot, runatt, &isnull);
+				if (isnull || DatumGetInt64(run) != run_id)
+					continue;
+				chunk = slot_getattr(slot, chunkatt, &isnull);
+				if (isnull || (chunk_no != 0 && DatumGetInt32(chunk) != chunk_no))
+					continue;
+			}
+			found++;
+			fn(slot, arg);
+		}
+		table_endscan(scan);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
+}
+
+/*
  * ArchiveStoreScan
  *		See backfill.h.  With the snapshot of the running statement; the
  *		blocks the BRIN index names are read with heap scans limited to
@@ -510,11 +570,9 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	AttrNumber	chunkatt = attnameAttNum(rel, "_backfill_chunk", false);
 	Relation	index;
 	List	   *runs;
-	ListCell   *lc;
-	TupleTableSlot *slot;
 	Snapshot	snapshot;
 	bool		pushed;
-	int64		found = 0;
+	int64		found;
 
 	if (runatt <= 0 || chunkatt <= 0 ||
 		TupleDescAttr(RelationGetDescr(rel), runatt - 1)->atttypid != INT8OID ||
@@ -524,7 +582,11 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	pushed = SnapshotPushed();
 	snapshot = GetActiveSnapshot();
 
-	index = RunChunkIndex(rel, runatt);
+	/*
+	 * A BRIN index whose first column is the run's; none only when a
+	 * superuser dropped it: the table is then read whole.
+	 */
+	index = IndexOnColumn(rel, BRIN_AM_OID, runatt, InvalidOid);
 	if (index != NULL)
 	{
 		runs = CandidateBlocks(rel, index, snapshot, run_id, chunk_no);
@@ -533,34 +595,8 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 	else
 		runs = list_make1(list_make2_int(0, (int) RelationGetNumberOfBlocks(rel)));
 
-	slot = table_slot_create(rel, NULL);
-	foreach(lc, runs)
-	{
-		List	   *r = (List *) lfirst(lc);
-		TableScanDesc scan;
-
-		scan = table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
-		heap_setscanlimits(scan, (BlockNumber) linitial_int(r),
-						   (BlockNumber) lsecond_int(r));
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			bool		isnull;
-			Datum		run;
-			Datum		chunk;
-
-			CHECK_FOR_INTERRUPTS();
-			run = slot_getattr(slot, runatt, &isnull);
-			if (isnull || DatumGetInt64(run) != run_id)
-				continue;
-			chunk = slot_getattr(slot, chunkatt, &isnull);
-			if (isnull || (chunk_no != 0 && DatumGetInt32(chunk) != chunk_no))
-				continue;
-			found++;
-			fn(slot, arg);
-		}
-		table_endscan(scan);
-	}
-	ExecDropSingleTupleTableSlot(slot);
+	found = ScanBlocks(rel, snapshot, runs, runatt, run_id, chunkatt, chunk_no,
+					   fn, arg);
 	if (pushed)
 		PopActiveSnapshot();
 	return found;
@@ -574,21 +610,10 @@ ArchiveStoreScan(Relation rel, int64 run_id, int32 chunk_no,
 int64
 ArchiveStoreScanAll(Relation rel, ArchiveRowFn fn, void *arg)
 {
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan;
 	bool		pushed = SnapshotPushed();
-	int64		found = 0;
+	int64		found;
 
-	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL, true,
-								 false);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		found++;
-		fn(slot, arg);
-	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	found = ScanBlocks(rel, GetActiveSnapshot(), NIL, 0, 0, 0, 0, fn, arg);
 	if (pushed)
 		PopActiveSnapshot();
 	return found;

@@ -837,51 +837,62 @@ ChunkRecordDeferral(RunInfo *run, ChunkInfo *chunk, ErrorData *edata)
 }
 
 /*
- * ChunkRecordFailure
- *		Phase "record" of a chunk that failed: failed (a no_source chunk
- *		stays no_source, unfinished), its figures cleared, the ledger
- *		figure kept when the gate refused it, the error recorded; the run
- *		becomes failed.
+ * WriteChunkFailure
+ *		The one statement that records a chunk as failed (a no_source chunk
+ *		stays no_source, unfinished), its figures cleared, with edata, its
+ *		cause and next step (failures.c), and the run as failed.  "work" is
+ *		the chunk's own attempt (ExecuteChunk: the ledger figure kept when
+ *		the gate refused it, the deferrals, the start, who ran it and how);
+ *		NULL for a failure recorded outside the chunk's transaction
+ *		(RecordChunkFailure), which keeps those columns as they are.  A
+ *		chunk that a cancel has marked cancelled stays so.  Caller is
+ *		connected to SPI.
  */
 static void
-ChunkRecordFailure(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
-				   ErrorData *edata, FailureCause cause, int32 deferrals,
-				   const char *via, const char *user)
+WriteChunkFailure(RunInfo *run, ChunkInfo *chunk, const ChunkWork *work,
+				  ErrorData *edata, FailureCause cause, int32 deferrals,
+				  const char *via, const char *user)
 {
 	CatalogArgs args;
-	Verdict		verdict = chunk->no_source ? VERDICT_NO_SOURCE :
-	(work->gate_failed ? VERDICT_LEDGER_MISMATCH : VERDICT_NONE);
+	bool		no_source = work != NULL && chunk->no_source;
+	Verdict		verdict = no_source ? VERDICT_NO_SOURCE :
+	(work != NULL && work->gate_failed ? VERDICT_LEDGER_MISMATCH : VERDICT_NONE);
 
 	CatalogArgsInit(&args);
 	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
 	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
-	CatalogArgText(&args, ChunkStatusName(chunk->no_source ?
+	CatalogArgText(&args, ChunkStatusName(no_source ?
 										  CHUNK_NO_SOURCE : CHUNK_FAILED));
-	CatalogArg(&args, INT4OID, Int32GetDatum(deferrals), false);
-	CatalogArg(&args, NUMERICOID, work->ledger_value,
-			   !(work->gate_failed && work->have_ledger));
+	CatalogArg(&args, INT4OID, Int32GetDatum(deferrals), work == NULL);
+	CatalogArg(&args, NUMERICOID, work != NULL ? work->ledger_value : (Datum) 0,
+			   !(work != NULL && work->gate_failed && work->have_ledger));
 	CatalogArgText(&args, VerdictName(verdict));
-	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
+	CatalogArg(&args, TIMESTAMPTZOID,
+			   work != NULL ? TimestampTzGetDatum(work->started) : (Datum) 0,
+			   work == NULL);
 	CatalogArgText(&args, user);
 	CatalogArgText(&args, via);
 	ErrorArgs(&args, edata);
 	CatalogArgText(&args, FailureCauseName(cause));
 	CatalogArgText(&args, FailureNextStep(cause, run->run_id, run->group_id));
 	CatalogExecArgs("UPDATE backfill.chunks SET status = $3,"
-					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = $4,"
+					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
+					" deferrals = coalesce($4, deferrals),"
 					" rows_deleted = NULL, rows_inserted = NULL,"
 					" before_value = NULL, after_value = NULL,"
 					" ledger_value = $5,"
 					" ledger_ok = CASE WHEN $6 OPERATOR(pg_catalog.=) 'ledger_mismatch' THEN false END,"
-					" verdict = $6, started_at = $7,"
+					" verdict = $6, started_at = coalesce($7, started_at),"
 					" finished_at = CASE WHEN $3 OPERATOR(pg_catalog.=) 'failed'"
 					"  THEN pg_catalog.clock_timestamp() END,"
-					" executed_by = $8::pg_catalog.name, executed_via = $9,"
+					" executed_by = coalesce($8::pg_catalog.name, executed_by),"
+					" executed_via = coalesce($9, executed_via),"
 					" error_sqlstate = $10, error_message = $11,"
 					" error_detail = $12, error_hint = $13,"
 					" error_cause = $14, next_step = $15"
 					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND chunk_no OPERATOR(pg_catalog.=) $2",
+					" AND chunk_no OPERATOR(pg_catalog.=) $2"
+					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 					&args, SPI_OK_UPDATE);
 	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
 }
@@ -1019,8 +1030,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		}
 		else
 		{
-			ChunkRecordFailure(run, chunk, work, edata, report->cause,
-							   report->deferrals, via, user);
+			WriteChunkFailure(run, chunk, work, edata, report->cause,
+							  report->deferrals, via, user);
 			report->outcome = OUTCOME_FAILED;
 			report->run_status = RUN_FAILED;
 		}
@@ -1044,28 +1055,35 @@ void
 RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
 				   FailureCause cause)
 {
-	CatalogArgs args;
+	WriteChunkFailure(run, chunk, NULL, edata, cause, 0, NULL, NULL);
+}
 
-	CatalogArgsInit(&args);
-	CatalogArg(&args, INT8OID, Int64GetDatum(run->run_id), false);
-	CatalogArg(&args, INT4OID, Int32GetDatum(chunk->chunk_no), false);
-	ErrorArgs(&args, edata);
-	CatalogArgText(&args, FailureCauseName(cause));
-	CatalogArgText(&args, FailureNextStep(cause, run->run_id, run->group_id));
-	CatalogExecArgs("UPDATE backfill.chunks SET status = 'failed',"
-					" attempts = attempts OPERATOR(pg_catalog.+) 1,"
-					" rows_deleted = NULL, rows_inserted = NULL,"
-					" before_value = NULL, after_value = NULL,"
-					" ledger_value = NULL, ledger_ok = NULL, verdict = NULL,"
-					" finished_at = pg_catalog.clock_timestamp(),"
-					" error_sqlstate = $3, error_message = $4,"
-					" error_detail = $5, error_hint = $6,"
-					" error_cause = $7, next_step = $8"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND chunk_no OPERATOR(pg_catalog.=) $2"
-					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
-					&args, SPI_OK_UPDATE);
-	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
+/*
+ * RecordCommitFailure
+ *		See backfill.h: the chunk's transaction failed to commit with
+ *		commit_error (rolled back; the caller is in a new transaction):
+ *		record the chunk as failed with the chunk's own error when it had
+ *		one (the cause; the commit's error is its consequence), else the
+ *		commit's, and update report to match.  Shared by CommitChunk and
+ *		the parallel worker's commit.  Caller commits.
+ */
+void
+RecordCommitFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report,
+					ErrorData *commit_error)
+{
+	ErrorData  *edata = commit_error;
+
+	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
+		edata = report->error;
+	else
+		report->cause = ClassifyFailure(commit_error->sqlerrcode,
+										run->reverts == 0);
+	SpiConnect();
+	RecordChunkFailure(run, chunk, edata, report->cause);
+	SpiFinish();
+	report->outcome = OUTCOME_FAILED;
+	report->error = edata;
+	report->run_status = RUN_FAILED;
 }
 
 /*
@@ -1100,19 +1118,9 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		ReThrowError(edata);
-	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
-		edata = report->error;
-	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
-
-	SpiConnect();
-	RecordChunkFailure(run, chunk, edata, report->cause);
-	SpiFinish();
+	RecordCommitFailure(run, chunk, report, edata);
 	SPI_commit();
 	MemoryContextSwitchTo(cxt);
-	report->outcome = OUTCOME_FAILED;
-	report->error = edata;
-	report->run_status = RUN_FAILED;
 }
 
 /*

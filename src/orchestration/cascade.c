@@ -372,6 +372,29 @@ RegionOverlaps(StaleFacts *f, TimestampTz cs, TimestampTz ce)
 }
 
 /*
+ * ChunkBuilt
+ *		Whether a piece of chunk [cs, ce) is settled done (backfill built
+ *		it).  The pieces are sorted and partition the range, and the
+ *		chunks come in order: *j, the first piece not before the previous
+ *		chunk, is advanced past the pieces before this one.
+ */
+static bool
+ChunkBuilt(const Piece *pieces, int np, int *j, TimestampTz cs,
+		   TimestampTz ce)
+{
+	int			i;
+
+	while (*j < np && pieces[*j].hi <= cs)
+		(*j)++;
+	for (i = *j; i < np && pieces[i].lo < ce; i++)
+	{
+		if (pieces[i].settled == CHUNK_DONE)
+			return true;
+	}
+	return false;
+}
+
+/*
  * SelectStaleOnly
  *		SelectChunks for only_chunks => 'stale' alone on a target without a
  *		ledger: only the chunks a logged region overlaps can be stale, so
@@ -429,16 +452,11 @@ SelectStaleOnly(Oid target, StaleFacts *facts, TimestampTz *bounds, int n,
 		{
 			TimestampTz cs = bounds[k];
 			TimestampTz ce = bounds[k + 1];
-			bool		built = false;
-			int			i;
+			bool		built;
 			char	   *reason;
 
 			CHECK_FOR_INTERRUPTS();
-			while (j < np && pieces[j].hi <= cs)
-				j++;
-			for (i = j; i < np && pieces[i].lo < ce; i++)
-				if (pieces[i].settled == CHUNK_DONE)
-					built = true;
+			built = ChunkBuilt(pieces, np, &j, cs, ce);
 			/* never built by backfill: stale if the table holds rows there */
 			if (!built && !ChunkHoldsRows(facts, cs, ce))
 				continue;
@@ -482,18 +500,11 @@ SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
 		int			i;
 
 		CHECK_FOR_INTERRUPTS();
-		/* pieces are sorted and partition the range: skip those before */
-		while (j < np && pieces[j].hi <= cs)
-			j++;
-		for (i = j; i < np && pieces[i].lo < ce; i++)
-		{
-			if (pieces[i].settled == CHUNK_DONE)
-				built = true;
-			if ((only & ~ONLY_STALE) != 0 &&
-				PieceNeeds(&pieces[i], only & ~ONLY_STALE, clear_no_source,
-						   def->version))
-				needs = true;
-		}
+		built = ChunkBuilt(pieces, np, &j, cs, ce);
+		for (i = j; !needs && (only & ~ONLY_STALE) != 0 &&
+			 i < np && pieces[i].lo < ce; i++)
+			needs = PieceNeeds(&pieces[i], only & ~ONLY_STALE,
+							   clear_no_source, def->version);
 		/* never built by backfill: a logged change into rows counts */
 		if ((only & ONLY_STALE) && !built &&
 			RegionOverlaps(facts, cs, ce) && ChunkHoldsRows(facts, cs, ce))

@@ -306,25 +306,6 @@ ReleaseSlots(void)
 }
 
 /*
- * RoleCanLogin
- *		Whether role may log in: a background worker connects as the
- *		caller's current role, and PostgreSQL refuses a role without LOGIN.
- */
-static bool
-RoleCanLogin(Oid role)
-{
-	HeapTuple	tuple;
-	bool		canlogin;
-
-	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	canlogin = ((Form_pg_authid) GETSTRUCT(tuple))->rolcanlogin;
-	ReleaseSysCache(tuple);
-	return canlogin;
-}
-
-/*
  * ParallelUsable
  *		See backfill.h.  A probe that has not run yet runs alone, in this
  *		session, as without parallel (and the call stops after it, as
@@ -1167,6 +1148,34 @@ NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 }
 
 /*
+ * NoWorkerNotice
+ *		The NOTICE of a parallel call that goes on with fewer workers than
+ *		it asked for: every slot of backfill.max_workers taken (no_slot; or
+ *		the setting 0), or no background worker slot of the server free.
+ */
+static void
+NoWorkerNotice(int64 run_id, bool no_slot, int in_flight, int parallel)
+{
+	if (no_slot)
+		ereport(NOTICE,
+				(BackfillMaxWorkers() > 0 ?
+				 errmsg("run %lld: all %d of the cluster's backfill worker slots are taken; going on with %d of the %d parallel workers asked for",
+						(long long) run_id,
+						BackfillMaxWorkers(), in_flight, parallel) :
+				 errmsg("run %lld: backfill.max_workers is 0; the chunks run in this session",
+						(long long) run_id),
+				 errdetail("backfill.max_workers caps the parallel chunks of every session and database at once, so that they leave the rest of max_worker_processes to parallel query and other background workers."),
+				 BackfillMaxWorkers() > 0 ?
+				 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.") :
+				 errhint("Ask a superuser to raise backfill.max_workers for parallel chunks.")));
+	else
+		ereport(NOTICE,
+				(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
+						(long long) run_id, in_flight, parallel),
+				 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
+}
+
+/*
  * LeaderLoop
  *		The loop of ParallelRunLoop, inside its cleanup: hand out chunks
  *		while there is a place (to an idle worker of the pool, else to a new
@@ -1260,62 +1269,36 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				 * then a worker of the server.
 				 */
 				slot = TakeSlot();
-				if (slot < 0)
+				handle = NULL;
+				if (slot >= 0)
 				{
-					if (!st->lock_group && !TargetInFlight(m->run->target))
-						ReleaseCallTarget(st, m->run->target);
-					if (!warned)
-						ereport(NOTICE,
-								(BackfillMaxWorkers() > 0 ?
-								 errmsg("run %lld: all %d of the cluster's backfill worker slots are taken; going on with %d of the %d parallel workers asked for",
-										(long long) m->run->run_id,
-										BackfillMaxWorkers(), st->in_flight,
-										parallel) :
-								 errmsg("run %lld: backfill.max_workers is 0; the chunks run in this session",
-										(long long) m->run->run_id),
-								 errdetail("backfill.max_workers caps the parallel chunks of every session and database at once, so that they leave the rest of max_worker_processes to parallel query and other background workers."),
-								 BackfillMaxWorkers() > 0 ?
-								 errhint("Wait for other parallel calls to finish, or ask a superuser to raise backfill.max_workers.") :
-								 errhint("Ask a superuser to raise backfill.max_workers for parallel chunks.")));
-					warned = true;
-					if (st->in_flight > 0)
+					for (i = 0; i < nflights; i++)
 					{
-						/* fewer places from now on; this chunk starts later */
-						st->cap = st->in_flight;
-						break;
+						if (flights[i].handle == NULL)
+							break;
 					}
-					/* no worker at all: the chunk runs in this session */
-					RunChunkHere(m, st, &chunk, via, user, cxt);
-					m->cursor = chunk.chunk_no;
-					started++;
-					ran_here = true;
-					break;
+					Assert(i < nflights);
+					HandChunk(i, m->run->run_id, chunk.chunk_no);
+					old = MemoryContextSwitchTo(cxt);
+					handle = StartPoolWorker(i, st->lock_group);
+					MemoryContextSwitchTo(old);
+					if (handle == NULL)
+					{
+						/* the place's chunk goes back: no worker will take it */
+						SpinLockAcquire(&pool->mutex);
+						pool->places[i].state = PLACE_IDLE;
+						SpinLockRelease(&pool->mutex);
+						ReleaseSlot(slot);
+					}
 				}
-				for (i = 0; i < nflights; i++)
-				{
-					if (flights[i].handle == NULL)
-						break;
-				}
-				Assert(i < nflights);
-				HandChunk(i, m->run->run_id, chunk.chunk_no);
-				old = MemoryContextSwitchTo(cxt);
-				handle = StartPoolWorker(i, st->lock_group);
-				MemoryContextSwitchTo(old);
 				if (handle == NULL)
 				{
-					/* the place's chunk goes back: no worker will take it */
-					SpinLockAcquire(&pool->mutex);
-					pool->places[i].state = PLACE_IDLE;
-					SpinLockRelease(&pool->mutex);
-					ReleaseSlot(slot);
+					/* no slot, or no worker of the server */
 					if (!st->lock_group && !TargetInFlight(m->run->target))
 						ReleaseCallTarget(st, m->run->target);
 					if (!warned)
-						ereport(NOTICE,
-								(errmsg("run %lld: no background worker slot is free; going on with %d of the %d parallel workers asked for",
-										(long long) m->run->run_id,
-										st->in_flight, parallel),
-								 errhint("Raise max_worker_processes (a restart) for more parallel chunks.")));
+						NoWorkerNotice(m->run->run_id, slot < 0, st->in_flight,
+									   parallel);
 					warned = true;
 					if (st->in_flight > 0)
 					{
@@ -1570,8 +1553,7 @@ ParallelRunLoop(RunInfo *run, int max_chunks, int parallel, MemoryContext cxt)
  *		The worker's commit of its chunk's transaction (CommitChunk's, for a
  *		transaction that is no procedure's): when the commit itself fails
  *		(a deferred constraint, Citus losing a connection), the chunk is
- *		recorded as failed in a new transaction, with the chunk's own error
- *		when it had one, else the commit's.
+ *		recorded as failed in a new transaction (RecordCommitFailure).
  */
 static void
 WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
@@ -1595,15 +1577,9 @@ WorkerCommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 		return;
 
 	MemoryContextSwitchTo(cxt);
-	if (report->outcome == OUTCOME_FAILED && report->error != NULL)
-		edata = report->error;
-	else
-		report->cause = ClassifyFailure(edata->sqlerrcode, run->reverts == 0);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	SpiConnect();
-	RecordChunkFailure(run, chunk, edata, report->cause);
-	SpiFinish();
+	RecordCommitFailure(run, chunk, report, edata);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 }

@@ -285,29 +285,26 @@ RegisterTarget(const Registration *reg)
 		CatalogArgsInit(&args);
 		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
 		CatalogArgText(&args, QualifiedRelName(target));
-		CatalogArgText(&args, time_column);
-		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
-		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
-				   retention == NULL);
-		CatalogArgText(&args, horizon);
-		CatalogArgText(&args, ledger);
-		CatalogArgText(&args, measure);
-		CatalogArg(&args, NUMERICOID, tolerance, false);
-		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
 		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
 		CatalogArgText(&args, user);
-		/* a read-only copy of the current version (the engine never reads it) */
+
+		/*
+		 * A read-only copy of the current version (the engine never reads
+		 * it), its settings taken from that version's row: they are packed
+		 * once, above.
+		 */
 		CatalogExecArgs("INSERT INTO backfill.targets AS t"
 						" (target, target_name, time_column, chunk, source_retention,"
 						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
 						"  current_version, registered_by, strategy, keep_replaced,"
 						"  keep_for, key, allow_empty)"
-						" SELECT $1, $2, $3::pg_catalog.name, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12::pg_catalog.name, d.strategy, d.keep_replaced,"
-						"  d.keep_for, d.key, d.allow_empty"
+						" SELECT $1, $2, d.time_column, d.chunk, d.source_retention,"
+						"  d.source_horizon, d.ledger, d.measure, d.tolerance,"
+						"  d.ledger_gate, $3, $4::pg_catalog.name, d.strategy,"
+						"  d.keep_replaced, d.keep_for, d.key, d.allow_empty"
 						" FROM backfill.definitions d"
 						" WHERE d.target OPERATOR(pg_catalog.=) $1"
-						" AND d.version OPERATOR(pg_catalog.=) $11"
+						" AND d.version OPERATOR(pg_catalog.=) $3"
 						" ON CONFLICT (target) DO UPDATE SET"
 						"  target_name = excluded.target_name,"
 						"  time_column = excluded.time_column,"
