@@ -186,8 +186,9 @@ static uint64 row_state_gen = 0;	/* changes when row_sources does */
 static List *log_everything = NIL;	/* targets whose watermark a chunk is
 									 * moving: TakeWatchLock */
 static bool callbacks_registered = false;
-static bool catalog_open = false;	/* this trigger call is connected to SPI,
-									 * its catalog checks done: WatchCatalog */
+static bool catalog_checked = false;	/* this trigger call made the catalog
+										 * checks: WatchCatalog */
+static bool catalog_open = false;	/* and is connected to SPI */
 
 /*
  * The cache across transactions: RelWatches by relation (entries and
@@ -429,8 +430,9 @@ WatchState(void)
  * WatchCatalog
  *		Before the trigger call first reads or writes backfill's catalog:
  *		the checks of every entry point that touches it (a Citus
- *		coordinator, the extension at the library's version), then a
- *		connection to SPI, which WatchTriggerFire closes.  A call that finds
+ *		coordinator, the extension at the library's version), then, when
+ *		spi (a catalog statement follows; an append of log rows needs
+ *		none), a connection to SPI, which WatchTriggerFire closes.  A call that finds
  *		everything in memory (the cached watches of a row at the live edge)
  *		pays none of it: a single-row transaction at the live edge cost
  *		about a quarter more with the version read from pg_extension on
@@ -439,14 +441,19 @@ WatchState(void)
  *		be logged checks again before it writes.
  */
 static void
-WatchCatalog(void)
+WatchCatalog(bool spi)
 {
-	if (catalog_open)
-		return;
-	CitusRequireCoordinator();
-	RequireCatalogVersion();
-	SpiConnect();
-	catalog_open = true;
+	if (!catalog_checked)
+	{
+		CitusRequireCoordinator();
+		RequireCatalogVersion();
+		catalog_checked = true;
+	}
+	if (spi && !catalog_open)
+	{
+		SpiConnect();
+		catalog_open = true;
+	}
 }
 
 /*
@@ -604,7 +611,7 @@ ReadWatches(Oid relid, Datum ids)
 	CachedWatches *c;
 	MemoryContext old;
 
-	WatchCatalog();
+	WatchCatalog(true);
 	values[0] = ids;
 	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
 				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
@@ -755,9 +762,10 @@ WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 		no_source[i] = !OidIsValid(DatumGetObjectId(sources[i]));
 		nulls[i * 5 + 4] = no_source[i];
 	}
-	WatchCatalog();
+	WatchCatalog(false);
 	if (CatalogAppendRows("changed_regions", 5, m, row, nulls))
 		return;
+	WatchCatalog(true);
 	values[0] = MakeArray((Datum *) targets, NULL, m, REGCLASSOID);
 	values[1] = MakeArray((Datum *) starts, NULL, m, TIMESTAMPTZOID);
 	values[2] = MakeArray((Datum *) ends, NULL, m, TIMESTAMPTZOID);
@@ -850,7 +858,7 @@ LogTruncate(WatchEntry *w, Oid source)
 	entry->written = entry->subid;
 	if (TIMESTAMP_IS_NOBEGIN(w->edge))
 		return;
-	WatchCatalog();
+	WatchCatalog(true);
 	values[0] = ObjectIdGetDatum(w->target);
 	values[1] = TimestampTzGetDatum(w->edge);
 	values[2] = ObjectIdGetDatum(source);
@@ -1358,6 +1366,7 @@ WatchTriggerFire(TriggerData *trigdata)
 
 	if (TRIGGER_FIRED_FOR_ROW(ev))
 		return;
+	catalog_checked = false;
 	catalog_open = false;
 	WatchState();
 	if (TRIGGER_FIRED_BEFORE(ev))
