@@ -432,13 +432,14 @@ WatchState(void)
  *		the checks of every entry point that touches it (a Citus
  *		coordinator, the extension at the library's version), then, when
  *		spi (a catalog statement follows; an append of log rows needs
- *		none), a connection to SPI, which WatchTriggerFire closes.  A call that finds
- *		everything in memory (the cached watches of a row at the live edge)
- *		pays none of it: a single-row transaction at the live edge cost
- *		about a quarter more with the version read from pg_extension on
- *		each statement (bench/RESULTS.md, issue 30).  A backend caches
- *		watches only after these checks passed; a writer whose rows must
- *		be logged checks again before it writes.
+ *		none), a connection to SPI, which WatchTriggerFire closes.  A call
+ *		that finds everything in memory (the cached watches of a row at
+ *		the live edge) pays none of it: reading backfill's pg_extension
+ *		row on the first statement of each transaction was about a tenth
+ *		of a single-row transaction at the live edge (bench/RESULTS.md,
+ *		issue 30).  A backend caches watches only after these checks
+ *		passed; a writer whose rows must be logged checks again before it
+ *		writes.
  */
 static void
 WatchCatalog(bool spi)
@@ -1363,9 +1364,13 @@ WatchTriggerFire(TriggerData *trigdata)
 	bool		has_new = trigdata->tg_newtable != NULL;
 	RelWatches *rw;
 	int			i;
+	bool		save_checked;
+	bool		save_open;
 
 	if (TRIGGER_FIRED_FOR_ROW(ev))
 		return;
+	save_checked = catalog_checked;
+	save_open = catalog_open;
 	catalog_checked = false;
 	catalog_open = false;
 	WatchState();
@@ -1393,10 +1398,10 @@ WatchTriggerFire(TriggerData *trigdata)
 		}
 	}
 	if (catalog_open)
-	{
-		catalog_open = false;
 		SpiFinish();
-	}
+	/* a call made inside a catalog statement of another one (never yet) */
+	catalog_checked = save_checked;
+	catalog_open = save_open;
 }
 
 /* ----------------------------------------------------------------
