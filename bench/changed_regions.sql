@@ -3,6 +3,7 @@
 -- rebuilding the year.  Run against any database with the extension (it
 -- creates and drops schema bench_cr):
 --     psql -X -d DB -v reps=3 -f bench/changed_regions.sql
+-- (it leaves fsync as ALTER SYSTEM RESET makes it).
 -- Every figure is the median of "reps" repetitions (default 3, at most 3
 -- for the refresh and the rebuild of the year), in ms, taken in turn in the
 -- same minutes; the 10,000-row statements, whose difference is within the
@@ -15,8 +16,15 @@
 -- its ratios are of the means, because some kernels count it in ticks):
 --   - a 10,000-row INSERT into a watched source <= 1.05 x unwatched, at the
 --     live edge and into already-built days;
---   - 1,000 single-row INSERT statements (each its own transaction) <= 1.3 x
---     unwatched, at the live edge and into built days;
+--   - 1,000 single-row INSERT statements (each its own transaction) <= 1.15 x
+--     unwatched at the live edge (rows at now(): beyond every edge, one
+--     comparison each) and <= 1.3 x into built days, with fsync = off (as
+--     pg_virtualenv and the test clusters run) and with fsync = on: each
+--     repetition runs both settings, in alternating order (ALTER SYSTEM and
+--     a reload: a superuser, on a cluster whose fsync is not set on the
+--     server's command line; else both rounds run the current setting, and
+--     the case names say so), and prints the medians and the median of the
+--     paired ratios (watched / plain of the same round);
 --   - the log grows by at most one row per (target, chunk) per transaction;
 --   - a stale plan over 365 daily chunks with 10,000 logged changes < 1 s;
 --   - after late rows in 3 of 365 days, the stale plan + run of those 3
@@ -96,8 +104,8 @@ BEGIN
 END $$;
 \set QUIET off
 
--- Writers: batches and single rows, at the live edge (2026, beyond the
--- watermark) and into built days (2025).  Each pair of batches runs watched
+-- Writers: batches and single rows, at the live edge (from now(): beyond
+-- the watermark and the live edge) and into built days (2025).  Each pair of batches runs watched
 -- first in odd repetitions and plain first in even ones, so that a drift of
 -- the machine's load weighs on both alike; each pair is its own transaction,
 -- so every watched batch into built days logs its chunks.
@@ -116,7 +124,7 @@ DO $$
 BEGIN
     FOR rep IN 1..current_setting('bench.batch_reps')::int LOOP
         CALL bench_cr.pair('batch 10k, live edge', rep,
-            $q$INSERT INTO %s SELECT '2026-02-01'::timestamptz + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
+            $q$INSERT INTO %s SELECT pg_catalog.now() + i * interval '1 second', 1 FROM generate_series(1, 10000) i$q$);
         COMMIT;
         CALL bench_cr.pair('batch 10k, built days', rep,
             $q$INSERT INTO %s SELECT '2025-03-01'::timestamptz + i * interval '1 minute', 1 FROM generate_series(1, 10000) i$q$);
@@ -126,19 +134,30 @@ END $$;
 SELECT :batch_reps AS batches_into_built_days, count(*) AS log_rows,
        count(DISTINCT chunk_start) AS chunks_touched
   FROM backfill.changed_regions;
-DO $$
+-- One repetition of the single rows under the fsync setting now in force,
+-- named after it.
+CREATE PROCEDURE bench_cr.single_round(rep int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    f text := ' [fsync=' || current_setting('fsync') || ']';
+    live timestamptz := now() + (rep - 1) * interval '1 month';
 BEGIN
-    FOR rep IN 1..current_setting('bench.reps')::int LOOP
-        CALL bench_cr.singles('1,000 single rows, live edge, plain', rep, 'bench_cr.src_plain',
-                              '2026-03-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
-        CALL bench_cr.singles('1,000 single rows, live edge, watched', rep, 'bench_cr.src_watched',
-                              '2026-03-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
-        CALL bench_cr.singles('1,000 single rows, built days, plain', rep, 'bench_cr.src_plain',
-                              '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
-        CALL bench_cr.singles('1,000 single rows, built days, watched', rep, 'bench_cr.src_watched',
-                              '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
-    END LOOP;
+    CALL bench_cr.singles('1,000 single rows, live edge, plain' || f, rep, 'bench_cr.src_plain', live, 1000);
+    CALL bench_cr.singles('1,000 single rows, live edge, watched' || f, rep, 'bench_cr.src_watched', live, 1000);
+    CALL bench_cr.singles('1,000 single rows, built days, plain' || f, rep, 'bench_cr.src_plain',
+                          '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
+    CALL bench_cr.singles('1,000 single rows, built days, watched' || f, rep, 'bench_cr.src_watched',
+                          '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
 END $$;
+SELECT format('ALTER SYSTEM SET fsync = %s', m) AS set_fsync,
+       'SELECT pg_catalog.pg_reload_conf(), pg_catalog.pg_sleep(0.5)' AS reload,
+       format('CALL bench_cr.single_round(%s)', rep) AS round
+  FROM generate_series(1, :reps) rep,
+       LATERAL unnest(CASE WHEN rep % 2 = 1 THEN ARRAY['off', 'on'] ELSE ARRAY['on', 'off'] END)
+         WITH ORDINALITY AS x(m, k)
+ ORDER BY rep, k \gexec
+ALTER SYSTEM RESET fsync;
+SELECT pg_catalog.pg_reload_conf();
 
 -- The stale plan over 365 daily chunks with 10,000 logged changes (the
 -- log as 10,000 transactions touching every day leave it), cancelled after.
@@ -209,19 +228,24 @@ SELECT goal, round(a.median_ms / b.median_ms, 2) AS ratio, limit_ AS "limit",
   FROM (VALUES
     ('batch 10k, live edge: watched / plain', 'batch 10k, live edge, watched', 'batch 10k, live edge, plain', '<= 1.05'),
     ('batch 10k, built days: watched / plain', 'batch 10k, built days, watched', 'batch 10k, built days, plain', '<= 1.05'),
-    ('1,000 single rows, live edge: watched / plain', '1,000 single rows, live edge, watched', '1,000 single rows, live edge, plain', '<= 1.3'),
-    ('1,000 single rows, built days: watched / plain', '1,000 single rows, built days, watched', '1,000 single rows, built days, plain', '<= 1.3'),
+    ('1,000 single rows, live edge [fsync=off]: watched / plain', '1,000 single rows, live edge, watched [fsync=off]', '1,000 single rows, live edge, plain [fsync=off]', '<= 1.15'),
+    ('1,000 single rows, built days [fsync=off]: watched / plain', '1,000 single rows, built days, watched [fsync=off]', '1,000 single rows, built days, plain [fsync=off]', '<= 1.3'),
+    ('1,000 single rows, live edge [fsync=on]: watched / plain', '1,000 single rows, live edge, watched [fsync=on]', '1,000 single rows, live edge, plain [fsync=on]', '<= 1.15'),
+    ('1,000 single rows, built days [fsync=on]: watched / plain', '1,000 single rows, built days, watched [fsync=on]', '1,000 single rows, built days, plain [fsync=on]', '<= 1.3'),
     ('rebuild the year / refresh 3 days', 'rebuild: the year, 365 chunks', 'refresh: 3 stale days of 365', '>= 50'))
     AS g(goal, num, den, limit_)
   JOIN med a ON a.case_name = g.num JOIN med b ON b.case_name = g.den;
--- The batches paired: the median of each repetition's watched / plain.
+-- Paired: the median of each repetition's watched / plain (a batch pair,
+-- or the two loops of a single-row round under one fsync setting), in wall
+-- and CPU time.
 SELECT w.case_name AS paired_case,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.ms / p.ms)::numeric, 2) AS median_ratio,
-       round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio
+       round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.cpu_ms / nullif(p.cpu_ms, 0))::numeric, 2) AS median_cpu_ratio
   FROM bench_cr.timings w
   JOIN bench_cr.timings p ON p.rep = w.rep
    AND p.case_name = replace(w.case_name, ', watched', ', plain')
- WHERE w.case_name LIKE 'batch 10k, %, watched'
+ WHERE w.case_name LIKE '%, watched%'
  GROUP BY 1 ORDER BY 1;
 SELECT median_ms AS "stale plan ms (goal < 1000)" FROM med
  WHERE case_name = 'stale plan, 365 chunks, 10,000 changes';

@@ -321,6 +321,17 @@ RESET ROLE;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
 
+-- A write at the live edge, once the watches are cached, reads no catalog:
+-- not even backfill's row of pg_extension (the version check is made only
+-- before the trigger reads or writes the catalog: issue 30).
+INSERT INTO cr.payments (paid_at, amount) VALUES (now() + interval '1 hour', 1);
+BEGIN;
+SELECT pg_catalog.pg_stat_get_xact_blocks_fetched('pg_catalog.pg_extension'::pg_catalog.regclass) AS fetched \gset
+INSERT INTO cr.payments (paid_at, amount) VALUES (now() + interval '1 hour', 1);
+SELECT pg_catalog.pg_stat_get_xact_blocks_fetched('pg_catalog.pg_extension'::pg_catalog.regclass) - :fetched AS extension_reads;
+COMMIT;
+SELECT count(*) AS logged FROM backfill.changed_regions;
+
 -- unwatch: the watches removed; the triggers go with the last watch of a
 -- source; later writes are not logged.
 SELECT backfill.unwatch('cr.daily', 'cr.payments') AS removed;

@@ -1541,7 +1541,8 @@ extern void CheckWatchedChunk(Oid target, const Interval *chunk, bool watching);
  * The work of the trigger backfill._watch_trigger for one statement: load
  * the watches for the INSERT row triggers (BEFORE), or log the target
  * chunks it touched behind each watching target's watermark (AFTER).
- * Caller is connected to SPI.
+ * It checks the catalog's version and connects to SPI itself, only when it
+ * reads or writes the catalog.
  */
 struct TriggerData;
 extern void WatchTriggerFire(struct TriggerData *trigdata);

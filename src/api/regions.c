@@ -104,12 +104,8 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 	/* the row trigger's WHEN is always false: nothing to do for a row */
 	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || WatchTriggerIdle(trigdata))
 		return PointerGetDatum(NULL);
-	CitusRequireCoordinator();
-	RequireCatalogVersion();
-
-	SpiConnect();
+	/* the coordinator and version checks: before it touches the catalog */
 	WatchTriggerFire(trigdata);
-	SpiFinish();
 	return PointerGetDatum(NULL);
 }
 

@@ -186,6 +186,9 @@ static uint64 row_state_gen = 0;	/* changes when row_sources does */
 static List *log_everything = NIL;	/* targets whose watermark a chunk is
 									 * moving: TakeWatchLock */
 static bool callbacks_registered = false;
+static bool catalog_checked = false;	/* this trigger call made the catalog
+										 * checks: WatchCatalog */
+static bool catalog_open = false;	/* and is connected to SPI */
 
 /*
  * The cache across transactions: RelWatches by relation (entries and
@@ -424,6 +427,37 @@ WatchState(void)
  */
 
 /*
+ * WatchCatalog
+ *		Before the trigger call first reads or writes backfill's catalog:
+ *		the checks of every entry point that touches it (a Citus
+ *		coordinator, the extension at the library's version), then, when
+ *		spi (a catalog statement follows; an append of log rows needs
+ *		none), a connection to SPI, which WatchTriggerFire closes.  A call
+ *		that finds everything in memory (the cached watches of a row at
+ *		the live edge) pays none of it: reading backfill's pg_extension
+ *		row on the first statement of each transaction was about a tenth
+ *		of a single-row transaction at the live edge (bench/RESULTS.md,
+ *		issue 30).  A backend caches watches only after these checks
+ *		passed; a writer whose rows must be logged checks again before it
+ *		writes.
+ */
+static void
+WatchCatalog(bool spi)
+{
+	if (!catalog_checked)
+	{
+		CitusRequireCoordinator();
+		RequireCatalogVersion();
+		catalog_checked = true;
+	}
+	if (spi && !catalog_open)
+	{
+		SpiConnect();
+		catalog_open = true;
+	}
+}
+
+/*
  * TakeWatchLock
  *		The writer's share of a target's watch lock, until it commits,
  *		taken without ever waiting for a chunk: RowExclusiveLock when no
@@ -564,8 +598,7 @@ CopyWatches(Oid relid, CachedWatches *c)
  *		targets, each target's watch lock taken, then the watches with
  *		their watermarks (as the extension owner).  The entry is in the
  *		cache unless an invalidation came in while it was read (then in
- *		the caller's memory, for this statement only).  Caller is
- *		connected to SPI.
+ *		the caller's memory, for this statement only).
  */
 static CachedWatches *
 ReadWatches(Oid relid, Datum ids)
@@ -579,6 +612,7 @@ ReadWatches(Oid relid, Datum ids)
 	CachedWatches *c;
 	MemoryContext old;
 
+	WatchCatalog(true);
 	values[0] = ids;
 	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
 				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
@@ -665,7 +699,7 @@ ReadWatches(Oid relid, Datum ids)
  *		partition of one), for this transaction, with each target's watch
  *		lock held and its watermark read after it: from the cache when its
  *		entry survives the invalidations received once the locks are held,
- *		else read (ReadWatches).  Caller is connected to SPI.
+ *		else read (ReadWatches).
  */
 static RelWatches *
 LoadRelWatches(Oid relid)
@@ -729,8 +763,10 @@ WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 		no_source[i] = !OidIsValid(DatumGetObjectId(sources[i]));
 		nulls[i * 5 + 4] = no_source[i];
 	}
+	WatchCatalog(false);
 	if (CatalogAppendRows("changed_regions", 5, m, row, nulls))
 		return;
+	WatchCatalog(true);
 	values[0] = MakeArray((Datum *) targets, NULL, m, REGCLASSOID);
 	values[1] = MakeArray((Datum *) starts, NULL, m, TIMESTAMPTZOID);
 	values[2] = MakeArray((Datum *) ends, NULL, m, TIMESTAMPTZOID);
@@ -823,6 +859,7 @@ LogTruncate(WatchEntry *w, Oid source)
 	entry->written = entry->subid;
 	if (TIMESTAMP_IS_NOBEGIN(w->edge))
 		return;
+	WatchCatalog(true);
 	values[0] = ObjectIdGetDatum(w->target);
 	values[1] = TimestampTzGetDatum(w->edge);
 	values[2] = ObjectIdGetDatum(source);
@@ -1042,8 +1079,7 @@ FlushPending(void)
  *		partition of one): its watches for this transaction, with the watch
  *		locks taken and the watermarks read after them (LoadRelWatches),
  *		kept by watched source for the source's row triggers (_watch_row),
- *		once each watched column is found in rel (WatchedColumn).  Caller
- *		is connected to SPI.
+ *		once each watched column is found in rel (WatchedColumn).
  */
 static void
 LoadRowSources(Relation rel)
@@ -1313,7 +1349,9 @@ WatchTriggerIdle(TriggerData *trigdata)
  *		a TRUNCATE, each behind its watch's edge (a target that backfill
  *		never built has the live edge alone).  A row trigger's WHEN is
  *		always false:
- *		called for a row (a trigger made by hand), it does nothing.
+ *		called for a row (a trigger made by hand), it does nothing.  The
+ *		catalog checks and SPI come only with the first read or write of
+ *		the catalog (WatchCatalog); the connection is closed here.
  */
 void
 WatchTriggerFire(TriggerData *trigdata)
@@ -1326,30 +1364,44 @@ WatchTriggerFire(TriggerData *trigdata)
 	bool		has_new = trigdata->tg_newtable != NULL;
 	RelWatches *rw;
 	int			i;
+	bool		save_checked;
+	bool		save_open;
 
 	if (TRIGGER_FIRED_FOR_ROW(ev))
 		return;
+	save_checked = catalog_checked;
+	save_open = catalog_open;
+	catalog_checked = false;
+	catalog_open = false;
 	WatchState();
 	if (TRIGGER_FIRED_BEFORE(ev))
 	{
 		if (TRIGGER_FIRED_BY_INSERT(ev))
 			LoadRowSources(rel);
-		return;
 	}
-	FlushPending();
-	if (!truncate && !has_old && !has_new)
-		return;
-	rw = LoadRelWatches(relid);
-	for (i = 0; i < rw->n; i++)
+	else
 	{
-		WatchEntry *w = &rw->entries[i];
+		FlushPending();
+		if (truncate || has_old || has_new)
+		{
+			rw = LoadRelWatches(relid);
+			for (i = 0; i < rw->n; i++)
+			{
+				WatchEntry *w = &rw->entries[i];
 
-		CHECK_FOR_INTERRUPTS();
-		if (truncate)
-			LogTruncate(w, relid);
-		else
-			LogRows(w, relid, trigdata);
+				CHECK_FOR_INTERRUPTS();
+				if (truncate)
+					LogTruncate(w, relid);
+				else
+					LogRows(w, relid, trigdata);
+			}
+		}
 	}
+	if (catalog_open)
+		SpiFinish();
+	/* a call made inside a catalog statement of another one (never yet) */
+	catalog_checked = save_checked;
+	catalog_open = save_open;
 }
 
 /* ----------------------------------------------------------------
