@@ -22,25 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -n "${BACKFILL_PGROOT:-}" ]; then
-    export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
-else
-    export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-fi
-
-if [ "$(id -u)" -eq 0 ] && [ "${1:-}" != "--inner" ]; then
-    work=$(mktemp -d /tmp/backfill-bench.XXXXXX)
-    trap 'rm -rf "$work"' EXIT
-    scripts/setup.sh >/dev/null
-    cp -a . "$work/tree"
-    chown -R postgres: "$work"
-    chmod 755 "$work"
-    status=0
-    runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" \
-        BENCH_SCALES="${BENCH_SCALES:-}" BENCH_REPS="${BENCH_REPS:-}" \
-        "$work/tree/bench/chunk_cost.sh" --inner || status=$?
-    exit $status
-fi
+. bench/lib.sh
+bench_as_postgres bench/chunk_cost.sh "${1:-}" BENCH_SCALES BENCH_REPS
 
 SCALES=${BENCH_SCALES:-250 2500 25000}
 REPS=${BENCH_REPS:-3}
@@ -49,7 +32,6 @@ ticks=$(getconf CLK_TCK)
 max=0
 for n in $SCALES; do [ "$n" -gt "$max" ] && max=$n; done
 
-. bench/lib.sh
 bench_cluster
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 started=$(now)

@@ -1,8 +1,35 @@
-# Shared by the benchmark scripts (sourced, never run): a throwaway cluster
-# with default settings, removed when the script exits.
+# Shared by the benchmark scripts (sourced, never run): how a bench runs as
+# the postgres user, and a throwaway cluster with default settings, removed
+# when the script exits.
+#   bench_as_postgres SCRIPT "${1:-}" VAR...
+#                                    as root: set PG_CONFIG, build and install
+#                                    the extension, run SCRIPT again as postgres
+#                                    from a copy of the tree with --inner and
+#                                    the variables named, exit with its status
 #   bench_cluster [SERVER OPTIONS]   e.g. bench_cluster "-c max_worker_processes=16"
 # Needs $bindir (PostgreSQL's bindir). Exports PGHOST/PGPORT/PGUSER/
 # PGDATABASE/PGOPTIONS and defines q (psql that stops on error) and now.
+
+bench_as_postgres() {
+    local script=$1 arg=$2 work status=0 pass=() v
+    shift 2
+    if [ -n "${BACKFILL_PGROOT:-}" ]; then
+        export PG_CONFIG=$BACKFILL_PGROOT/usr/lib/postgresql/15/bin/pg_config
+    else
+        export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+    fi
+    [ "$(id -u)" -eq 0 ] && [ "$arg" != "--inner" ] || return 0
+    for v in "$@"; do pass+=("$v=${!v:-}"); done
+    work=$(mktemp -d /tmp/backfill-bench.XXXXXX)
+    scripts/setup.sh >/dev/null
+    cp -a . "$work/tree"
+    chown -R postgres: "$work"
+    chmod 755 "$work"
+    runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" "${pass[@]}" \
+        "$work/tree/$script" --inner || status=$?
+    rm -rf "$work"
+    exit $status
+}
 
 bench_cluster() {
     local extra=${1:-} try
