@@ -13,6 +13,12 @@
 #     equals the result of an uninterrupted run: 0 rows lost or doubled,
 #     rows outside the range untouched.
 #
+# Each chunk of a run sleeps (table pause: 0.15 s while a run may be killed,
+# 0 while a killed run is resumed), so that a run lasts about 4 s, long
+# beside the time it takes to find its backend on a loaded machine; the
+# first iteration kills the run as soon as its first chunk is done, so at
+# least one kill lands in the middle of a run whatever the load.
+#
 #   BACKFILL_KILL_SEED=1234        replay a failing seed (printed below)
 #   BACKFILL_KILL_ITERATIONS=20    number of kills
 use strict;
@@ -47,6 +53,8 @@ INSERT INTO src
     FROM generate_series('2024-01-01 00:00+00'::timestamptz,
                          '2024-01-01 23:55+00', '5 minutes') t;
 CREATE TABLE tgt (ts timestamptz NOT NULL, v int NOT NULL);
+CREATE TABLE pause (seconds float8 NOT NULL);
+INSERT INTO pause VALUES (0.15);
 CREATE TABLE tgt_initial (ts timestamptz NOT NULL, v int NOT NULL);
 INSERT INTO tgt_initial
   SELECT t, 0 FROM generate_series('2024-01-01 00:00+00'::timestamptz,
@@ -60,7 +68,8 @@ CREATE TABLE tgt_expected AS
   UNION ALL SELECT * FROM src;
 SELECT backfill.register('tgt', 'ts',
   $$SELECT s.ts, s.v
-      FROM public.src s, (SELECT pg_catalog.pg_sleep(0.04)) AS pause
+      FROM public.src s,
+           (SELECT pg_catalog.pg_sleep(p.seconds) FROM public.pause p) AS pause
      WHERE s.ts >= $1 AND s.ts < $2$$,
   chunk => '1 hour');
 });
@@ -81,6 +90,7 @@ sub reset_and_plan
 {
 	return $node->safe_psql('postgres', q{
 SET TimeZone = 'UTC';
+UPDATE pause SET seconds = 0.15;
 TRUNCATE tgt;
 INSERT INTO tgt SELECT * FROM tgt_initial;
 SELECT backfill.plan('tgt', '2024-01-01 00:00+00', '2024-01-02 00:00+00',
@@ -192,7 +202,20 @@ for my $i (1 .. $iterations)
 			"SELECT pid FROM pg_stat_activity WHERE application_name = 'bf_victim'");
 		usleep(2_000) if $pid eq '';
 	}
-	usleep(int($delay * 1_000_000));
+	if ($i == 1)
+	{
+		# the first kill: as soon as the first chunk is done
+		my $t = time();
+		usleep(10_000)
+		  while time() - $t < 30
+		  && $node->safe_psql('postgres',
+			"SELECT count(*) FROM backfill.chunks WHERE run_id = $run AND status = 'done'") == 0;
+		$delay = time() - $t;
+	}
+	else
+	{
+		usleep(int($delay * 1_000_000));
+	}
 
 	if ($how eq 'immediate shutdown')
 	{
@@ -206,6 +229,8 @@ for my $i (1 .. $iterations)
 		wait_for_crash_restart($log_offset);
 	}
 	$h->finish;
+	# the resumed run need not be slow
+	$node->safe_psql('postgres', 'UPDATE pause SET seconds = 0');
 
 	my $done = $node->safe_psql('postgres',
 		"SELECT count(*) FROM backfill.chunks WHERE run_id = $run AND status = 'done'");
