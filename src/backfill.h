@@ -1578,6 +1578,110 @@ typedef struct ChangedRegion
 extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
 							   ChangedRegion **out);
 
+/* ---- the history lineage reads (lineagereader.c) ---- */
+
+/*
+ * One chunk that counts: an attempt of an ordinary (not a revert) run that
+ * reached its range (HistoryReceive).  40 bytes: a long history is held
+ * whole, so its run, executor and reason are numbers of the reader's
+ * tables.
+ */
+typedef struct Attempt
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz finished_at;	/* the chunk's, else its run's */
+	int32		run;			/* index in HistoryReader.runs */
+	int32		chunk_no;
+	int32		reason;			/* 1 + index in HistoryReader.reasons; 0:
+								 * none */
+	uint32		executor:27;	/* 1 + index in HistoryReader.executors; 0:
+								 * NULL */
+	uint32		status:3;		/* ChunkStatus */
+	uint32		finished_null:1;	/* finished_at is NULL */
+	uint32		cleared:1;		/* the chunk itself finished */
+} Attempt;
+
+StaticAssertDecl(CHUNK_CANCELLED < 8, "a chunk status fits in 3 bits");
+
+
+/* A run of the history: its id and definition version. */
+typedef struct HistoryRun
+{
+	int64		run_id;
+	int32		version;
+	bool		reverted;		/* a revert run undid some of its chunks */
+} HistoryRun;
+
+/* A done chunk of a revert run: run_id undid chunk chunk_no of run undid. */
+typedef struct RevertStep
+{
+	int64		undid;
+	int64		run_id;
+	int32		chunk_no;
+	int32		depth;			/* memo of StepDepth; -1: not yet, -2: busy */
+} RevertStep;
+
+/* Attempts are kept in blocks of this many (never moved once written). */
+#define ATTEMPTS_PER_BLOCK	1024
+
+/*
+ * The receiver of the history's rows: each row is kept, compactly, as an
+ * attempt or a revert step, or dropped, as it arrives (no result set is
+ * held besides).  Attempts go into fixed blocks, so that a long history
+ * is never copied to grow; "order" then lists the attempts that count,
+ * sorted.
+ */
+typedef struct HistoryReader
+{
+	DestReceiver pub;
+	MemoryContext cxt;			/* where everything below lives */
+	Attempt   **blocks;
+	int64		nblocks;
+	int64		maxblocks;
+	int64		nattempts;
+	int32	   *order;			/* attempts that count, by run and start */
+	int			norder;
+	HistoryRun *runs;			/* of the attempts */
+	int64		nruns;
+	int64		maxruns;
+	HTAB	   *run_ids;		/* run id -> index in runs */
+	int64		last_run_id;	/* the run of the previous row, */
+	int32		last_run;		/* its index; -1: none yet */
+	char	  **reasons;
+	int64		nreasons;
+	int64		maxreasons;
+	RevertStep *steps;
+	int64		nsteps;
+	int64		maxsteps;
+	HTAB	   *executor_ids;	/* name -> index in executors */
+	char	  **executors;
+	int			nexecutors;
+	int			maxexecutors;
+	int32		last_executor;	/* of the previous row; -1: none yet */
+	char		last_status[NAMEDATALEN];	/* of the previous row ("": */
+	ChunkStatus last_status_value;	/* none yet) and its value */
+} HistoryReader;
+
+/* The attempt number i of r. */
+#define ATTEMPT(r, i) \
+	(&(r)->blocks[(i) / ATTEMPTS_PER_BLOCK][(i) % ATTEMPTS_PER_BLOCK])
+
+/*
+ * Read the history of target over [lo, hi) into r, as the extension owner
+ * (as_owner) or as the caller (the catalog's row-level security applies):
+ * every chunk of its runs that overlaps the range, kept as an attempt or a
+ * revert step, or dropped.  Caller is connected to SPI.
+ */
+extern void ReadHistory(Oid target, TimestampTz lo, TimestampTz hi,
+						bool as_owner, HistoryReader *r);
+
+/*
+ * The attempts of r that count (all but the settled ones a revert undid),
+ * in r->order: grouped by run, in order of start within a run.
+ */
+extern void CountingAttempts(HistoryReader *r);
+
 /* ---- lineage (lineage.c) ---- */
 
 /*
