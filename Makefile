@@ -44,6 +44,7 @@ OBJS = \
 	src/orchestration/schedule.o \
 	src/orchestration/dependencies.o \
 	src/orchestration/group.o \
+	src/orchestration/lineagereader.o \
 	src/orchestration/lineage.o \
 	src/orchestration/watch.o \
 	src/orchestration/watchlog.o \
