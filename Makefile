@@ -46,6 +46,7 @@ OBJS = \
 	src/orchestration/group.o \
 	src/orchestration/lineagereader.o \
 	src/orchestration/lineage.o \
+	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
 	src/orchestration/watchlog.o \
 	src/orchestration/cascade.o \
