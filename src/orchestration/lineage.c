@@ -3,37 +3,25 @@
  * lineage.c
  *	  A target's history cut into pieces, and which run wins each piece
  *	  (LineagePieces: the one rule, behind backfill._lineage_pieces and
- *	  so lineage(), and behind lineage_chart and plan's only_chunks); and
- *	  lineage_chart, a text picture of it (LineageChart).
+ *	  so lineage(), and behind lineage_chart and plan's only_chunks).
  *
  * The rule of which run wins a stretch is written once, here: the chunks
  * of the target's runs over the range are read in one statement, either
  * as the caller, under the catalog's row-level security (_lineage_pieces,
  * which lineage() calls), or as the extension owner (ClassifyPieces,
- * ClassifyRanges); they are merged per run into islands, the range is cut
- * at every island bound, and one sweep over the bounds with two priority
- * queues says which island wins each piece.  O(n log n) in the chunks
- * read, whatever their overlaps (doc/lineage.md, "What it costs").
+ * ClassifyRanges), and the chunks that count kept (lineagereader.c);
+ * they are merged per run into islands, the range is cut at every island
+ * bound, and one sweep over the bounds with two priority queues says
+ * which island wins each piece.  O(n log n) in the chunks read, whatever
+ * their overlaps (doc/lineage.md, "What it costs").  lineage_chart draws
+ * the pieces (lineagechart.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "common/int.h"
-#include "executor/spi.h"
-#include "executor/tuptable.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
-#include "pgtime.h"
-#include "tcop/dest.h"
-#include "utils/acl.h"
-#include "utils/builtins.h"
-#include "utils/datetime.h"
-#include "utils/guc.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
