@@ -202,6 +202,100 @@ WinnerDetails(HistoryReader *r, Island *w, TimestampTz p, TimestampTz q,
 }
 
 /*
+ * MakeIslands
+ *		The islands of the attempts that count (r->order), counted, then
+ *		made: per run, contiguous attempts with the same status, clearing
+ *		and executor (NewIsland), each finished when the latest of its
+ *		chunks did (NULL when none has a time).  Not yet clipped to the
+ *		range.  Linear in the attempts; the islands are palloc'd, their
+ *		number in *count.
+ */
+static Island *
+MakeIslands(HistoryReader *r, int *count)
+{
+	Island	   *islands;
+	int			nislands = 0;
+	int64		i;
+
+	for (i = 0; i < r->norder; i++)
+		if (i == 0 || NewIsland(ATTEMPT(r, r->order[i - 1]),
+								ATTEMPT(r, r->order[i])))
+			nislands++;
+	islands = palloc_extended(sizeof(Island) * Max(nislands, 1),
+							  MCXT_ALLOC_HUGE);
+	nislands = 0;
+	for (i = 0; i < r->norder; i++)
+	{
+		Attempt    *a = ATTEMPT(r, r->order[i]);
+		Island	   *cur = nislands > 0 ? &islands[nislands - 1] : NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0 && !NewIsland(ATTEMPT(r, r->order[i - 1]), a))
+		{
+			cur->last = (int) i;
+			cur->hi = a->hi;
+		}
+		else
+		{
+			cur = &islands[nislands++];
+			cur->run_id = r->runs[a->run].run_id;
+			cur->lo = a->lo;
+			cur->hi = a->hi;
+			cur->first = cur->last = (int) i;
+			cur->version = r->runs[a->run].version;
+			cur->executor = (int32) a->executor - 1;
+			cur->status = a->status;
+			cur->cleared = a->cleared;
+			cur->finished_null = true;
+		}
+		if (!a->finished_null &&
+			(cur->finished_null || a->finished_at > cur->finished_at))
+		{
+			cur->finished_at = a->finished_at;
+			cur->finished_null = false;
+		}
+	}
+	*count = nislands;
+	return islands;
+}
+
+/*
+ * CutBounds
+ *		Clip each island to the range [wlo, whi), and the bounds that cut
+ *		the range into pieces: the range's and each island's, sorted,
+ *		distinct (palloc'd, their number in *count).  O(m log m) in the m
+ *		islands.
+ */
+static TimestampTz *
+CutBounds(Island *islands, int nislands, TimestampTz wlo, TimestampTz whi,
+		  int *count)
+{
+	TimestampTz *bounds;
+	int			nbounds = 0;
+	int64		i;
+	int			k;
+
+	bounds = palloc_extended(sizeof(TimestampTz) * (2 * nislands + 2),
+							 MCXT_ALLOC_HUGE);
+	bounds[nbounds++] = wlo;
+	bounds[nbounds++] = whi;
+	for (k = 0; k < nislands; k++)
+	{
+		islands[k].lo = Min(Max(islands[k].lo, wlo), whi);
+		islands[k].hi = Max(Min(islands[k].hi, whi), wlo);
+		bounds[nbounds++] = islands[k].lo;
+		bounds[nbounds++] = islands[k].hi;
+	}
+	qsort(bounds, nbounds, sizeof(TimestampTz), TsCmp);
+	for (i = 1, k = 1; i < nbounds; i++)
+		if (bounds[i] != bounds[k - 1])
+			bounds[k++] = bounds[i];
+	nbounds = k;
+	*count = nbounds;
+	return bounds;
+}
+
+/*
  * LineagePieces
  *		See backfill.h.  The rule:
  *
@@ -237,10 +331,10 @@ LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 	MemoryContext oldcxt;
 	HistoryReader r;
 	Island	   *islands;
-	int			nislands = 0;
+	int			nislands;
 	int		   *order;
 	TimestampTz *bounds;
-	int			nbounds = 0;
+	int			nbounds;
 	TimestampTz wlo = Min(lo, hi);
 	TimestampTz whi = Max(lo, hi);
 	binaryheap *all;
@@ -249,7 +343,6 @@ LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 	Piece	   *out;
 	int			npieces = 0;
 	int			next = 0;
-	int64		i;
 	int			k;
 
 	workcxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -259,63 +352,9 @@ LineagePieces(Oid target, TimestampTz lo, TimestampTz hi, bool as_owner,
 	ReadHistory(target, lo, hi, as_owner, &r);
 	CountingAttempts(&r);
 
-	/* islands, clipped to the range: counted, then made */
-	for (i = 0; i < r.norder; i++)
-		if (i == 0 || NewIsland(ATTEMPT(&r, r.order[i - 1]),
-								ATTEMPT(&r, r.order[i])))
-			nislands++;
-	islands = palloc_extended(sizeof(Island) * Max(nislands, 1),
-							  MCXT_ALLOC_HUGE);
-	nislands = 0;
-	for (i = 0; i < r.norder; i++)
-	{
-		Attempt    *a = ATTEMPT(&r, r.order[i]);
-		Island	   *cur = nislands > 0 ? &islands[nislands - 1] : NULL;
-
-		CHECK_FOR_INTERRUPTS();
-		if (i > 0 && !NewIsland(ATTEMPT(&r, r.order[i - 1]), a))
-		{
-			cur->last = (int) i;
-			cur->hi = a->hi;
-		}
-		else
-		{
-			cur = &islands[nislands++];
-			cur->run_id = r.runs[a->run].run_id;
-			cur->lo = a->lo;
-			cur->hi = a->hi;
-			cur->first = cur->last = (int) i;
-			cur->version = r.runs[a->run].version;
-			cur->executor = (int32) a->executor - 1;
-			cur->status = a->status;
-			cur->cleared = a->cleared;
-			cur->finished_null = true;
-		}
-		if (!a->finished_null &&
-			(cur->finished_null || a->finished_at > cur->finished_at))
-		{
-			cur->finished_at = a->finished_at;
-			cur->finished_null = false;
-		}
-	}
-
-	/* the bounds: the range's and each island's, clipped, sorted, distinct */
-	bounds = palloc_extended(sizeof(TimestampTz) * (2 * nislands + 2),
-							 MCXT_ALLOC_HUGE);
-	bounds[nbounds++] = wlo;
-	bounds[nbounds++] = whi;
-	for (k = 0; k < nislands; k++)
-	{
-		islands[k].lo = Min(Max(islands[k].lo, wlo), whi);
-		islands[k].hi = Max(Min(islands[k].hi, whi), wlo);
-		bounds[nbounds++] = islands[k].lo;
-		bounds[nbounds++] = islands[k].hi;
-	}
-	qsort(bounds, nbounds, sizeof(TimestampTz), TsCmp);
-	for (i = 1, k = 1; i < nbounds; i++)
-		if (bounds[i] != bounds[k - 1])
-			bounds[k++] = bounds[i];
-	nbounds = k;
+	/* islands, clipped to the range; the bounds that cut it into pieces */
+	islands = MakeIslands(&r, &nislands);
+	bounds = CutBounds(islands, nislands, wlo, whi, &nbounds);
 
 	/* the sweep */
 	order = palloc_extended(sizeof(int) * Max(nislands, 1), MCXT_ALLOC_HUGE);
