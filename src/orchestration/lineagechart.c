@@ -126,6 +126,98 @@ AddLine(List **lines, const char *line)
 }
 
 /*
+ * ChartScale
+ *		The unit of the lines of a chart of [lo, hi), the name of its
+ *		characters' unit, and the steps of both (*line_step and *cell_step
+ *		are zero on entry): at most 7 days wide, a line per day and a
+ *		character per hour; at most 92 days, a line per week and a
+ *		character per day; wider (or too wide to subtract), a line per
+ *		month and a character per day.
+ */
+static void
+ChartScale(TimestampTz lo, TimestampTz hi, const char **unit,
+		   const char **cell_name, Interval *line_step, Interval *cell_step)
+{
+	int64		width;
+	bool		wide;
+
+	/* hi - lo overflows int64 for the widest ranges: those are "wide" */
+	wide = pg_sub_s64_overflow(hi, lo, &width);
+	if (!wide && width <= 7 * USECS_PER_DAY)
+	{
+		*unit = "day";
+		*cell_name = "hour";
+		line_step->day = 1;
+		cell_step->time = USECS_PER_HOUR;
+	}
+	else if (!wide && width <= 92 * USECS_PER_DAY)
+	{
+		*unit = "week";
+		*cell_name = "day";
+		line_step->day = 7;
+		cell_step->day = 1;
+	}
+	else
+	{
+		*unit = "month";
+		*cell_name = "day";
+		line_step->month = 1;
+		cell_step->day = 1;
+	}
+}
+
+/*
+ * ChartLegend
+ *		Append the legend to the chart: a line per definition version of
+ *		target (its character, label, and whether it is the current one),
+ *		each drawn into buf in linecxt (reset for it), then the other
+ *		characters.  Caller is connected to SPI.
+ */
+static void
+ChartLegend(Oid target, List **lines, MemoryContext linecxt, StringInfo buf)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	MemoryContext oldcxt;
+	int			i;
+
+	AddLine(lines, "legend:");
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT d.version, d.label,"
+				" d.version OPERATOR(pg_catalog.=) t.current_version"
+				" FROM backfill.definitions d LEFT JOIN backfill.targets t"
+				"  ON t.target OPERATOR(pg_catalog.=) d.target"
+				" WHERE d.target OPERATOR(pg_catalog.=) $1 ORDER BY d.version",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	for (i = 0; i < (int) SPI_processed; i++)
+	{
+		bool		isnull;
+		int32		version;
+		char	   *label;
+		bool		current;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(linecxt);
+		oldcxt = MemoryContextSwitchTo(linecxt);
+		version = SpiGetInt32(i, 1, &isnull);
+		label = SpiGetText(i, 2);
+		current = SpiGetBool(i, 3, &isnull);
+		resetStringInfo(buf);
+		appendStringInfo(buf, "  %c  backfilled under definition version %d%s%s%s%s",
+						 VersionChar(version), version,
+						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
+						 current ? " (current)" : "");
+		MemoryContextSwitchTo(oldcxt);
+		AddLine(lines, buf->data);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	AddLine(lines, "  -  no source data (no_source)");
+	AddLine(lines, "  .  never filled (no backfill covers it)");
+	AddLine(lines, "  X  failed (the latest attempt failed)");
+	AddLine(lines, "     (blank) outside the range");
+}
+
+/*
  * LineageChart
  *		See backfill.h: lineage_chart(target, range_start, range_end), its
  *		text lines (char *) in a list.  A range of at most 7 days: one line
@@ -155,14 +247,9 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 	Interval	cell_step = {0, 0, 0};
 	TimestampTz line;
 	StringInfoData buf;
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
-	int64		width;
-	bool		wide;
 	int64		nlines;
 	MemoryContext linecxt;
 	MemoryContext oldcxt;
-	int			i;
 
 	if (pg_class_aclcheck(target, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
@@ -170,29 +257,7 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 				 errmsg("permission denied for table %s", QualifiedRelName(target)),
 				 errdetail("The lineage of a table is shown to those who may read it.")));
 
-	/* hi - lo overflows int64 for the widest ranges: those are "wide" */
-	wide = pg_sub_s64_overflow(hi, lo, &width);
-	if (!wide && width <= 7 * USECS_PER_DAY)
-	{
-		unit = "day";
-		cell_name = "hour";
-		line_step.day = 1;
-		cell_step.time = USECS_PER_HOUR;
-	}
-	else if (!wide && width <= 92 * USECS_PER_DAY)
-	{
-		unit = "week";
-		cell_name = "day";
-		line_step.day = 7;
-		cell_step.day = 1;
-	}
-	else
-	{
-		unit = "month";
-		cell_name = "day";
-		line_step.month = 1;
-		cell_step.day = 1;
-	}
+	ChartScale(lo, hi, &unit, &cell_name, &line_step, &cell_step);
 	nlines = ChartLines(lo, hi, unit);
 	if (nlines > BACKFILL_MAX_CHART_LINES)
 		ereport(ERROR,
@@ -257,41 +322,7 @@ LineageChart(Oid target, TimestampTz lo, TimestampTz hi)
 		line = next;
 	}
 
-	/* the legend: every definition version of the target */
-	AddLine(&lines, "legend:");
-	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT d.version, d.label,"
-				" d.version OPERATOR(pg_catalog.=) t.current_version"
-				" FROM backfill.definitions d LEFT JOIN backfill.targets t"
-				"  ON t.target OPERATOR(pg_catalog.=) d.target"
-				" WHERE d.target OPERATOR(pg_catalog.=) $1 ORDER BY d.version",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	for (i = 0; i < (int) SPI_processed; i++)
-	{
-		bool		isnull;
-		int32		version;
-		char	   *label;
-		bool		current;
-
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(linecxt);
-		oldcxt = MemoryContextSwitchTo(linecxt);
-		version = SpiGetInt32(i, 1, &isnull);
-		label = SpiGetText(i, 2);
-		current = SpiGetBool(i, 3, &isnull);
-		resetStringInfo(&buf);
-		appendStringInfo(&buf, "  %c  backfilled under definition version %d%s%s%s%s",
-						 VersionChar(version), version,
-						 label ? " \"" : "", label ? label : "", label ? "\"" : "",
-						 current ? " (current)" : "");
-		MemoryContextSwitchTo(oldcxt);
-		AddLine(&lines, buf.data);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	AddLine(&lines, "  -  no source data (no_source)");
-	AddLine(&lines, "  .  never filled (no backfill covers it)");
-	AddLine(&lines, "  X  failed (the latest attempt failed)");
-	AddLine(&lines, "     (blank) outside the range");
+	ChartLegend(target, &lines, linecxt, &buf);
 	MemoryContextDelete(linecxt);
 	return lines;
 }
