@@ -71,44 +71,18 @@ Median(Datum *values, int n)
 }
 
 /*
- * CompareChunks
- *		Fill in the figures and verdicts of the n chunks (contiguous, in
- *		time order) of target t, whose neighbours are chunks of "step" on
- *		either side.  The caller is connected to SPI; results are allocated
- *		in the current memory context.
- *
- * One grouped query reads the target over [first neighbour, last
- * neighbour): bucket i of width_bucket(time, bounds) is chunk i of the
- * array (neighbours before, the chunks, neighbours after).  The ledger is
- * prepared once and executed per compared chunk.
+ * NeighbourBounds
+ *		The bounds of CompareChunks' buckets: nb neighbour chunks of "step"
+ *		before the n chunks (contiguous, in time order), the n chunks, nb
+ *		neighbours after; n + 2 * nb + 1 bounds (palloc'd), each after the
+ *		one before (22023 when the chunk interval does not advance).
  */
-static void
-CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
+static TimestampTz *
+NeighbourBounds(RecChunk *chunks, int n, Interval *step, int nb)
 {
-	int			nb = backfill_neighbor_chunks;
 	int			nbuckets = n + 2 * nb;
 	TimestampTz *bounds;
-	Datum	   *bound_datums;
-	bool	   *has_rows;
-	Datum	   *bucket_value;
-	bool	   *bucket_null;
-	Datum	   *neighbours;
-	int			nneighbours = 0;
-	Datum		median = (Datum) 0;
-	bool		have_median = false;
-	Datum		empty_value = (Datum) 0;
-	bool		empty_null = true;
-	bool		have_empty = false;
-	Datum		ntolerance;
-	char	   *relname;
-	char	   *tc;
-	StringInfoData sql;
-	Oid			argtypes[3] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZARRAYOID};
-	Datum		values[3];
-	uint64		i;
 	int			k;
-	SPIPlanPtr	ledger_plan = NULL;
-	MemoryContext itercxt;
 
 	/* bounds: nb neighbours before, the n chunks, nb neighbours after */
 	bounds = palloc(sizeof(TimestampTz) * (nbuckets + 1));
@@ -131,13 +105,35 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 					 errmsg("chunk interval does not advance from %s",
 							TimestampText(bounds[k - 1])),
 					 errdetail("The neighbor chunks of the range cannot be laid out with this chunk interval.")));
+	return bounds;
+}
+
+/*
+ * MeasureBuckets
+ *		The one grouped pass over target t (relname): its measure per
+ *		bucket of the nbuckets + 1 bounds, bucket i of width_bucket() being
+ *		chunk i of CompareChunks' array.  Into *has_rows, *bucket_value and
+ *		*bucket_null (palloc'd, indexed 1 to nbuckets).  Runs as the
+ *		author; caller is connected to SPI.
+ */
+static void
+MeasureBuckets(Definition *t, char *relname, TimestampTz *bounds,
+			   int nbuckets, bool **has_rows, Datum **bucket_value,
+			   bool **bucket_null)
+{
+	Datum	   *bound_datums;
+	char	   *tc;
+	StringInfoData sql;
+	Oid			argtypes[3] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZARRAYOID};
+	Datum		values[3];
+	uint64		i;
+	int			k;
 
 	bound_datums = palloc(sizeof(Datum) * (nbuckets + 1));
 	for (k = 0; k <= nbuckets; k++)
 		bound_datums[k] = TimestampTzGetDatum(bounds[k]);
 
 	/* the one grouped pass over the target */
-	relname = QualifiedRelName(t->target);
 	tc = (char *) quote_identifier(t->time_column);
 	initStringInfo(&sql);
 	appendStringInfoString(&sql,
@@ -152,9 +148,9 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 	values[2] = MakeArray(bound_datums, NULL, nbuckets + 1, TIMESTAMPTZOID);
 	SpiExec(sql.data, 3, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
 
-	has_rows = palloc0(sizeof(bool) * (nbuckets + 1));
-	bucket_value = palloc0(sizeof(Datum) * (nbuckets + 1));
-	bucket_null = palloc0(sizeof(bool) * (nbuckets + 1));
+	*has_rows = palloc0(sizeof(bool) * (nbuckets + 1));
+	*bucket_value = palloc0(sizeof(Datum) * (nbuckets + 1));
+	*bucket_null = palloc0(sizeof(bool) * (nbuckets + 1));
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -162,10 +158,26 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 
 		if (isnull || b < 1 || b > nbuckets)
 			continue;			/* cannot happen given the WHERE */
-		has_rows[b] = true;
-		bucket_value[b] = SpiGetDatumCopy(i, 2, &bucket_null[b]);
+		(*has_rows)[b] = true;
+		(*bucket_value)[b] = SpiGetDatumCopy(i, 2, &(*bucket_null)[b]);
 	}
 	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * NeighbourMedian
+ *		The median of the neighbour buckets (1 to nb, and after the n
+ *		chunks' up to nbuckets) that have rows and a measure not NULL, into
+ *		*median; false when there is none.
+ */
+static bool
+NeighbourMedian(bool *has_rows, Datum *bucket_value, bool *bucket_null,
+				int n, int nb, Datum *median)
+{
+	int			nbuckets = n + 2 * nb;
+	Datum	   *neighbours;
+	int			nneighbours = 0;
+	int			k;
 
 	/* neighbour median over the neighbours that have rows */
 	neighbours = palloc(sizeof(Datum) * (2 * nb + 1));
@@ -176,13 +188,23 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 		if (has_rows[k] && !bucket_null[k])
 			neighbours[nneighbours++] = bucket_value[k];
 	}
-	if (nneighbours > 0)
-	{
-		median = Median(neighbours, nneighbours);
-		have_median = true;
-	}
-	ntolerance = DirectFunctionCall1(float8_numeric,
-									 Float8GetDatum(backfill_neighbor_tolerance));
+	if (nneighbours == 0)
+		return false;
+	*median = Median(neighbours, nneighbours);
+	return true;
+}
+
+/*
+ * PrepareLedger
+ *		t's ledger query prepared once (over $1, $2), when t has a ledger
+ *		and one of the n chunks is compared; else NULL.  Caller is
+ *		connected to SPI, and frees the plan.
+ */
+static SPIPlanPtr
+PrepareLedger(Definition *t, RecChunk *chunks, int n)
+{
+	SPIPlanPtr	ledger_plan = NULL;
+	int			k;
 
 	if (t->ledger != NULL)
 	{
@@ -199,6 +221,102 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 					 SPI_result_code_string(SPI_result));
 		}
 	}
+	return ledger_plan;
+}
+
+/*
+ * EmptyMeasure
+ *		t's measure over no rows of relname (count(*) gives 0, sum() NULL),
+ *		into *value and *isnull.  Runs as the author; caller is connected
+ *		to SPI.
+ */
+static void
+EmptyMeasure(Definition *t, char *relname, Datum *value, bool *isnull)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql,
+						   ComposeMeasureSelect(NULL, t->measure,
+												relname, "WHERE false"));
+	SpiExec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		*value = SpiGetDatumCopy(0, 1, isnull);
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * CompareWithLedger
+ *		The prepared ledger over chunk c's range, its value into c (copied
+ *		out by LedgerFromResult, into the context the caller had before
+ *		connecting to SPI) and compared with the chunk's figure within t's
+ *		tolerance; the comparison's temporaries go in itercxt.
+ */
+static void
+CompareWithLedger(Definition *t, RecChunk *c, SPIPlanPtr ledger_plan,
+				  MemoryContext itercxt)
+{
+	Datum		lvalues[2];
+	int			rc;
+	MemoryContext oldcxt;
+
+	lvalues[0] = TimestampTzGetDatum(c->start);
+	lvalues[1] = TimestampTzGetDatum(c->end);
+	rc = SPI_execute_plan(ledger_plan, lvalues, NULL, true, 2);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "backfill: ledger query returned %s",
+			 SPI_result_code_string(rc));
+	oldcxt = MemoryContextSwitchTo(itercxt);
+	c->ledger_value = LedgerFromResult(&c->ledger_null);
+	SPI_freetuptable(SPI_tuptable);
+	c->ledger_ok = LedgerCompare(c->target_value, c->target_null,
+								 c->ledger_value, c->ledger_null,
+								 t->tolerance);
+	c->ledger_ok_null = false;
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * CompareChunks
+ *		Fill in the figures and verdicts of the n chunks (contiguous, in
+ *		time order) of target t, whose neighbours are chunks of "step" on
+ *		either side.  The caller is connected to SPI; results are allocated
+ *		in the current memory context.
+ *
+ * One grouped query reads the target over [first neighbour, last
+ * neighbour): bucket i of width_bucket(time, bounds) is chunk i of the
+ * array (neighbours before, the chunks, neighbours after).  The ledger is
+ * prepared once and executed per compared chunk.
+ */
+static void
+CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
+{
+	int			nb = backfill_neighbor_chunks;
+	int			nbuckets = n + 2 * nb;
+	TimestampTz *bounds;
+	bool	   *has_rows;
+	Datum	   *bucket_value;
+	bool	   *bucket_null;
+	Datum		median = (Datum) 0;
+	bool		have_median;
+	Datum		empty_value = (Datum) 0;
+	bool		empty_null = true;
+	bool		have_empty = false;
+	Datum		ntolerance;
+	char	   *relname;
+	int			k;
+	SPIPlanPtr	ledger_plan;
+	MemoryContext itercxt;
+
+	bounds = NeighbourBounds(chunks, n, step, nb);
+	relname = QualifiedRelName(t->target);
+	MeasureBuckets(t, relname, bounds, nbuckets, &has_rows, &bucket_value,
+				   &bucket_null);
+	have_median = NeighbourMedian(has_rows, bucket_value, bucket_null, n, nb,
+								  &median);
+	ntolerance = DirectFunctionCall1(float8_numeric,
+									 Float8GetDatum(backfill_neighbor_tolerance));
+	ledger_plan = PrepareLedger(t, chunks, n);
 
 	/*
 	 * One pass over the chunks; what a chunk's comparison allocates beside
@@ -241,14 +359,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 			/* the measure over no rows: count(*) gives 0, sum() NULL */
 			if (!have_empty)
 			{
-				resetStringInfo(&sql);
-				appendStringInfoString(&sql,
-									   ComposeMeasureSelect(NULL, t->measure,
-															relname, "WHERE false"));
-				SpiExec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
-				if (SPI_processed == 1)
-					empty_value = SpiGetDatumCopy(0, 1, &empty_null);
-				SPI_freetuptable(SPI_tuptable);
+				EmptyMeasure(t, relname, &empty_value, &empty_null);
 				have_empty = true;
 			}
 			c->target_value = empty_value;
@@ -256,25 +367,7 @@ CompareChunks(Definition *t, RecChunk *chunks, int n, Interval *step)
 		}
 
 		if (ledger_plan != NULL)
-		{
-			Datum		lvalues[2];
-			int			rc;
-
-			lvalues[0] = TimestampTzGetDatum(c->start);
-			lvalues[1] = TimestampTzGetDatum(c->end);
-			rc = SPI_execute_plan(ledger_plan, lvalues, NULL, true, 2);
-			if (rc != SPI_OK_SELECT)
-				elog(ERROR, "backfill: ledger query returned %s",
-					 SPI_result_code_string(rc));
-			oldcxt = MemoryContextSwitchTo(itercxt);
-			c->ledger_value = LedgerFromResult(&c->ledger_null);
-			SPI_freetuptable(SPI_tuptable);
-			c->ledger_ok = LedgerCompare(c->target_value, c->target_null,
-										 c->ledger_value, c->ledger_null,
-										 t->tolerance);
-			c->ledger_ok_null = false;
-			MemoryContextSwitchTo(oldcxt);
-		}
+			CompareWithLedger(t, c, ledger_plan, itercxt);
 
 		if (have_median)
 		{
