@@ -433,131 +433,63 @@ CompareAsAuthor(AuthorGate *gate, Definition *t, RecChunk *chunks, int n,
 }
 
 /*
- * ReconcileRun
- *		See backfill.h: reconcile(run_id), the number of chunks and, in
- *		*out, their figures and verdicts.
- *
- * Compares every done chunk of the run with the ledger and with the
- * neighbour chunks around the run's range, under the run's TimeZone and
- * search_path, and stores the figures and verdicts of the done and
- * no_source chunks in one UPDATE.  Chunks that have not run (pending,
- * failed, cancelled) are reported as not_run and their stored figures
- * (for a failed chunk: what the gate found) are left as they are.  Caller
- * is connected to SPI.
+ * StoredVerdicts
+ *		The chunks of run run_id with the figures and verdicts its last
+ *		reconcile stored, for a caller who may see the run but not
+ *		reconcile it: nothing is recomputed and no user text runs (a
+ *		NOTICE says so).  Returns their number, *out palloc'd.  Caller is
+ *		connected to SPI.
  */
-int
-ReconcileRun(int64 run_id, RecChunk **out)
+static int
+StoredVerdicts(int64 run_id, RecChunk **out)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-	RunInfo    *run;
-	Oid			relid;
-	bool		registered;
-	Interval   *step;
-	char	   *timezone;
-	char	   *search_path;
-	Definition *t;
 	RecChunk   *chunks;
 	int			n;
 	int			k;
-	int			nstore = 0;
-	int32		version;
-	Oid			planner;
-	AuthorGate	gate;
+	bool		isnull;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run_id)};
 
-	values[0] = Int64GetDatum(run_id);
-	run = LoadRun(run_id);		/* 42704 for an unknown or invisible run */
-	relid = run->target;
-	step = run->chunk;
-	timezone = run->timezone;
-	search_path = run->search_path;
-	registered = run->registered;
-	version = run->definition_version;
-	planner = run->created_by_oid;
-
-	CheckSelectPrivilege(relid);
-	if (!registered)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is no longer registered for backfill",
-						QualifiedRelName(relid)),
-				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
-						   (long long) run_id)));
-	t = LoadDefinition(relid, version);
-
-	/*
-	 * Only the planner (or a role with its privileges) recomputes and
-	 * stores verdicts; anyone else who can see the run reads the stored
-	 * ones, and no user text runs for them.
-	 */
-	if (!HasRunPermission(planner))
-	{
-		ereport(NOTICE,
-				(errmsg("verdicts of run %lld were not recomputed", (long long) run_id),
-				 errdetail("Only the role that planned the run, or a role with its privileges, may reconcile it; these are the verdicts stored by its last reconcile.")));
-		CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status, after_value,"
-					" ledger_value, ledger_ok, neighbor_median, neighbor_ok, verdict"
-					" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" ORDER BY chunk_no",
-					1, argtypes, values, NULL, SPI_OK_SELECT);
-		n = (int) SPI_processed;
-		chunks = palloc0(sizeof(RecChunk) * n);
-		for (k = 0; k < n; k++)
-		{
-			RecChunk   *c = &chunks[k];
-
-			c->chunk_no = SpiGetInt32(k, 1, &isnull);
-			c->start = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
-			c->end = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
-			c->status = ParseChunkStatus(SpiGetText(k, 4));
-			c->target_value = SpiGetDatumCopy(k, 5, &c->target_null);
-			c->ledger_value = SpiGetDatumCopy(k, 6, &c->ledger_null);
-			c->ledger_ok = SpiGetBool(k, 7, &c->ledger_ok_null);
-			c->neighbor_median = SpiGetDatumCopy(k, 8, &c->median_null);
-			c->neighbor_ok = SpiGetBool(k, 9, &c->neighbor_ok_null);
-			c->verdict = ParseVerdict(SpiGetText(k, 10));
-		}
-		*out = chunks;
-		return n;
-	}
-
-	CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status"
+	ereport(NOTICE,
+			(errmsg("verdicts of run %lld were not recomputed", (long long) run_id),
+			 errdetail("Only the role that planned the run, or a role with its privileges, may reconcile it; these are the verdicts stored by its last reconcile.")));
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status, after_value,"
+				" ledger_value, ledger_ok, neighbor_median, neighbor_ok, verdict"
 				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
 				" ORDER BY chunk_no",
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 	n = (int) SPI_processed;
-	if (n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("run %lld has no chunks", (long long) run_id)));
 	chunks = palloc0(sizeof(RecChunk) * n);
 	for (k = 0; k < n; k++)
 	{
 		RecChunk   *c = &chunks[k];
 
 		c->chunk_no = SpiGetInt32(k, 1, &isnull);
-		c->start = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[k],
-													 SPI_tuptable->tupdesc, 2, &isnull));
-		c->end = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[k],
-												   SPI_tuptable->tupdesc, 3, &isnull));
+		c->start = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+		c->end = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
 		c->status = ParseChunkStatus(SpiGetText(k, 4));
-		if (c->status == CHUNK_DONE)
-		{
-			c->compare = true;
-			c->verdict = VERDICT_OK;
-		}
-		else if (c->status == CHUNK_NO_SOURCE)
-			c->verdict = VERDICT_NO_SOURCE;
-		else
-			c->verdict = VERDICT_NOT_RUN;
+		c->target_value = SpiGetDatumCopy(k, 5, &c->target_null);
+		c->ledger_value = SpiGetDatumCopy(k, 6, &c->ledger_null);
+		c->ledger_ok = SpiGetBool(k, 7, &c->ledger_ok_null);
+		c->neighbor_median = SpiGetDatumCopy(k, 8, &c->median_null);
+		c->neighbor_ok = SpiGetBool(k, 9, &c->neighbor_ok_null);
+		c->verdict = ParseVerdict(SpiGetText(k, 10));
 	}
-	SPI_freetuptable(SPI_tuptable);
+	*out = chunks;
+	return n;
+}
 
-	/* the run's pinned text, as its author, under the run's settings */
-	AuthorGateEnter(&gate, t->author, relid, t->version, search_path, timezone);
-	CompareAsAuthor(&gate, t, chunks, n, step);
-	AuthorGateLeave(&gate);
+/*
+ * StoreVerdicts
+ *		Store the figures and verdicts of the done and no_source chunks of
+ *		run run_id (of the n in chunks) in one UPDATE; the others are left
+ *		as they are.  Caller is connected to SPI.
+ */
+static void
+StoreVerdicts(int64 run_id, RecChunk *chunks, int n)
+{
+	int			nstore = 0;
+	int			k;
 
 	/* store the figures of the done and no_source chunks in one UPDATE */
 	for (k = 0; k < n; k++)
@@ -624,6 +556,107 @@ ReconcileRun(int64 run_id, RecChunk **out)
 						" AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[])",
 						&args, SPI_OK_UPDATE);
 	}
+}
+
+/*
+ * ReconcileRun
+ *		See backfill.h: reconcile(run_id), the number of chunks and, in
+ *		*out, their figures and verdicts.
+ *
+ * Compares every done chunk of the run with the ledger and with the
+ * neighbour chunks around the run's range, under the run's TimeZone and
+ * search_path, and stores the figures and verdicts of the done and
+ * no_source chunks in one UPDATE.  Chunks that have not run (pending,
+ * failed, cancelled) are reported as not_run and their stored figures
+ * (for a failed chunk: what the gate found) are left as they are.  Caller
+ * is connected to SPI.
+ */
+int
+ReconcileRun(int64 run_id, RecChunk **out)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+	RunInfo    *run;
+	Oid			relid;
+	bool		registered;
+	Interval   *step;
+	char	   *timezone;
+	char	   *search_path;
+	Definition *t;
+	RecChunk   *chunks;
+	int			n;
+	int			k;
+	int32		version;
+	Oid			planner;
+	AuthorGate	gate;
+
+	values[0] = Int64GetDatum(run_id);
+	run = LoadRun(run_id);		/* 42704 for an unknown or invisible run */
+	relid = run->target;
+	step = run->chunk;
+	timezone = run->timezone;
+	search_path = run->search_path;
+	registered = run->registered;
+	version = run->definition_version;
+	planner = run->created_by_oid;
+
+	CheckSelectPrivilege(relid);
+	if (!registered)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is no longer registered for backfill",
+						QualifiedRelName(relid)),
+				 errdetail("Without its registration the measure and the ledger of run %lld are unknown.",
+						   (long long) run_id)));
+	t = LoadDefinition(relid, version);
+
+	/*
+	 * Only the planner (or a role with its privileges) recomputes and
+	 * stores verdicts; anyone else who can see the run reads the stored
+	 * ones, and no user text runs for them.
+	 */
+	if (!HasRunPermission(planner))
+		return StoredVerdicts(run_id, out);
+
+	CatalogExec("SELECT chunk_no, chunk_start, chunk_end, status"
+				" FROM backfill.chunks WHERE run_id OPERATOR(pg_catalog.=) $1"
+				" ORDER BY chunk_no",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run %lld has no chunks", (long long) run_id)));
+	chunks = palloc0(sizeof(RecChunk) * n);
+	for (k = 0; k < n; k++)
+	{
+		RecChunk   *c = &chunks[k];
+
+		c->chunk_no = SpiGetInt32(k, 1, &isnull);
+		c->start = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[k],
+													 SPI_tuptable->tupdesc, 2, &isnull));
+		c->end = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[k],
+												   SPI_tuptable->tupdesc, 3, &isnull));
+		c->status = ParseChunkStatus(SpiGetText(k, 4));
+		if (c->status == CHUNK_DONE)
+		{
+			c->compare = true;
+			c->verdict = VERDICT_OK;
+		}
+		else if (c->status == CHUNK_NO_SOURCE)
+			c->verdict = VERDICT_NO_SOURCE;
+		else
+			c->verdict = VERDICT_NOT_RUN;
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* the run's pinned text, as its author, under the run's settings */
+	AuthorGateEnter(&gate, t->author, relid, t->version, search_path, timezone);
+	CompareAsAuthor(&gate, t, chunks, n, step);
+	AuthorGateLeave(&gate);
+
+	StoreVerdicts(run_id, chunks, n);
 
 	*out = chunks;
 	return n;
