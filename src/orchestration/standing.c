@@ -199,6 +199,119 @@ LookbackRange(Interval *step, Interval *lookback, TimestampTz now,
 }
 
 /*
+ * StoredFailing
+ *		The failing count of check check_id's last stored tick, for a caller
+ *		who may not run the check: nothing is recomputed and no user text
+ *		runs (a NOTICE says so).  Caller is connected to SPI.
+ */
+static int32
+StoredFailing(int64 check_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(check_id)};
+	bool		isnull;
+	int32		failing;
+
+	ereport(NOTICE,
+			(errmsg("results of check %lld were not recomputed", (long long) check_id),
+			 errdetail("Only the role that scheduled the check, or a role with its privileges, may run it; this is the number of failing chunks of its last stored tick.")));
+	CatalogExec("SELECT pg_catalog.count(*) FILTER (WHERE verdict OPERATOR(pg_catalog.=)"
+				"  ANY ('{ledger_mismatch,outlier}'::pg_catalog.text[]))::pg_catalog.int4"
+				" FROM backfill.check_results"
+				" WHERE check_id OPERATOR(pg_catalog.=) $1"
+				" AND checked_at OPERATOR(pg_catalog.=) (SELECT pg_catalog.max(checked_at)"
+				"  FROM backfill.check_results"
+				"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	failing = SpiGetInt32(0, 1, &isnull);
+	return failing;
+}
+
+/*
+ * StoreCheckResults
+ *		Append one backfill.check_results row per chunk of the n checked
+ *		(CheckRange) for check check_id on relid, checked by the current
+ *		user, in one INSERT; returns the number of failing chunks
+ *		(ledger_mismatch or outlier).  Caller is connected to SPI.
+ */
+static int32
+StoreCheckResults(int64 check_id, Oid relid, RecChunk *chunks, int n)
+{
+	Datum	   *los = palloc(sizeof(Datum) * n);
+	Datum	   *his = palloc(sizeof(Datum) * n);
+	Datum	   *tv = palloc(sizeof(Datum) * n);
+	bool	   *tvn = palloc(sizeof(bool) * n);
+	Datum	   *lv = palloc(sizeof(Datum) * n);
+	bool	   *lvn = palloc(sizeof(bool) * n);
+	Datum	   *lok = palloc(sizeof(Datum) * n);
+	bool	   *lokn = palloc(sizeof(bool) * n);
+	Datum	   *nm = palloc(sizeof(Datum) * n);
+	bool	   *nmn = palloc(sizeof(bool) * n);
+	Datum	   *nok = palloc(sizeof(Datum) * n);
+	bool	   *nokn = palloc(sizeof(bool) * n);
+	Datum	   *vd = palloc(sizeof(Datum) * n);
+	CatalogArgs args;
+	int			failing = 0;
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		RecChunk   *c = &chunks[k];
+
+		los[k] = TimestampTzGetDatum(c->start);
+		his[k] = TimestampTzGetDatum(c->end);
+		tv[k] = c->target_value;
+		tvn[k] = c->target_null;
+		lv[k] = c->ledger_value;
+		lvn[k] = c->ledger_null;
+		lok[k] = BoolGetDatum(c->ledger_ok);
+		lokn[k] = c->ledger_ok_null;
+		nm[k] = c->neighbor_median;
+		nmn[k] = c->median_null;
+		nok[k] = BoolGetDatum(c->neighbor_ok);
+		nokn[k] = c->neighbor_ok_null;
+		vd[k] = CStringGetTextDatum(VerdictName(c->verdict));
+		if (c->verdict == VERDICT_LEDGER_MISMATCH ||
+			c->verdict == VERDICT_OUTLIER)
+			failing++;
+	}
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(check_id), false);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(relid), false);
+	CatalogArg(&args, NAMEOID,
+			   DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName())),
+			   false);
+	CatalogArg(&args, TIMESTAMPTZARRAYOID,
+			   MakeArray(los, NULL, n, TIMESTAMPTZOID), false);
+	CatalogArg(&args, TIMESTAMPTZARRAYOID,
+			   MakeArray(his, NULL, n, TIMESTAMPTZOID), false);
+	CatalogArg(&args, NUMERICARRAYOID,
+			   MakeArray(tv, tvn, n, NUMERICOID), false);
+	CatalogArg(&args, NUMERICARRAYOID,
+			   MakeArray(lv, lvn, n, NUMERICOID), false);
+	CatalogArg(&args, BOOLARRAYOID,
+			   MakeArray(lok, lokn, n, BOOLOID), false);
+	CatalogArg(&args, NUMERICARRAYOID,
+			   MakeArray(nm, nmn, n, NUMERICOID), false);
+	CatalogArg(&args, BOOLARRAYOID,
+			   MakeArray(nok, nokn, n, BOOLOID), false);
+	CatalogArg(&args, TEXTARRAYOID,
+			   MakeArray(vd, NULL, n, TEXTOID), false);
+	CatalogExecArgs("INSERT INTO backfill.check_results (check_id, target,"
+					" chunk_start, chunk_end, target_value, ledger_value,"
+					" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
+					" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
+					" u.verdict, $3"
+					" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
+					" pg_catalog.unnest($6), pg_catalog.unnest($7),"
+					" pg_catalog.unnest($8), pg_catalog.unnest($9),"
+					" pg_catalog.unnest($10), pg_catalog.unnest($11))"
+					" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
+					&args, SPI_OK_INSERT);
+	return failing;
+}
+
+/*
  * RunCheck
  *		See backfill.h: run_check -> the number of failing chunks.
  *
@@ -212,7 +325,6 @@ RunCheck(int64 check_id)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
-	bool		isnull;
 	Oid			relid;
 	Interval   *lookback;
 	Definition *t;
@@ -221,8 +333,7 @@ RunCheck(int64 check_id)
 	TimestampTz start;
 	RecChunk   *chunks;
 	int			n;
-	int			k;
-	int			failing = 0;
+	int32		failing;
 	Oid			owner;
 	CheckInfo  *check;
 
@@ -251,21 +362,7 @@ RunCheck(int64 check_id)
 	 * the last stored tick, and no user text runs for them.
 	 */
 	if (!HasRunPermission(owner))
-	{
-		ereport(NOTICE,
-				(errmsg("results of check %lld were not recomputed", (long long) check_id),
-				 errdetail("Only the role that scheduled the check, or a role with its privileges, may run it; this is the number of failing chunks of its last stored tick.")));
-		CatalogExec("SELECT pg_catalog.count(*) FILTER (WHERE verdict OPERATOR(pg_catalog.=)"
-					"  ANY ('{ledger_mismatch,outlier}'::pg_catalog.text[]))::pg_catalog.int4"
-					" FROM backfill.check_results"
-					" WHERE check_id OPERATOR(pg_catalog.=) $1"
-					" AND checked_at OPERATOR(pg_catalog.=) (SELECT pg_catalog.max(checked_at)"
-					"  FROM backfill.check_results"
-					"  WHERE check_id OPERATOR(pg_catalog.=) $1)",
-					1, argtypes, values, NULL, SPI_OK_SELECT);
-		failing = SpiGetInt32(0, 1, &isnull);
-		return failing;
-	}
+		return StoredFailing(check_id);
 	t = LoadDefinition(relid, 0);
 
 	now = GetCurrentTransactionStartTimestamp();
@@ -273,77 +370,7 @@ RunCheck(int64 check_id)
 
 	n = CheckRange(relid, start, false, end, false, &chunks);
 
-	{
-		Datum	   *los = palloc(sizeof(Datum) * n);
-		Datum	   *his = palloc(sizeof(Datum) * n);
-		Datum	   *tv = palloc(sizeof(Datum) * n);
-		bool	   *tvn = palloc(sizeof(bool) * n);
-		Datum	   *lv = palloc(sizeof(Datum) * n);
-		bool	   *lvn = palloc(sizeof(bool) * n);
-		Datum	   *lok = palloc(sizeof(Datum) * n);
-		bool	   *lokn = palloc(sizeof(bool) * n);
-		Datum	   *nm = palloc(sizeof(Datum) * n);
-		bool	   *nmn = palloc(sizeof(bool) * n);
-		Datum	   *nok = palloc(sizeof(Datum) * n);
-		bool	   *nokn = palloc(sizeof(bool) * n);
-		Datum	   *vd = palloc(sizeof(Datum) * n);
-		CatalogArgs args;
-
-		for (k = 0; k < n; k++)
-		{
-			RecChunk   *c = &chunks[k];
-
-			los[k] = TimestampTzGetDatum(c->start);
-			his[k] = TimestampTzGetDatum(c->end);
-			tv[k] = c->target_value;
-			tvn[k] = c->target_null;
-			lv[k] = c->ledger_value;
-			lvn[k] = c->ledger_null;
-			lok[k] = BoolGetDatum(c->ledger_ok);
-			lokn[k] = c->ledger_ok_null;
-			nm[k] = c->neighbor_median;
-			nmn[k] = c->median_null;
-			nok[k] = BoolGetDatum(c->neighbor_ok);
-			nokn[k] = c->neighbor_ok_null;
-			vd[k] = CStringGetTextDatum(VerdictName(c->verdict));
-			if (c->verdict == VERDICT_LEDGER_MISMATCH ||
-				c->verdict == VERDICT_OUTLIER)
-				failing++;
-		}
-		CatalogArgsInit(&args);
-		CatalogArg(&args, INT8OID, Int64GetDatum(check_id), false);
-		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(relid), false);
-		CatalogArg(&args, NAMEOID,
-				   DirectFunctionCall1(namein, CStringGetDatum(CurrentUserName())),
-				   false);
-		CatalogArg(&args, TIMESTAMPTZARRAYOID,
-				   MakeArray(los, NULL, n, TIMESTAMPTZOID), false);
-		CatalogArg(&args, TIMESTAMPTZARRAYOID,
-				   MakeArray(his, NULL, n, TIMESTAMPTZOID), false);
-		CatalogArg(&args, NUMERICARRAYOID,
-				   MakeArray(tv, tvn, n, NUMERICOID), false);
-		CatalogArg(&args, NUMERICARRAYOID,
-				   MakeArray(lv, lvn, n, NUMERICOID), false);
-		CatalogArg(&args, BOOLARRAYOID,
-				   MakeArray(lok, lokn, n, BOOLOID), false);
-		CatalogArg(&args, NUMERICARRAYOID,
-				   MakeArray(nm, nmn, n, NUMERICOID), false);
-		CatalogArg(&args, BOOLARRAYOID,
-				   MakeArray(nok, nokn, n, BOOLOID), false);
-		CatalogArg(&args, TEXTARRAYOID,
-				   MakeArray(vd, NULL, n, TEXTOID), false);
-		CatalogExecArgs("INSERT INTO backfill.check_results (check_id, target,"
-						" chunk_start, chunk_end, target_value, ledger_value,"
-						" ledger_ok, neighbor_median, neighbor_ok, verdict, checked_by)"
-						" SELECT $1, $2, u.lo, u.hi, u.tv, u.lv, u.lok, u.nm, u.nok,"
-						" u.verdict, $3"
-						" FROM ROWS FROM (pg_catalog.unnest($4), pg_catalog.unnest($5),"
-						" pg_catalog.unnest($6), pg_catalog.unnest($7),"
-						" pg_catalog.unnest($8), pg_catalog.unnest($9),"
-						" pg_catalog.unnest($10), pg_catalog.unnest($11))"
-						" AS u(lo, hi, tv, lv, lok, nm, nok, verdict)",
-						&args, SPI_OK_INSERT);
-	}
+	failing = StoreCheckResults(check_id, relid, chunks, n);
 
 	/* a bad verdict is sent to the listeners of channel backfill */
 	NotifyCheckEvent(check_id, failing);
