@@ -715,6 +715,93 @@ typedef struct GroupPlanOptions
 } GroupPlanOptions;
 
 /*
+ * SeedCells
+ *		The cells of target's seeds' chunks, in a list, and its seed into
+ *		*seed (NULL when none): the last of its seeds, or the first that
+ *		is a run planned already (planned_run), whose chunks are not made
+ *		cells.
+ */
+static List *
+SeedCells(Oid target, ReplanSeed *seeds, int nseeds, ReplanSeed **seed)
+{
+	ReplanSeed *found = NULL;
+	List	   *cells = NIL;
+	int			s;
+
+	for (s = 0; s < nseeds; s++)
+	{
+		int			k;
+
+		if (seeds[s].target != target)
+			continue;
+		found = &seeds[s];
+		if (found->planned_run != 0)
+			break;
+		for (k = 0; k < found->chunks.n; k++)
+		{
+			TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
+
+			cell[0] = found->chunks.starts[k];
+			cell[1] = found->chunks.ends[k];
+			cells = lappend(cells, cell);
+		}
+	}
+	*seed = found;
+	return cells;
+}
+
+/*
+ * RecordGroupRun
+ *		Record in node's run the group group_id, its upstream runs (the
+ *		nups in ups; NULL when none) and the run it continues (its seed's
+ *		old run; NULL when none).  Caller is connected to SPI.
+ */
+static void
+RecordGroupRun(PlanNode *node, int64 group_id, Datum *ups, int nups,
+			   ReplanSeed *seed)
+{
+	Oid			types[4] = {INT8OID, INT8OID, INT8ARRAYOID, INT8OID};
+	Datum		vals[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	vals[0] = Int64GetDatum(node->run_id);
+	vals[1] = Int64GetDatum(group_id);
+	vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	vals[3] = Int64GetDatum(seed != NULL ? seed->old_run : 0);
+	if (seed == NULL || seed->old_run == 0)
+		nulls[3] = 'n';
+	CatalogExec("UPDATE backfill.runs SET group_id = $2,"
+				" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END,"
+				" continues_run = $4"
+				" WHERE run_id OPERATOR(pg_catalog.=) $1",
+				4, types, vals, nulls, SPI_OK_UPDATE);
+}
+
+/*
+ * GroupNotice
+ *		The NOTICE that sums a group up: its id, the number of runs
+ *		planned and their summary; with run_group's hint when asked.
+ *		Nothing when no run was planned.
+ */
+static void
+GroupNotice(int64 group_id, int planned, const char *summary, bool hint)
+{
+	if (planned > 0 && hint)
+		ereport(NOTICE,
+				(errmsg("planned group %lld: %d run%s", (long long) group_id,
+						planned, planned == 1 ? "" : "s"),
+				 errdetail("%s.", summary),
+				 errhint("CALL backfill.run_group(%lld) runs them in dependency order.",
+						 (long long) group_id)));
+	else if (planned > 0)
+		ereport(NOTICE,
+				(errmsg("planned group %lld: %d run%s", (long long) group_id,
+						planned, planned == 1 ? "" : "s"),
+				 errdetail("%s.", summary)));
+}
+
+/*
  * PlanGroup
  *		The one planning loop of a group, for a cascading plan
  *		(PipelinePlan) and for replan_group (CascadeReplan).  The targets
@@ -763,37 +850,16 @@ PlanGroup(Oid root, ReplanSeed *seeds, int nseeds,
 	for (i = 0; i < nn; i++)
 	{
 		PlanNode   *node = &nodes[i];
-		ReplanSeed *seed = NULL;
-		List	   *cells = NIL;
+		ReplanSeed *seed;
+		List	   *cells;
 		Datum	   *ups = palloc(sizeof(Datum) * Max(nn, 1));
 		int			nups = 0;
 		Interval   *dstep;
 		int			e;
-		Oid			types[4] = {INT8OID, INT8OID, INT8ARRAYOID, INT8OID};
-		Datum		vals[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
 
 		CHECK_FOR_INTERRUPTS();
 		node->name = QualifiedRelName(node->target);
-		for (s = 0; s < nseeds; s++)
-		{
-			int			k;
-
-			if (seeds[s].target != node->target)
-				continue;
-			seed = &seeds[s];
-			if (seed->planned_run != 0)
-				break;
-			for (k = 0; k < seed->chunks.n; k++)
-			{
-				TimestampTz *cell = palloc(sizeof(TimestampTz) * 2);
-
-				cell[0] = seed->chunks.starts[k];
-				cell[1] = seed->chunks.ends[k];
-				cells = lappend(cells, cell);
-			}
-		}
-
+		cells = SeedCells(node->target, seeds, nseeds, &seed);
 		if (seed != NULL && seed->planned_run != 0)
 		{
 			/* the root of a cascading plan: planned already, chunks chosen */
@@ -843,36 +909,14 @@ PlanGroup(Oid root, ReplanSeed *seeds, int nseeds,
 		if (group_id == 0)
 			group_id = node->run_id;
 
-		vals[0] = Int64GetDatum(node->run_id);
-		vals[1] = Int64GetDatum(group_id);
-		vals[2] = PointerGetDatum(construct_array(ups, nups, INT8OID, sizeof(int64),
-												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		vals[3] = Int64GetDatum(seed != NULL ? seed->old_run : 0);
-		if (seed == NULL || seed->old_run == 0)
-			nulls[3] = 'n';
-		CatalogExec("UPDATE backfill.runs SET group_id = $2,"
-					" upstream_runs = CASE WHEN pg_catalog.cardinality($3) OPERATOR(pg_catalog.>) 0 THEN $3 END,"
-					" continues_run = $4"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1",
-					4, types, vals, nulls, SPI_OK_UPDATE);
+		RecordGroupRun(node, group_id, ups, nups, seed);
 		appendStringInfo(&summary, "%s %lld of %s (%d chunk%s)",
 						 planned == 0 ? "Run" : ", run", (long long) node->run_id,
 						 node->name, node->chunks.n,
 						 node->chunks.n == 1 ? "" : "s");
 		planned++;
 	}
-	if (planned > 0 && opts->hint)
-		ereport(NOTICE,
-				(errmsg("planned group %lld: %d run%s", (long long) group_id,
-						planned, planned == 1 ? "" : "s"),
-				 errdetail("%s.", summary.data),
-				 errhint("CALL backfill.run_group(%lld) runs them in dependency order.",
-						 (long long) group_id)));
-	else if (planned > 0)
-		ereport(NOTICE,
-				(errmsg("planned group %lld: %d run%s", (long long) group_id,
-						planned, planned == 1 ? "" : "s"),
-				 errdetail("%s.", summary.data)));
+	GroupNotice(group_id, planned, summary.data, opts->hint);
 	return group_id;
 }
 
