@@ -127,6 +127,93 @@ SetSetting(Export *e, const char *name, const char *value, char **current)
 }
 
 /*
+ * CheckGivenTargets
+ *		Each of the targets given to export_definitions is not NULL (22004)
+ *		and readable by the caller (42501).
+ */
+static void
+CheckGivenTargets(ArrayType *given)
+{
+	Datum	   *elems;
+	bool	   *elnulls;
+	int			n;
+	int			i;
+
+	deconstruct_array(given, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &elems, &elnulls, &n);
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (elnulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("targets must not contain NULL"),
+					 errhint("Leave targets NULL to export every target you may read.")));
+		CheckSelectPrivilege(DatumGetObjectId(elems[i]));
+	}
+}
+
+/*
+ * KeyLiteral
+ *		The literal of the key in column col (a text[] of column names) of
+ *		row k of SPI_tuptable, as ARRAY['a', ...]::pg_catalog.name[]; NULL
+ *		when the key is NULL.
+ */
+static char *
+KeyLiteral(uint64 k, int col)
+{
+	bool		isnull;
+	char	   *key = NULL;
+	Datum		keyd;
+
+	keyd = SpiGetDatumCopy(k, col, &isnull);
+	if (!isnull)
+	{
+		Datum	   *names;
+		int			nnames;
+		int			i;
+		StringInfoData buf;
+
+		deconstruct_array(DatumGetArrayTypeP(keyd), TEXTOID, -1, false,
+						  TYPALIGN_INT, &names, NULL, &nnames);
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, "ARRAY[");
+		for (i = 0; i < nnames; i++)
+			appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "",
+							 quote_literal_cstr(TextDatumGetCString(names[i])));
+		appendStringInfoString(&buf, "]::pg_catalog.name[]");
+		key = buf.data;
+	}
+	return key;
+}
+
+/*
+ * CheckGivenExported
+ *		Each of the targets given to export_definitions was exported (is in
+ *		e->targets): else it is not registered (42704).
+ */
+static void
+CheckGivenExported(Export *e, ArrayType *given)
+{
+	Datum	   *elems;
+	int			n;
+	int			i;
+
+	deconstruct_array(given, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &elems, NULL, &n);
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!list_member_oid(e->targets, DatumGetObjectId(elems[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("table %s is not registered for backfill",
+							QualifiedRelName(DatumGetObjectId(elems[i]))),
+					 errhint("Registered tables are listed in backfill.targets.")));
+	}
+}
+
+/*
  * ExportTargets
  *		The register and set_strategy calls of the current definitions of
  *		the targets the caller may read (all, or those of "given": 42501
@@ -144,23 +231,7 @@ ExportTargets(Export *e, ArrayType *given)
 
 	if (given != NULL)
 	{
-		Datum	   *elems;
-		bool	   *elnulls;
-		int			n;
-		int			i;
-
-		deconstruct_array(given, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
-						  &elems, &elnulls, &n);
-		for (i = 0; i < n; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (elnulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("targets must not contain NULL"),
-						 errhint("Leave targets NULL to export every target you may read.")));
-			CheckSelectPrivilege(DatumGetObjectId(elems[i]));
-		}
+		CheckGivenTargets(given);
 		values[0] = PointerGetDatum(given);
 	}
 	else
@@ -188,29 +259,11 @@ ExportTargets(Export *e, ArrayType *given)
 		bool		isnull;
 		Oid			target = SpiGetOid(k, 1, &isnull);
 		char	   *rel = RelLiteral(target);
-		char	   *key = NULL;
-		Datum		keyd;
+		char	   *key;
 
 		CHECK_FOR_INTERRUPTS();
 		e->targets = lappend_oid(e->targets, target);
-		keyd = SpiGetDatumCopy(k, 14, &isnull);
-		if (!isnull)
-		{
-			Datum	   *names;
-			int			nnames;
-			int			i;
-			StringInfoData buf;
-
-			deconstruct_array(DatumGetArrayTypeP(keyd), TEXTOID, -1, false,
-							  TYPALIGN_INT, &names, NULL, &nnames);
-			initStringInfo(&buf);
-			appendStringInfoString(&buf, "ARRAY[");
-			for (i = 0; i < nnames; i++)
-				appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "",
-								 quote_literal_cstr(TextDatumGetCString(names[i])));
-			appendStringInfoString(&buf, "]::pg_catalog.name[]");
-			key = buf.data;
-		}
+		key = KeyLiteral(k, 14);
 
 		appendStringInfo(&e->out,
 						 "\nSELECT backfill.register(\n"
@@ -252,24 +305,7 @@ ExportTargets(Export *e, ArrayType *given)
 
 	/* every target asked for is registered (and readable: checked above) */
 	if (given != NULL)
-	{
-		Datum	   *elems;
-		int			n;
-		int			i;
-
-		deconstruct_array(given, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
-						  &elems, NULL, &n);
-		for (i = 0; i < n; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (!list_member_oid(e->targets, DatumGetObjectId(elems[i])))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_OBJECT),
-						 errmsg("table %s is not registered for backfill",
-								QualifiedRelName(DatumGetObjectId(elems[i]))),
-						 errhint("Registered tables are listed in backfill.targets.")));
-		}
-	}
+		CheckGivenExported(e, given);
 }
 
 /*
