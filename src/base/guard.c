@@ -371,10 +371,72 @@ CheckUtility(GuardState *st, Node *stmt)
 }
 
 /*
+ * CheckQuery
+ *		GuardWalker on a query.  A utility statement: CheckUtility, and
+ *		nothing below it is walked.  Else the code run on the relation it
+ *		writes (CheckWrittenRelation), the operators of its sort, grouping,
+ *		DISTINCT and window clauses, then its range table (each entry
+ *		before what it holds) and every expression, by GuardWalker.
+ *		Returns the walk's result: true when refused.
+ */
+static bool
+CheckQuery(GuardState *st, Query *q)
+{
+	ListCell   *lc;
+
+	if (q->commandType == CMD_UTILITY)
+	{
+		CheckUtility(st, q->utilityStmt);
+		return st->refusal != NULL;
+	}
+	if (q->resultRelation > 0)
+		CheckWrittenRelation(st, rt_fetch(q->resultRelation,
+										  q->rtable)->relid);
+	CheckSortGroup(st, q->sortClause);
+	CheckSortGroup(st, q->groupClause);
+	CheckSortGroup(st, q->distinctClause);
+	foreach(lc, q->windowClause)
+	{
+		WindowClause *wc = lfirst_node(WindowClause, lc);
+
+		CheckSortGroup(st, wc->partitionClause);
+		CheckSortGroup(st, wc->orderClause);
+	}
+	return query_tree_walker(q, GuardWalker, st,
+							 QTW_EXAMINE_RTES_BEFORE);
+}
+
+/*
+ * CheckRangeTblEntry
+ *		GuardWalker on a range table entry: a relation by CheckRelation,
+ *		then its forced policies (CheckForcedPolicies); a TABLESAMPLE's
+ *		handler by CheckFunction.  Returns true when refused; what the
+ *		entry holds (a subquery, functions, VALUES, a TABLESAMPLE's
+ *		arguments) is walked next by query_tree_walker, which called
+ *		GuardWalker on it.
+ */
+static bool
+CheckRangeTblEntry(GuardState *st, RangeTblEntry *rte)
+{
+	if (rte->rtekind == RTE_RELATION)
+	{
+		CheckRelation(st, rte->relid);
+		if (st->refusal == NULL)
+			CheckForcedPolicies(st, rte->relid);
+	}
+	if (rte->tablesample != NULL)
+		CheckFunction(st, rte->tablesample->tsmhandler);
+	return st->refusal != NULL;
+}
+
+/*
  * GuardWalker
  *		Walk a query tree (query_tree_walker, range tables first) and every
  *		expression in it, refusing what the rule does not allow; stops at
- *		the first refusal.
+ *		the first refusal.  Every node passes here first (NULL, an earlier
+ *		refusal, the stack depth); a query and a range table entry are
+ *		checked by CheckQuery and CheckRangeTblEntry, which return the
+ *		walk's result, every other node kind below, before its children.
  */
 static bool
 GuardWalker(Node *node, void *context)
@@ -390,45 +452,9 @@ GuardWalker(Node *node, void *context)
 	switch (nodeTag(node))
 	{
 		case T_Query:
-			{
-				Query	   *q = (Query *) node;
-				ListCell   *lc;
-
-				if (q->commandType == CMD_UTILITY)
-				{
-					CheckUtility(st, q->utilityStmt);
-					return st->refusal != NULL;
-				}
-				if (q->resultRelation > 0)
-					CheckWrittenRelation(st, rt_fetch(q->resultRelation,
-													  q->rtable)->relid);
-				CheckSortGroup(st, q->sortClause);
-				CheckSortGroup(st, q->groupClause);
-				CheckSortGroup(st, q->distinctClause);
-				foreach(lc, q->windowClause)
-				{
-					WindowClause *wc = lfirst_node(WindowClause, lc);
-
-					CheckSortGroup(st, wc->partitionClause);
-					CheckSortGroup(st, wc->orderClause);
-				}
-				return query_tree_walker(q, GuardWalker, st,
-										 QTW_EXAMINE_RTES_BEFORE);
-			}
+			return CheckQuery(st, (Query *) node);
 		case T_RangeTblEntry:
-			{
-				RangeTblEntry *rte = (RangeTblEntry *) node;
-
-				if (rte->rtekind == RTE_RELATION)
-				{
-					CheckRelation(st, rte->relid);
-					if (st->refusal == NULL)
-						CheckForcedPolicies(st, rte->relid);
-				}
-				if (rte->tablesample != NULL)
-					CheckFunction(st, rte->tablesample->tsmhandler);
-				return st->refusal != NULL;
-			}
+			return CheckRangeTblEntry(st, (RangeTblEntry *) node);
 		case T_SetOperationStmt:
 			CheckSortGroup(st, ((SetOperationStmt *) node)->groupClauses);
 			break;
