@@ -1792,6 +1792,17 @@ typedef struct PlanRequest
  */
 extern int64 PlanRun(const PlanRequest *req);
 
+/* ---- the chunks an only-plan keeps (onlychunks.c) ---- */
+
+/*
+ * Keep the chunks of [bounds[0], bounds[n]) of target (definition def)
+ * that need work under only (OnlyChunks bits), in *out with the reasons
+ * of the stale ones; possibly none.  Caller is connected to SPI.
+ */
+extern void SelectChunks(Oid target, int only, bool clear_no_source,
+						 Definition *def, TimestampTz *bounds, int n,
+						 PlanChunks *out);
+
 /* ---- plans that choose their chunks (cascade.c) ---- */
 
 /*

@@ -536,7 +536,7 @@ SelectByPieces(Oid target, int only, bool clear_no_source, Definition *def,
  *		but that hold rows (the job that fills the table built them:
  *		ChunkHoldsRows).
  */
-static void
+void
 SelectChunks(Oid target, int only, bool clear_no_source,
 			 Definition *def, TimestampTz *bounds, int n,
 			 PlanChunks *out)
