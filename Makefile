@@ -49,6 +49,7 @@ OBJS = \
 	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
 	src/orchestration/watchlog.o \
+	src/orchestration/onlychunks.o \
 	src/orchestration/cascade.o \
 	src/orchestration/undo.o \
 	src/orchestration/replan.o \
