@@ -2,10 +2,9 @@
  *
  * cascade.c
  *	  Plans that choose their chunks: plan(..., only_chunks) keeps only the
- *	  chunks of the range that need work, read from the target's history
- *	  (ClassifyPieces, lineage.c); plan(..., cascade => true) plans the
- *	  target's run and one run per transitive downstream target, as a
- *	  group.
+ *	  chunks of the range that need work (SelectChunks, onlychunks.c);
+ *	  plan(..., cascade => true) plans the target's run and one run per
+ *	  transitive downstream target, as a group.
  *
  * Each downstream run covers the chunks of its direct upstream runs
  * widened to whole chunks of its own chunk size, on a fixed grid
