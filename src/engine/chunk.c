@@ -527,6 +527,7 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 {
 	ArchiveKeep keep;
 	const ArchiveKeep *kept = NULL;
+	ReplaceRequest req;
 
 	memset(&work->rr, 0, sizeof(work->rr));
 	work->rr.before_null = work->rr.after_null = true;
@@ -540,23 +541,22 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	if (run->reverts != 0)
 	{
 		/* a revert chunk: what the reverted run's chunk kept comes back */
-		RevertRange(run->target, run->time_column, chunk->start, chunk->end,
-					run->reverts, chunk->chunk_no, run->measure, &keep,
-					&work->rr);
+		RunReplaceRequest(run, chunk->start, chunk->end, &keep, &req);
+		RevertRange(&req, run->reverts, chunk->chunk_no, &work->rr);
 		return;
 	}
 	/* the changes recorded for the range that this chunk's snapshot sees */
 	ChunkConsumeChanges(run->target, chunk->start, chunk->end);
 	if (chunk->no_source)
 	{
-		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
-										   chunk->start, chunk->end, kept);
+		RunReplaceRequest(run, chunk->start, chunk->end, kept, &req);
+		work->rr.rows_deleted = ClearRange(&req);
 		work->rr.strategy = STRATEGY_DELETE;
 		work->verdict = VERDICT_NO_SOURCE;
 		return;
 	}
-	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
-				 run->source, run->strategy, run->measure, kept, &work->rr);
+	RunReplaceRequest(run, chunk->start, chunk->end, kept, &req);
+	ReplaceRange(&req, &work->rr);
 }
 
 /*
@@ -1606,6 +1606,9 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 	PG_TRY();
 	{
 		AuthorGate	gate;
+		ReplaceRequest req = {.target = target,.time_column = time_column,
+			.lo = lo,.hi = hi,.source = source,.strategy = STRATEGY_DELETE,
+		.measure = measure};
 
 		/* as the author; the rollback below restores the caller */
 		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
@@ -1614,8 +1617,7 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));
 		CheckTargetPrivileges(target);
-		ReplaceRange(target, time_column, lo, hi, source, STRATEGY_DELETE, measure,
-					 NULL, &rr);
+		ReplaceRange(&req, &rr);
 		if (ledger != NULL)
 		{
 			bool		isnull;
