@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
@@ -933,16 +934,19 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		int			nest = NewGUCNestLevel();
 		RunStatus	status;
 		AuthorGate	gate;
+		ConstraintsSetStmt *immediate = makeNode(ConstraintsSetStmt);
 
 		/*
 		 * Deferred constraints of the target are checked at the end of each
 		 * statement of the chunk, not at the commit where a violation could
 		 * no longer be recorded as the chunk's failure (and a deferred
 		 * trigger cannot be queued in the security-restricted operation
-		 * below).
+		 * below).  SET CONSTRAINTS ALL IMMEDIATE, done as the statement
+		 * would do it, without parsing it for every chunk.
 		 */
-		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-					  false, 0, SPI_OK_UTILITY);
+		immediate->constraints = NIL;
+		immediate->deferred = false;
+		AfterTriggerSetState(immediate);
 
 		/*
 		 * The whole chunk runs as the author of the run's definition, with
