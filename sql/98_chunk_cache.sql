@@ -29,13 +29,19 @@ SELECT '2024-01-01'::timestamptz + i * interval '1 hour' AS ts, 200 + i AS v,
        'b' AS who
   FROM generate_series(0, 3) i;
 RESET ROLE;
+-- version(source): register source as the current role, plan a run of
+-- four one-hour chunks under it; its run id
+CREATE FUNCTION pg_temp.version(source text) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM backfill.register('cache.t', 'ts', source, chunk => '1 hour');
+    RETURN backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false);
+END $$;
+\set v1 'SELECT * FROM src WHERE ts >= $1 AND ts < $2'
 
 -- 1. Version 1 by a, run in four chunks.
 SET ROLE regress_bf_cache_a;
 SET search_path = "$user", public;
-SELECT backfill.register('cache.t', 'ts',
-    $q$SELECT * FROM src WHERE ts >= $1 AND ts < $2$q$, chunk => '1 hour') IS NOT NULL AS registered;
-SELECT backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false) AS r1 \gset
+SELECT pg_temp.version(:'v1') AS r1 \gset
 CALL backfill.run(:r1);
 SELECT ts, v, who FROM cache.t ORDER BY ts;
 
@@ -43,27 +49,21 @@ SELECT ts, v, who FROM cache.t ORDER BY ts;
 -- src, with its column "who" (a plan or a column list kept from version 1,
 -- a's, would leave "who" empty and read a's values).
 SET ROLE regress_bf_cache_b;
-SELECT backfill.register('cache.t', 'ts',
-    $q$SELECT * FROM src WHERE ts >= $1 AND ts < $2$q$, chunk => '1 hour') IS NOT NULL AS registered;
-SELECT backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false) AS r2 \gset
+SELECT pg_temp.version(:'v1') AS r2 \gset
 CALL backfill.run(:r2);
 SELECT ts, v, who FROM cache.t ORDER BY ts;
 
 -- 3. Version 3 by a, another text, run in the same session: its rows.
 SET ROLE regress_bf_cache_a;
-SELECT backfill.register('cache.t', 'ts',
-    $q$SELECT ts, v * 10 AS v, 'v2' AS who FROM src WHERE ts >= $1 AND ts < $2$q$,
-    chunk => '1 hour') IS NOT NULL AS registered;
-SELECT backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false) AS r3 \gset
+SELECT pg_temp.version(
+    $q$SELECT ts, v * 10 AS v, 'v2' AS who FROM src WHERE ts >= $1 AND ts < $2$q$) AS r3 \gset
 CALL backfill.run(:r3);
 SELECT ts, v, who FROM cache.t ORDER BY ts;
 
 -- 4. Back to version 1's text and author (a new version 4): a's rows
 -- again, and the chunks of each run were built by their own author.
 SET ROLE regress_bf_cache_a;
-SELECT backfill.register('cache.t', 'ts',
-    $q$SELECT * FROM src WHERE ts >= $1 AND ts < $2$q$, chunk => '1 hour') IS NOT NULL AS registered;
-SELECT backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false) AS r4 \gset
+SELECT pg_temp.version(:'v1') AS r4 \gset
 CALL backfill.run(:r4);
 SELECT ts, v, who FROM cache.t ORDER BY ts;
 RESET ROLE;

@@ -93,43 +93,39 @@ ReplaceInvalCallback(Datum arg, Oid relid)
 }
 
 /*
- * ReplaceCacheClear
- *		Free the cache's kept plans and validated state.
- */
-static void
-ReplaceCacheClear(ReplaceCache *rc)
-{
-	rc->valid = false;
-	if (rc->delete_plan != NULL)
-		SPI_freeplan(rc->delete_plan);
-	if (rc->insert_plan != NULL)
-		SPI_freeplan(rc->insert_plan);
-	rc->delete_plan = NULL;
-	rc->insert_plan = NULL;
-	rc->sq = NULL;
-	rc->checked_measure = NULL;
-	rc->delete_sql = NULL;
-	rc->insert_sql = NULL;
-	MemoryContextReset(rc->cxt);
-}
-
-/*
  * ReplaceCacheRelease
- *		Memory context callback: the run's context goes, and with it the
- *		cache; its kept plans (in CacheMemoryContext) are freed first.
+ *		Free the cache's kept plans (in CacheMemoryContext).  Also the
+ *		memory context callback of the cache's context: when the run's
+ *		context goes, at the end of the call or with an aborted
+ *		transaction's memory, the plans go with it.
  */
 static void
 ReplaceCacheRelease(void *arg)
 {
 	ReplaceCache *rc = (ReplaceCache *) arg;
 
+	rc->valid = false;
 	if (rc->delete_plan != NULL)
 		SPI_freeplan(rc->delete_plan);
 	if (rc->insert_plan != NULL)
 		SPI_freeplan(rc->insert_plan);
 	rc->delete_plan = NULL;
 	rc->insert_plan = NULL;
-	rc->valid = false;
+}
+
+/*
+ * ReplaceCacheClear
+ *		Free the cache's kept plans and validated state.
+ */
+static void
+ReplaceCacheClear(ReplaceCache *rc)
+{
+	ReplaceCacheRelease(rc);
+	rc->sq = NULL;
+	rc->checked_measure = NULL;
+	rc->delete_sql = NULL;
+	rc->insert_sql = NULL;
+	MemoryContextReset(rc->cxt);
 }
 
 /*
@@ -502,10 +498,9 @@ RevertRange(const ReplaceRequest *req, int64 reverted, int32 chunk_no,
 	MemoryContext outer = CurrentMemoryContext;
 	Oid			target = req->target;
 	const char *time_column = req->time_column;
+	const char *measure = req->measure;
 	TimestampTz lo = req->lo;
 	TimestampTz hi = req->hi;
-	const char *measure = req->measure;
-	const ArchiveKeep *keep = req->keep;
 	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
 
 	CheckRangeBounds(lo, false, hi, false);
@@ -525,7 +520,7 @@ RevertRange(const ReplaceRequest *req, int64 reverted, int32 chunk_no,
 		/* kept leaves: their files are exchanged back, no row is copied */
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 		result->rows_inserted = ArchiveRestoreLeaves(target, reverted,
-													 chunk_no, keep,
+													 chunk_no, req->keep,
 													 result->rows_deleted);
 		MeasureAfter(target, time_column, lo, hi, measure, measure != NULL,
 					 outer, result);
@@ -536,7 +531,7 @@ RevertRange(const ReplaceRequest *req, int64 reverted, int32 chunk_no,
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,
-											  keep);
+											  req->keep);
 	result->rows_inserted = ArchiveRestoreRows(target, reverted, chunk_no);
 	MeasureAfter(target, time_column, lo, hi, measure, scan, outer, result);
 	SpiFinish();
