@@ -918,6 +918,7 @@ typedef struct RunInfo
 	int32		restored_version;	/* made current again; 0: none */
 	bool		restored_by_undo;	/* by the revert of a revert */
 	int32		kept_version;	/* registered since, stays current; 0: none */
+	struct ReplaceCache *replace_cache; /* this call's (RunReplaceCache) */
 } RunInfo;
 
 /*
@@ -1219,13 +1220,60 @@ typedef struct ReplaceResult
 } ReplaceResult;
 
 /*
- * The delete strategy (replace.c): DELETE the range, INSERT the source's
- * rows; connects to SPI itself, figures in the caller's memory context.
+ * One replacement of a target's range, as ReplaceRange and its family take
+ * it (strategy.c, replace.c, partition.c).  source and measure are the
+ * definition's texts (measure NULL: none); keep NULL: nothing is kept.
+ * cache (may be NULL) is the state kept for the chunks of one call
+ * (RunReplaceCache): the source and measure validated, the user's DELETE
+ * and INSERT composed and prepared as the author, checked against the
+ * request and the current user on every use.
  */
-extern void ReplaceByDelete(Oid target, const char *time_column,
-							TimestampTz lo, TimestampTz hi,
-							const SourceQuery *source, const char *measure,
-							const ArchiveKeep *keep, ReplaceResult *result);
+typedef struct ReplaceCache ReplaceCache;
+
+typedef struct ReplaceRequest
+{
+	Oid			target;
+	const char *time_column;
+	TimestampTz lo;
+	TimestampTz hi;
+	const char *source;
+	ReplaceStrategy strategy;
+	const char *measure;
+	const ArchiveKeep *keep;
+	ReplaceCache *cache;
+} ReplaceRequest;
+
+/*
+ * The request for [lo, hi) of a run's chunk, from its pinned definition
+ * (strategy.c), with the run's per-call cache; keep as given.
+ */
+extern void RunReplaceRequest(RunInfo *run, TimestampTz lo, TimestampTz hi,
+							  const ArchiveKeep *keep, ReplaceRequest *req);
+
+/*
+ * The per-call cache of a run (strategy.c), made on first use in the run's
+ * memory context; its prepared plans are freed when that context goes,
+ * at the end of the call or on error.
+ */
+extern ReplaceCache *RunReplaceCache(RunInfo *run);
+
+/*
+ * The request's source validated (ValidateSourceQuery) and its measure
+ * (ValidateMeasure, NULL when none) into *measure (replace.c): from the
+ * request's cache when it was made for the same request, user,
+ * search_path and relcache state, else validated now (and cached).
+ */
+extern SourceQuery *ReplaceValidate(const ReplaceRequest *req,
+									const char **measure);
+
+/*
+ * The delete strategy (replace.c): DELETE the range, INSERT the source's
+ * rows (source: validated; req->measure: validated); connects to SPI
+ * itself, figures in the caller's memory context.
+ */
+extern void ReplaceByDelete(const ReplaceRequest *req,
+							const SourceQuery *source,
+							ReplaceResult *result);
 
 /*
  * Count and measure the target's rows in [lo, hi) into result->rows_deleted
@@ -1239,19 +1287,15 @@ extern void MeasureRange(Oid target, const char *time_column,
  * Delete the target's rows in [lo, hi) only (no_source chunks; replace.c),
  * into the archive when keep is not NULL.
  */
-extern int64 ClearRange(Oid target, const char *time_column,
-						TimestampTz lo, TimestampTz hi,
-						const ArchiveKeep *keep);
+extern int64 ClearRange(const ReplaceRequest *req);
 
 /*
  * A revert chunk (replace.c): the rows in [lo, hi) move into the archive
  * under keep, the rows chunk chunk_no of run "reverted" kept come back;
  * measured as ReplaceByDelete.  Connects to SPI itself.
  */
-extern void RevertRange(Oid target, const char *time_column,
-						TimestampTz lo, TimestampTz hi, int64 reverted,
-						int32 chunk_no, const char *measure,
-						const ArchiveKeep *keep, ReplaceResult *result);
+extern void RevertRange(const ReplaceRequest *req, int64 reverted,
+						int32 chunk_no, ReplaceResult *result);
 
 /*
  * The strategy for [lo, hi) (partition.c): delete, truncate or swap.
@@ -1269,12 +1313,9 @@ extern ReplaceStrategy ChooseStrategy(Oid target, const char *time_column,
  * it outside SPI or with CurrentMemoryContext the context the results must
  * live in.
  */
-extern void PartitionReplaceRange(Oid target, const char *time_column,
-								  TimestampTz lo, TimestampTz hi,
+extern void PartitionReplaceRange(const ReplaceRequest *req,
 								  const SourceQuery *source,
 								  ReplaceStrategy chosen,
-								  const char *measure,
-								  const ArchiveKeep *keep,
 								  ReplaceResult *result);
 
 /*
@@ -1313,11 +1354,7 @@ extern void LockAffectedPartitions(Oid target, const char *time_column,
  * when the chunk replaces whole leaves by truncate or swap, else the
  * delete strategy moves the deleted rows into the archive.
  */
-extern void ReplaceRange(Oid target, const char *time_column,
-						 TimestampTz lo, TimestampTz hi,
-						 const char *source, ReplaceStrategy strategy,
-						 const char *measure, const ArchiveKeep *keep,
-						 ReplaceResult *result);
+extern void ReplaceRange(const ReplaceRequest *req, ReplaceResult *result);
 
 /* ---- one chunk of a run (chunk.c) ---- */
 

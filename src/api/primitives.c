@@ -91,6 +91,7 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ReplaceResult result;
+	ReplaceRequest req;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 	ReplaceStrategy strategy;
@@ -104,10 +105,14 @@ backfill_replace_range(PG_FUNCTION_ARGS)
 	RequireArg(fcinfo, 5, "strategy", "Valid strategies are auto, delete, truncate and swap.");
 	strategy = ParseStrategy(text_to_cstring(PG_GETARG_TEXT_PP(5)));
 
-	ReplaceRange(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
-				 PG_GETARG_TIMESTAMPTZ(2), PG_GETARG_TIMESTAMPTZ(3),
-				 text_to_cstring(PG_GETARG_TEXT_PP(4)), strategy,
-				 NULL, NULL, &result);
+	memset(&req, 0, sizeof(req));
+	req.target = PG_GETARG_OID(0);
+	req.time_column = NameStr(*PG_GETARG_NAME(1));
+	req.lo = PG_GETARG_TIMESTAMPTZ(2);
+	req.hi = PG_GETARG_TIMESTAMPTZ(3);
+	req.source = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	req.strategy = strategy;
+	ReplaceRange(&req, &result);
 
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = Int64GetDatum(result.rows_deleted);

@@ -42,6 +42,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "storage/bufmgr.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -162,18 +163,42 @@ CatalogInstalledVersion(void)
 }
 
 /*
+ * The extension's owner as ExtensionOwner last read it, and the local id
+ * of the (top-level) transaction that read it.
+ */
+static Oid	extension_owner = InvalidOid;
+static LocalTransactionId extension_owner_lxid = InvalidLocalTransactionId;
+
+#if PG_VERSION_NUM >= 170000
+#define BACKFILL_MY_LXID (MyProc->vxid.lxid)
+#else
+#define BACKFILL_MY_LXID (MyProc->lxid)
+#endif
+
+/*
  * ExtensionOwner
  *		The role that owns the backfill extension (and its catalog tables).
  *		Private to this file: only CatalogExec switches to it.  It runs for
  *		every catalog statement (so for every transaction that the watch
- *		trigger logs): ExtensionRow fetches the remembered row.
+ *		trigger logs), so the owner is read once per transaction
+ *		(ExtensionRow fetches the remembered row: a table open and a size
+ *		lookup) and remembered for the transaction's other statements.
+ *		Within a transaction the owner changes only by DDL in that very
+ *		transaction (DROP and CREATE EXTENSION, REASSIGN OWNED), which
+ *		needs the owner's rights already: the remembered owner never lends
+ *		rights that the transaction's own user did not have.
  */
 static Oid
 ExtensionOwner(void)
 {
-	HeapTuple	tup = ExtensionRow(NULL);
+	HeapTuple	tup;
 	Oid			owner;
 
+	if (OidIsValid(extension_owner) &&
+		extension_owner_lxid == BACKFILL_MY_LXID &&
+		extension_owner_lxid != InvalidLocalTransactionId)
+		return extension_owner;
+	tup = ExtensionRow(NULL);
 	if (tup == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -182,6 +207,8 @@ ExtensionOwner(void)
 	heap_freetuple(tup);
 	if (!OidIsValid(owner))
 		elog(ERROR, "backfill: could not find the owner of extension \"backfill\"");
+	extension_owner = owner;
+	extension_owner_lxid = BACKFILL_MY_LXID;
 	return owner;
 }
 

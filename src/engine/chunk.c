@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
@@ -527,6 +528,7 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 {
 	ArchiveKeep keep;
 	const ArchiveKeep *kept = NULL;
+	ReplaceRequest req;
 
 	memset(&work->rr, 0, sizeof(work->rr));
 	work->rr.before_null = work->rr.after_null = true;
@@ -540,23 +542,22 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	if (run->reverts != 0)
 	{
 		/* a revert chunk: what the reverted run's chunk kept comes back */
-		RevertRange(run->target, run->time_column, chunk->start, chunk->end,
-					run->reverts, chunk->chunk_no, run->measure, &keep,
-					&work->rr);
+		RunReplaceRequest(run, chunk->start, chunk->end, &keep, &req);
+		RevertRange(&req, run->reverts, chunk->chunk_no, &work->rr);
 		return;
 	}
 	/* the changes recorded for the range that this chunk's snapshot sees */
 	ChunkConsumeChanges(run->target, chunk->start, chunk->end);
 	if (chunk->no_source)
 	{
-		work->rr.rows_deleted = ClearRange(run->target, run->time_column,
-										   chunk->start, chunk->end, kept);
+		RunReplaceRequest(run, chunk->start, chunk->end, kept, &req);
+		work->rr.rows_deleted = ClearRange(&req);
 		work->rr.strategy = STRATEGY_DELETE;
 		work->verdict = VERDICT_NO_SOURCE;
 		return;
 	}
-	ReplaceRange(run->target, run->time_column, chunk->start, chunk->end,
-				 run->source, run->strategy, run->measure, kept, &work->rr);
+	RunReplaceRequest(run, chunk->start, chunk->end, kept, &req);
+	ReplaceRange(&req, &work->rr);
 }
 
 /*
@@ -933,16 +934,19 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		int			nest = NewGUCNestLevel();
 		RunStatus	status;
 		AuthorGate	gate;
+		ConstraintsSetStmt *immediate = makeNode(ConstraintsSetStmt);
 
 		/*
 		 * Deferred constraints of the target are checked at the end of each
 		 * statement of the chunk, not at the commit where a violation could
 		 * no longer be recorded as the chunk's failure (and a deferred
 		 * trigger cannot be queued in the security-restricted operation
-		 * below).
+		 * below).  SET CONSTRAINTS ALL IMMEDIATE, done as the statement
+		 * would do it, without parsing it for every chunk.
 		 */
-		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
-					  false, 0, SPI_OK_UTILITY);
+		immediate->constraints = NIL;
+		immediate->deferred = false;
+		AfterTriggerSetState(immediate);
 
 		/*
 		 * The whole chunk runs as the author of the run's definition, with
@@ -1606,6 +1610,9 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 	PG_TRY();
 	{
 		AuthorGate	gate;
+		ReplaceRequest req = {.target = target,.time_column = time_column,
+			.lo = lo,.hi = hi,.source = source,.strategy = STRATEGY_DELETE,
+		.measure = measure};
 
 		/* as the author; the rollback below restores the caller */
 		SpiExecPinned("SET CONSTRAINTS ALL IMMEDIATE", 0, NULL, NULL, NULL,
@@ -1614,8 +1621,7 @@ PreviewRange(Oid target, TimestampTz lo, TimestampTz hi, PreviewResult *out)
 						GetConfigOption("search_path", false, false),
 						GetConfigOption("TimeZone", false, false));
 		CheckTargetPrivileges(target);
-		ReplaceRange(target, time_column, lo, hi, source, STRATEGY_DELETE, measure,
-					 NULL, &rr);
+		ReplaceRange(&req, &rr);
 		if (ledger != NULL)
 		{
 			bool		isnull;

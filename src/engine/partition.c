@@ -701,12 +701,15 @@ RunInsert(Oid into, const char *time_column, const SourceQuery *source,
  *		the range).
  */
 void
-PartitionReplaceRange(Oid target, const char *time_column,
-					  TimestampTz lo, TimestampTz hi,
-					  const SourceQuery *source, ReplaceStrategy chosen,
-					  const char *measure, const ArchiveKeep *keep,
-					  ReplaceResult *result)
+PartitionReplaceRange(const ReplaceRequest *req, const SourceQuery *source,
+					  ReplaceStrategy chosen, ReplaceResult *result)
 {
+	Oid			target = req->target;
+	const char *time_column = req->time_column;
+	TimestampTz lo = req->lo;
+	TimestampTz hi = req->hi;
+	const char *measure = req->measure;
+	const ArchiveKeep *keep = req->keep;
 	PartPlan	plan;
 	MemoryContext outcxt = CurrentMemoryContext;
 	ListCell   *lc;

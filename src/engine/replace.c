@@ -23,6 +23,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -30,6 +31,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
@@ -37,29 +39,280 @@
 
 
 /*
+ * The state kept for the chunks of one call (backfill.h): what
+ * ReplaceRange would otherwise redo for every chunk, the source and the
+ * measure validated (a parse and an analysis each), the DELETE and the
+ * INSERT composed (two parses more) and prepared (SPI_prepare as the
+ * current user, the author: a parse, an analysis and a rewrite less per
+ * chunk).  The key is everything the state was made from: the target,
+ * the time column, the source's and the measure's texts, the user that
+ * validated and prepared them, the search_path, and the number of
+ * relcache invalidations seen so far (DDL on the target or on anything
+ * else: validated again, as for the first chunk).  A request that differs
+ * in any of them finds the state rebuilt, so nothing prepared for one
+ * author or definition serves another.  The plans are prepared with
+ * CURSOR_OPT_CUSTOM_PLAN: each execution plans with the chunk's bounds, as
+ * SPI_execute_with_args did, so that a partitioned target or source is
+ * pruned at plan time and the same leaves are locked (a generic plan
+ * locks every leaf).  The cache lives in a context of its own under the
+ * run's; the kept plans are freed by a callback when that context goes,
+ * at the end of the call or with the aborted transaction's memory.
+ */
+struct ReplaceCache
+{
+	MemoryContext cxt;			/* the validated state; reset when rebuilt */
+	bool		valid;
+	Oid			target;
+	char	   *time_column;
+	char	   *source;
+	char	   *measure;		/* as given; NULL: none */
+	Oid			userid;
+	char	   *search_path;
+	uint64		invals;
+	SourceQuery *sq;
+	const char *checked_measure;	/* ValidateMeasure's result */
+	char	   *delete_sql;
+	char	   *insert_sql;
+	SPIPlanPtr	delete_plan;
+	SPIPlanPtr	insert_plan;
+};
+
+/* relcache invalidations this backend has seen (ReplaceInvalCallback) */
+static uint64 replace_invals = 0;
+static bool replace_callback_registered = false;
+
+/*
+ * ReplaceInvalCallback
+ *		Count a relcache invalidation: a cached state made before it is
+ *		validated again.
+ */
+static void
+ReplaceInvalCallback(Datum arg, Oid relid)
+{
+	replace_invals++;
+}
+
+/*
+ * ReplaceCacheRelease
+ *		Free the cache's kept plans (in CacheMemoryContext).  Also the
+ *		memory context callback of the cache's context: when the run's
+ *		context goes, at the end of the call or with an aborted
+ *		transaction's memory, the plans go with it.
+ */
+static void
+ReplaceCacheRelease(void *arg)
+{
+	ReplaceCache *rc = (ReplaceCache *) arg;
+
+	rc->valid = false;
+	if (rc->delete_plan != NULL)
+		SPI_freeplan(rc->delete_plan);
+	if (rc->insert_plan != NULL)
+		SPI_freeplan(rc->insert_plan);
+	rc->delete_plan = NULL;
+	rc->insert_plan = NULL;
+}
+
+/*
+ * ReplaceCacheClear
+ *		Free the cache's kept plans and validated state.
+ */
+static void
+ReplaceCacheClear(ReplaceCache *rc)
+{
+	ReplaceCacheRelease(rc);
+	rc->sq = NULL;
+	rc->checked_measure = NULL;
+	rc->delete_sql = NULL;
+	rc->insert_sql = NULL;
+	MemoryContextReset(rc->cxt);
+}
+
+/*
+ * RunReplaceCache
+ *		See backfill.h.
+ */
+ReplaceCache *
+RunReplaceCache(RunInfo *run)
+{
+	MemoryContext parent = GetMemoryChunkContext(run);
+	MemoryContext cxt;
+	MemoryContextCallback *cb;
+	ReplaceCache *rc;
+
+	if (run->replace_cache != NULL)
+		return run->replace_cache;
+	if (!replace_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(ReplaceInvalCallback, (Datum) 0);
+		replace_callback_registered = true;
+	}
+	cxt = AllocSetContextCreate(parent, "backfill replace cache",
+								ALLOCSET_SMALL_SIZES);
+	rc = MemoryContextAllocZero(cxt, sizeof(ReplaceCache));
+	rc->cxt = AllocSetContextCreate(cxt, "backfill replace state",
+									ALLOCSET_SMALL_SIZES);
+	cb = MemoryContextAllocZero(cxt, sizeof(MemoryContextCallback));
+	cb->func = ReplaceCacheRelease;
+	cb->arg = rc;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	run->replace_cache = rc;
+	return rc;
+}
+
+/*
+ * ReplaceCacheMatches
+ *		Whether rc's state was made for this request, by the current user,
+ *		under the current search_path, with no relcache invalidation since.
+ */
+static bool
+ReplaceCacheMatches(const ReplaceCache *rc, const ReplaceRequest *req)
+{
+	return rc->valid && rc->target == req->target &&
+		rc->userid == GetUserId() &&
+		rc->invals == replace_invals &&
+		strcmp(rc->time_column, req->time_column) == 0 &&
+		strcmp(rc->source, req->source) == 0 &&
+		(rc->measure == NULL ? req->measure == NULL :
+		 req->measure != NULL && strcmp(rc->measure, req->measure) == 0) &&
+		strcmp(rc->search_path, namespace_search_path) == 0;
+}
+
+/*
+ * ReplaceValidate
+ *		See backfill.h.  Without a cache, or when the cache does not match
+ *		the request, the source and the measure are validated now (the
+ *		cache then keeps the result); else the cache's are returned.
+ */
+SourceQuery *
+ReplaceValidate(const ReplaceRequest *req, const char **measure)
+{
+	ReplaceCache *rc = req->cache;
+	MemoryContext old;
+	uint64		invals = replace_invals;
+
+	if (rc != NULL && ReplaceCacheMatches(rc, req))
+	{
+		*measure = rc->checked_measure;
+		return rc->sq;
+	}
+	if (rc == NULL)
+	{
+		SourceQuery *sq = ValidateSourceQuery(req->source, req->target,
+											  req->time_column);
+
+		*measure = req->measure != NULL ?
+			ValidateMeasure(req->measure, req->target) : NULL;
+		return sq;
+	}
+	ReplaceCacheClear(rc);
+	old = MemoryContextSwitchTo(rc->cxt);
+	rc->sq = ValidateSourceQuery(req->source, req->target, req->time_column);
+	rc->checked_measure = req->measure != NULL ?
+		ValidateMeasure(req->measure, req->target) : NULL;
+	rc->target = req->target;
+	rc->time_column = pstrdup(req->time_column);
+	rc->source = pstrdup(req->source);
+	rc->measure = req->measure != NULL ? pstrdup(req->measure) : NULL;
+	rc->userid = GetUserId();
+	rc->search_path = pstrdup(namespace_search_path);
+	rc->invals = invals;
+	MemoryContextSwitchTo(old);
+	rc->valid = true;
+	*measure = rc->checked_measure;
+	return rc->sq;
+}
+
+/*
  * RunCounted
- *		Run a composed DML statement for [lo, hi) and return the number of
- *		rows it touched: the DELETE with $1, $2 in the time column's own
- *		type (RangeParams), the source's INSERT with SourceInsertParams.
+ *		Run a composed DML statement for req's [lo, hi) and return the
+ *		number of rows it touched: the DELETE with $1, $2 in the time
+ *		column's own type (RangeParams), the source's INSERT with
+ *		SourceInsertParams.  With plan not NULL (a slot of the request's
+ *		cache, whose state matches it: ReplaceValidate), the statement is
+ *		prepared there once, as the current user, and executed from there.
  */
 static int64
-RunCounted(const char *sql, Oid target, const char *time_column,
-		   TimestampTz lo, TimestampTz hi, int dml_result)
+RunCounted(const ReplaceRequest *req, const char *sql, SPIPlanPtr *plan,
+		   int dml_result)
 {
 	Oid			argtypes[4];
 	Datum		values[4];
+	int			nargs = (dml_result == SPI_OK_DELETE ? 2 : 4);
+	int			rc;
 
 	if (dml_result == SPI_OK_DELETE)
-	{
-		RangeParams(target, time_column, lo, hi, argtypes, values);
-		SpiExec(sql, 2, argtypes, values, NULL, false, 0, dml_result);
-	}
+		RangeParams(req->target, req->time_column, req->lo, req->hi,
+					argtypes, values);
 	else
+		SourceInsertParams(req->target, req->time_column, req->lo, req->hi,
+						   argtypes, values);
+	if (plan == NULL)
 	{
-		SourceInsertParams(target, time_column, lo, hi, argtypes, values);
-		SpiExec(sql, 4, argtypes, values, NULL, false, 0, dml_result);
+		SpiExec(sql, nargs, argtypes, values, NULL, false, 0, dml_result);
+		return (int64) SPI_processed;
 	}
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	prepared = SPI_prepare_cursor(sql, nargs, argtypes,
+												  CURSOR_OPT_CUSTOM_PLAN);
+
+		if (prepared == NULL)
+			elog(ERROR, "backfill: could not prepare %s: %s", sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(prepared) != 0)
+			elog(ERROR, "backfill: could not keep the plan of %s", sql);
+		*plan = prepared;
+	}
+	rc = SPI_execute_plan(*plan, values, NULL, false, 0);
+	if (rc != dml_result)
+		elog(ERROR, "backfill: statement returned %s, expected %s: %s",
+			 SPI_result_code_string(rc), SPI_result_code_string(dml_result),
+			 sql);
 	return (int64) SPI_processed;
+}
+
+/*
+ * RunRangeDelete
+ *		The DELETE of req's range, prepared in the request's cache when it
+ *		has one (see RunCounted).
+ */
+static int64
+RunRangeDelete(const ReplaceRequest *req)
+{
+	ReplaceCache *rc = req->cache;
+
+	if (rc == NULL || !rc->valid)
+		return RunCounted(req, ComposeRangeDelete(req->target,
+												  req->time_column),
+						  NULL, SPI_OK_DELETE);
+	if (rc->delete_sql == NULL)
+		rc->delete_sql = MemoryContextStrdup(rc->cxt,
+											 ComposeRangeDelete(req->target,
+																req->time_column));
+	return RunCounted(req, rc->delete_sql, &rc->delete_plan, SPI_OK_DELETE);
+}
+
+/*
+ * RunSourceInsert
+ *		The INSERT of source's rows for req's range, prepared in the
+ *		request's cache when it has one (see RunCounted).
+ */
+static int64
+RunSourceInsert(const ReplaceRequest *req, const SourceQuery *source)
+{
+	ReplaceCache *rc = req->cache;
+
+	if (rc == NULL || !rc->valid || rc->sq != source)
+		return RunCounted(req, ComposeSourceInsert(req->target,
+												   req->time_column, source),
+						  NULL, SPI_OK_INSERT);
+	if (rc->insert_sql == NULL)
+		rc->insert_sql = MemoryContextStrdup(rc->cxt,
+											 ComposeSourceInsert(req->target,
+																 req->time_column,
+																 source));
+	return RunCounted(req, rc->insert_sql, &rc->insert_plan, SPI_OK_INSERT);
 }
 
 /*
@@ -180,28 +433,27 @@ MeasureAfter(Oid target, const char *time_column, TimestampTz lo,
  *		are copied into the caller's memory context.
  */
 void
-ReplaceByDelete(Oid target, const char *time_column,
-				TimestampTz lo, TimestampTz hi, const SourceQuery *source,
-				const char *measure, const ArchiveKeep *keep,
+ReplaceByDelete(const ReplaceRequest *req, const SourceQuery *source,
 				ReplaceResult *result)
 {
 	MemoryContext outer = CurrentMemoryContext;
+	Oid			target = req->target;
+	const char *time_column = req->time_column;
+	const char *measure = req->measure;
 	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
 
 	SpiConnect();
 	if (scan)
-		MeasureRange(target, time_column, lo, hi, measure, outer, result);
-	if (keep != NULL)
-		result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,
-												  keep);
+		MeasureRange(target, time_column, req->lo, req->hi, measure, outer,
+					 result);
+	if (req->keep != NULL)
+		result->rows_deleted = ArchiveDeleteRange(target, time_column,
+												  req->lo, req->hi, req->keep);
 	else
-		result->rows_deleted =
-			RunCounted(ComposeRangeDelete(target, time_column),
-					   target, time_column, lo, hi, SPI_OK_DELETE);
-	result->rows_inserted =
-		RunCounted(ComposeSourceInsert(target, time_column, source),
-				   target, time_column, lo, hi, SPI_OK_INSERT);
-	MeasureAfter(target, time_column, lo, hi, measure, scan, outer, result);
+		result->rows_deleted = RunRangeDelete(req);
+	result->rows_inserted = RunSourceInsert(req, source);
+	MeasureAfter(target, time_column, req->lo, req->hi, measure, scan, outer,
+				 result);
 	SpiFinish();
 }
 
@@ -210,20 +462,21 @@ ReplaceByDelete(Oid target, const char *time_column,
  *		See backfill.h.
  */
 int64
-ClearRange(Oid target, const char *time_column,
-		   TimestampTz lo, TimestampTz hi, const ArchiveKeep *keep)
+ClearRange(const ReplaceRequest *req)
 {
 	int64		deleted;
 
-	CheckRangeBounds(lo, false, hi, false);
-	CheckTargetPrivileges(target);
-	(void) TimeColumnType(target, time_column);
+	CheckRangeBounds(req->lo, false, req->hi, false);
+	CheckTargetPrivileges(req->target);
+	(void) TimeColumnType(req->target, req->time_column);
 
-	if (keep != NULL)
-		return ArchiveDeleteRange(target, time_column, lo, hi, keep);
+	if (req->keep != NULL)
+		return ArchiveDeleteRange(req->target, req->time_column, req->lo,
+								  req->hi, req->keep);
 	SpiConnect();
-	deleted = RunCounted(ComposeRangeDelete(target, time_column),
-						 target, time_column, lo, hi, SPI_OK_DELETE);
+	deleted = RunCounted(req, ComposeRangeDelete(req->target,
+												 req->time_column),
+						 NULL, SPI_OK_DELETE);
 	SpiFinish();
 	return deleted;
 }
@@ -239,12 +492,15 @@ ClearRange(Oid target, const char *time_column,
  *		back row by row, like kept rows, through an INSERT that checks them.
  */
 void
-RevertRange(Oid target, const char *time_column,
-			TimestampTz lo, TimestampTz hi, int64 reverted, int32 chunk_no,
-			const char *measure, const ArchiveKeep *keep,
+RevertRange(const ReplaceRequest *req, int64 reverted, int32 chunk_no,
 			ReplaceResult *result)
 {
 	MemoryContext outer = CurrentMemoryContext;
+	Oid			target = req->target;
+	const char *time_column = req->time_column;
+	const char *measure = req->measure;
+	TimestampTz lo = req->lo;
+	TimestampTz hi = req->hi;
 	bool		scan = (measure != NULL && !MeasureIsRowCount(measure));
 
 	CheckRangeBounds(lo, false, hi, false);
@@ -264,7 +520,7 @@ RevertRange(Oid target, const char *time_column,
 		/* kept leaves: their files are exchanged back, no row is copied */
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 		result->rows_inserted = ArchiveRestoreLeaves(target, reverted,
-													 chunk_no, keep,
+													 chunk_no, req->keep,
 													 result->rows_deleted);
 		MeasureAfter(target, time_column, lo, hi, measure, measure != NULL,
 					 outer, result);
@@ -275,7 +531,7 @@ RevertRange(Oid target, const char *time_column,
 	if (scan)
 		MeasureRange(target, time_column, lo, hi, measure, outer, result);
 	result->rows_deleted = ArchiveDeleteRange(target, time_column, lo, hi,
-											  keep);
+											  req->keep);
 	result->rows_inserted = ArchiveRestoreRows(target, reverted, chunk_no);
 	MeasureAfter(target, time_column, lo, hi, measure, scan, outer, result);
 	SpiFinish();

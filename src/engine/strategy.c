@@ -49,6 +49,26 @@ KeepStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
 }
 
 /*
+ * RunReplaceRequest
+ *		See backfill.h.
+ */
+void
+RunReplaceRequest(RunInfo *run, TimestampTz lo, TimestampTz hi,
+				  const ArchiveKeep *keep, ReplaceRequest *req)
+{
+	memset(req, 0, sizeof(ReplaceRequest));
+	req->target = run->target;
+	req->time_column = run->time_column;
+	req->lo = lo;
+	req->hi = hi;
+	req->source = run->source;
+	req->strategy = run->strategy;
+	req->measure = run->measure;
+	req->keep = keep;
+	req->cache = RunReplaceCache(run);
+}
+
+/*
  * ReplaceRange
  *		See backfill.h.  Every check comes before the first row is
  *		touched; any error leaves the transaction to roll back whatever
@@ -59,35 +79,29 @@ KeepStrategy(Oid target, const char *time_column, ReplaceStrategy strategy,
  *		leaves").
  */
 void
-ReplaceRange(Oid target, const char *time_column,
-			 TimestampTz lo, TimestampTz hi,
-			 const char *source, ReplaceStrategy strategy,
-			 const char *measure, const ArchiveKeep *keep,
-			 ReplaceResult *result)
+ReplaceRange(const ReplaceRequest *req, ReplaceResult *result)
 {
+	ReplaceRequest checked = *req;
 	SourceQuery *sq;
 	ReplaceStrategy chosen;
 
-	CheckRangeBounds(lo, false, hi, false);
-	CheckTargetPrivileges(target);
-	(void) TimeColumnType(target, time_column);
-	sq = ValidateSourceQuery(source, target, time_column);
-	if (measure != NULL)
-		measure = ValidateMeasure(measure, target);
+	CheckRangeBounds(req->lo, false, req->hi, false);
+	CheckTargetPrivileges(req->target);
+	(void) TimeColumnType(req->target, req->time_column);
+	sq = ReplaceValidate(req, &checked.measure);
 
 	memset(result, 0, sizeof(ReplaceResult));
 	result->before_null = true;
 	result->after_null = true;
 
-	if (keep != NULL)
-		chosen = KeepStrategy(target, time_column, strategy, lo, hi);
+	if (req->keep != NULL)
+		chosen = KeepStrategy(req->target, req->time_column, req->strategy,
+							  req->lo, req->hi);
 	else
-		chosen = ChooseStrategy(target, time_column, strategy, lo, hi);
+		chosen = ChooseStrategy(req->target, req->time_column, req->strategy,
+								req->lo, req->hi);
 	if (chosen == STRATEGY_DELETE)
-		ReplaceByDelete(target, time_column, lo, hi, sq, measure, keep,
-						result);
+		ReplaceByDelete(&checked, sq, result);
 	else
-		PartitionReplaceRange(target, time_column, lo, hi, sq, chosen,
-							  measure, keep, result);
+		PartitionReplaceRange(&checked, sq, chosen, result);
 }
-

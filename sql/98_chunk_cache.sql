@@ -1,0 +1,89 @@
+-- What a call keeps for its chunks (engine/replace.c, ReplaceCache): the
+-- source and measure validated once, the user's DELETE and INSERT composed
+-- and prepared once, as the author.  Each call builds its own for its run's
+-- definition and author, so a redefinition and a change of author between
+-- two calls of one session take effect.  The sources read "src" through a
+-- search_path of "$user": the same text reads another table, with other
+-- columns, for another author.
+SET TimeZone = 'UTC';
+SET DateStyle = ISO;
+\set VERBOSITY terse
+-- run ids of this file start at 9801, whatever ran before
+SELECT setval('backfill.runs_run_id_seq', 9801, false) IS NOT NULL AS seq_set;
+CREATE ROLE regress_bf_cache_a;
+CREATE ROLE regress_bf_cache_b;
+CREATE SCHEMA regress_bf_cache_a AUTHORIZATION regress_bf_cache_a;
+CREATE SCHEMA regress_bf_cache_b AUTHORIZATION regress_bf_cache_b;
+CREATE SCHEMA cache;
+GRANT USAGE ON SCHEMA cache TO PUBLIC;
+CREATE TABLE cache.t (ts timestamptz NOT NULL, v int, who text);
+GRANT SELECT, INSERT, DELETE ON cache.t TO regress_bf_cache_a, regress_bf_cache_b;
+-- a's src has no column "who"; b's has one
+SET ROLE regress_bf_cache_a;
+CREATE TABLE regress_bf_cache_a.src AS
+SELECT '2024-01-01'::timestamptz + i * interval '1 hour' AS ts, 100 + i AS v
+  FROM generate_series(0, 3) i;
+SET ROLE regress_bf_cache_b;
+CREATE TABLE regress_bf_cache_b.src AS
+SELECT '2024-01-01'::timestamptz + i * interval '1 hour' AS ts, 200 + i AS v,
+       'b' AS who
+  FROM generate_series(0, 3) i;
+RESET ROLE;
+-- version(source): register source as the current role, plan a run of
+-- four one-hour chunks under it; its run id
+CREATE FUNCTION pg_temp.version(source text) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM backfill.register('cache.t', 'ts', source, chunk => '1 hour');
+    RETURN backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false);
+END $$;
+\set v1 'SELECT * FROM src WHERE ts >= $1 AND ts < $2'
+
+-- 1. Version 1 by a, run in four chunks.
+SET ROLE regress_bf_cache_a;
+SET search_path = "$user", public;
+SELECT pg_temp.version(:'v1') AS r1 \gset
+CALL backfill.run(:r1);
+SELECT ts, v, who FROM cache.t ORDER BY ts;
+
+-- 2. Version 2 by b: the text of version 1, another author.  It reads b's
+-- src, with its column "who" (a plan or a column list kept from version 1,
+-- a's, would leave "who" empty and read a's values).
+SET ROLE regress_bf_cache_b;
+SELECT pg_temp.version(:'v1') AS r2 \gset
+CALL backfill.run(:r2);
+SELECT ts, v, who FROM cache.t ORDER BY ts;
+
+-- 3. Version 3 by a, another text, run in the same session: its rows.
+SET ROLE regress_bf_cache_a;
+SELECT pg_temp.version(
+    $q$SELECT ts, v * 10 AS v, 'v2' AS who FROM src WHERE ts >= $1 AND ts < $2$q$) AS r3 \gset
+CALL backfill.run(:r3);
+SELECT ts, v, who FROM cache.t ORDER BY ts;
+
+-- 4. Back to version 1's text and author (a new version 4): a's rows
+-- again, and the chunks of each run were built by their own author.
+SET ROLE regress_bf_cache_a;
+SELECT pg_temp.version(:'v1') AS r4 \gset
+CALL backfill.run(:r4);
+SELECT ts, v, who FROM cache.t ORDER BY ts;
+RESET ROLE;
+RESET search_path;
+SELECT r.run_id, r.definition_version, d.created_by, count(*) AS chunks_done
+  FROM backfill.runs r
+  JOIN backfill.definitions d ON d.target = r.target AND d.version = r.definition_version
+  JOIN backfill.chunks c ON c.run_id = r.run_id AND c.status = 'done'
+ WHERE r.run_id IN (:r1, :r2, :r3, :r4)
+ GROUP BY 1, 2, 3 ORDER BY 1;
+
+-- 5. DDL on the target between two calls: the source no longer fits, and
+-- the chunk fails with the source's own check, not a stale statement.
+SELECT backfill.plan('cache.t', '2024-01-01', '2024-01-01 04:00', probe => false) AS r5 \gset
+ALTER TABLE cache.t RENAME COLUMN v TO value;
+CALL backfill.run(:r5);
+SELECT backfill.cancel(:r5);
+
+SELECT backfill.unregister('cache.t');
+DROP SCHEMA cache CASCADE;
+DROP SCHEMA regress_bf_cache_a CASCADE;
+DROP SCHEMA regress_bf_cache_b CASCADE;
+DROP ROLE regress_bf_cache_a, regress_bf_cache_b;
