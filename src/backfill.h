@@ -1556,10 +1556,12 @@ extern bool WatchTriggerIdle(struct TriggerData *trigdata);
 /*
  * The work of backfill._watch_row(source, column, value), the WHEN clause
  * of a watched source's INSERT row trigger, for one row: note the row's
- * chunk for the source's watching targets behind their watermark.  flinfo
- * is the call site's (its fn_extra caches the watches).
+ * chunk for the source's watching targets behind their watermark.  column
+ * is the time column's name (a name) or its attribute number in source
+ * (an int2), as the function's signature says.  flinfo is the call site's
+ * (its fn_extra caches the watches).
  */
-extern void WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column,
+extern void WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 						 Datum value);
 
 /* One logged region of a target and its earliest change. */

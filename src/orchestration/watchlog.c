@@ -163,6 +163,7 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
+	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
 	int			n;
@@ -1120,36 +1121,37 @@ LoadRowSources(Relation rel)
 /*
  * RowCallSetup
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
- *		watches of source whose time column is column, each with the limit
- *		from which a value (in the column's type argtype) is beyond its
+ *		watches of source whose time column is column (its attribute number
+ *		in source or its name, by the function's signature), each with the
+ *		limit from which a value (in the column's type argtype) is beyond its
  *		edge: the edge itself for timestamptz; for timestamp and date, the
  *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
- *		converted and compared exactly).  No watches loaded: nothing.
+ *		converted and compared exactly).  No watches loaded, or no column of
+ *		source by that number: nothing.
  */
 static RowCall *
-RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
+RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	RowSource  *rs = NULL;
+	char	   *colname;
 	int			i;
 
 	if (rc == NULL)
 	{
-		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
-		rc->argtype = getBaseType(get_fn_expr_argtype(flinfo, 2));
-		if (rc->argtype != TIMESTAMPTZOID && rc->argtype != TIMESTAMPOID &&
-			rc->argtype != DATEOID)
-		{
-			Oid		   *argtypes;
-			int			nargs;
+		Oid		   *argtypes;
+		int			nargs;
 
-			/* no call expression: the function's own argument type */
-			(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
-			if (nargs != 3)
-				elog(ERROR, "backfill._watch_row takes 3 arguments");
-			rc->argtype = argtypes[2];
-		}
+		/* the function's own argument types: its signature */
+		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
+		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+		if (nargs != 3 || (argtypes[1] != INT2OID && argtypes[1] != NAMEOID) ||
+			(argtypes[2] != TIMESTAMPTZOID && argtypes[2] != TIMESTAMPOID &&
+			 argtypes[2] != DATEOID))
+			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time");
+		rc->coltype = argtypes[1];
+		rc->argtype = argtypes[2];
 		flinfo->fn_extra = rc;
 	}
 	rc->gen = row_state_gen;
@@ -1158,6 +1160,12 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 	if (row_sources != NULL)
 		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
 	if (rs == NULL)
+		return rc;
+	if (rc->coltype == INT2OID)
+		colname = get_attname(source, DatumGetInt16(column), true);
+	else
+		colname = NameStr(*DatumGetName(column));
+	if (colname == NULL)
 		return rc;
 	if (rc->items == NULL)
 		rc->items = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(RowItem) * rs->n);
@@ -1168,7 +1176,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 		WatchEntry *w = &rs->entries[i];
 		RowItem    *it;
 
-		if (strcmp(w->time_column, column) != 0)
+		if (strcmp(w->time_column, colname) != 0)
 			continue;
 		it = &rc->items[rc->n++];
 		it->w = w;
@@ -1260,7 +1268,7 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  *		other way, it does nothing.
  */
 void
-WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column, Datum value)
+WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	int64		v;
