@@ -179,9 +179,17 @@ typedef struct RelWatches
 	WatchEntry *entries;
 } RelWatches;
 
-static HTAB *logged = NULL;		/* LoggedEntry, in TopTransactionContext */
-static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
-static HTAB *row_sources = NULL;	/* RowSource, in TopTransactionContext */
+/*
+ * The per-transaction hashes: made once in watch_state_cxt and emptied at
+ * the end of each transaction (ClearHash), since making three hashes (each
+ * a memory context of its own) on every transaction of single-row INSERTs
+ * was a noticeable part of its cost (bench/RESULTS.md, issue 30).  What
+ * their entries point to is in TopTransactionContext.
+ */
+static MemoryContext watch_state_cxt = NULL;
+static HTAB *logged = NULL;		/* LoggedEntry */
+static HTAB *rel_watches = NULL;	/* RelWatches */
+static HTAB *row_sources = NULL;	/* RowSource */
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
 static List *log_everything = NIL;	/* targets whose watermark a chunk is
@@ -252,14 +260,30 @@ WatchCacheCallback(Datum arg, Oid relid)
 }
 
 /*
+ * WatchHash
+ *		A new hash of entries of entrysize whose key (at their start) is
+ *		keysize bytes, in memory context cxt.
+ */
+static HTAB *
+WatchHash(const char *name, Size keysize, Size entrysize, long nelem,
+		  MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
  * WatchCache
  *		The cache, made on first use (with its callback).
  */
 static HTAB *
 WatchCache(void)
 {
-	HASHCTL		ctl;
-
 	if (watch_cache_cxt == NULL)
 	{
 		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
@@ -269,21 +293,42 @@ WatchCache(void)
 	}
 	if (watch_cache == NULL)
 	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(CachedWatches);
-		ctl.hcxt = watch_cache_cxt;
-		watch_cache = hash_create("backfill watch cache", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		watch_cache = WatchHash("backfill watch cache", sizeof(Oid),
+								sizeof(CachedWatches), 16, watch_cache_cxt);
 		watch_cache_rel = WatchesRelid();
 	}
 	return watch_cache;
 }
 
 /*
+ * ClearHash
+ *		Empty one of the per-transaction hashes (whose entries point into
+ *		memory that is gone or going); one that grew past a few hundred
+ *		entries is dropped instead, to be made again small on next use.
+ */
+static void
+ClearHash(HTAB **hash)
+{
+	HASH_SEQ_STATUS seq;
+	void	   *entry;
+
+	if (*hash == NULL || hash_get_num_entries(*hash) == 0)
+		return;
+	if (hash_get_num_entries(*hash) > 256)
+	{
+		hash_destroy(*hash);
+		*hash = NULL;
+		return;
+	}
+	hash_seq_init(&seq, *hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		(void) hash_search(*hash, entry, HASH_REMOVE, NULL);
+}
+
+/*
  * WatchXactCallback
- *		At the end of a transaction the hashes are gone with
- *		TopTransactionContext: forget them.
+ *		At the end of a transaction what the hashes point to is gone with
+ *		TopTransactionContext: empty them.
  */
 static void
 WatchXactCallback(XactEvent event, void *arg)
@@ -292,9 +337,9 @@ WatchXactCallback(XactEvent event, void *arg)
 		event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
 	{
-		logged = NULL;
-		rel_watches = NULL;
-		row_sources = NULL;
+		ClearHash(&logged);
+		ClearHash(&rel_watches);
+		ClearHash(&row_sources);
 		log_everything = NIL;
 		npending = 0;
 		row_state_gen++;
@@ -318,11 +363,8 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_COMMIT_SUB && !abort)
 		return;
-	if (abort && rel_watches != NULL)
-	{
-		hash_destroy(rel_watches);
-		rel_watches = NULL;
-	}
+	if (abort)
+		ClearHash(&rel_watches);
 	if (row_sources != NULL)
 	{
 		RowSource  *rs;
@@ -377,50 +419,37 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 
 /*
  * WatchState
- *		The per-transaction hashes, made on first use.
+ *		The per-transaction hashes, made on first use (in watch_state_cxt,
+ *		kept across transactions: ClearHash).
  */
 static void
 WatchState(void)
 {
-	HASHCTL		ctl;
-
 	if (!callbacks_registered)
 	{
+		watch_state_cxt = AllocSetContextCreate(TopMemoryContext,
+												"backfill watch state",
+												ALLOCSET_SMALL_SIZES);
 		RegisterXactCallback(WatchXactCallback, NULL);
 		RegisterSubXactCallback(WatchSubXactCallback, NULL);
 		callbacks_registered = true;
 	}
 	if (logged == NULL)
 	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(LoggedKey);
-		ctl.entrysize = sizeof(LoggedEntry);
-		ctl.hcxt = TopTransactionContext;
-		logged = hash_create("backfill logged chunks", 64, &ctl,
-							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		logged = WatchHash("backfill logged chunks", sizeof(LoggedKey),
+						   sizeof(LoggedEntry), 64, watch_state_cxt);
 		npending = 0;
 	}
 	if (row_sources == NULL)
 	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RowSource);
-		ctl.hcxt = TopTransactionContext;
-		row_sources = hash_create("backfill row sources", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		row_sources = WatchHash("backfill row sources", sizeof(Oid),
+								sizeof(RowSource), 16, watch_state_cxt);
 		row_state_gen++;
 	}
 	if (rel_watches == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RelWatches);
-		ctl.hcxt = TopTransactionContext;
-		rel_watches = hash_create("backfill watches", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		rel_watches = WatchHash("backfill watches", sizeof(Oid),
+								sizeof(RelWatches), 16, watch_state_cxt);
 }
-
 
 /* ----------------------------------------------------------------
  *		the trigger
