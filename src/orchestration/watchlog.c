@@ -530,6 +530,38 @@ LogEverything(Oid target)
 }
 
 /*
+ * EnterZone
+ *		Make timezone (a watch's) the session's TimeZone for what follows,
+ *		unless it is already: set and popped, it costs more than a
+ *		single-row statement's scan.  Returns what LeaveZone takes: the GUC
+ *		nest level, or 0 when nothing was set.
+ */
+static int
+EnterZone(const char *timezone)
+{
+	int			nest;
+
+	if (strcmp(GetConfigOption("TimeZone", false, false), timezone) == 0)
+		return 0;
+	nest = NewGUCNestLevel();
+	(void) set_config_option("TimeZone", timezone, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nest;
+}
+
+/*
+ * LeaveZone
+ *		Give the session back the TimeZone EnterZone replaced (nest, its
+ *		result), if it replaced one.
+ */
+static void
+LeaveZone(int nest)
+{
+	if (nest > 0)
+		AtEOXact_GUC(true, nest);
+}
+
+/*
  * LiveEdge
  *		The live edge of watch w at time now (computed again only once the
  *		one kept in w no longer holds): the start of the chunk of w's grid,
@@ -540,22 +572,14 @@ LogEverything(Oid target)
 static void
 LiveEdge(WatchEntry *w, TimestampTz now)
 {
-	int			nest = 0;
-	bool		same_zone;
+	int			nest;
 	TimestampTz lo;
 	TimestampTz hi;
 	TimestampTz settled;
 
 	if (w->live_known && now < w->live_until)
 		return;
-	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-					   w->timezone) == 0;
-	if (!same_zone)
-	{
-		nest = NewGUCNestLevel();
-		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	}
+	nest = EnterZone(w->timezone);
 	settled = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
 													  TimestampTzGetDatum(now),
 													  IntervalPGetDatum(w->settle)));
@@ -565,8 +589,7 @@ LiveEdge(WatchEntry *w, TimestampTz now)
 															TimestampTzGetDatum(hi),
 															IntervalPGetDatum(w->settle)));
 	w->live_known = true;
-	if (!same_zone)
-		AtEOXact_GUC(true, nest);
+	LeaveZone(nest);
 }
 
 /*
@@ -810,6 +833,27 @@ WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 }
 
 /*
+ * LoggedEnter
+ *		The entry of (target, chunk start) in this transaction's noted and
+ *		logged chunks; *found says whether it was there, and a new one is
+ *		marked as noted by the current subtransaction.
+ */
+static LoggedEntry *
+LoggedEnter(Oid target, TimestampTz start, bool *found)
+{
+	LoggedKey	key;
+	LoggedEntry *entry;
+
+	memset(&key, 0, sizeof(key));
+	key.target = target;
+	key.start = start;
+	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, found);
+	if (!*found)
+		entry->subid = GetCurrentSubTransactionId();
+	return entry;
+}
+
+/*
  * LogNewCells
  *		Insert the cells [starts[i], ends[i]) of target that this
  *		transaction has not logged yet (or only noted as pending), in one
@@ -828,14 +872,10 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 
 	for (i = 0; i < n; i++)
 	{
-		LoggedKey	key;
 		LoggedEntry *entry;
 		bool		found;
 
-		memset(&key, 0, sizeof(key));
-		key.target = target;
-		key.start = starts[i];
-		entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+		entry = LoggedEnter(target, starts[i], &found);
 		if (found && !entry->pending)
 			continue;
 		if (found)
@@ -844,8 +884,6 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 			entry->pending = false;
 			npending--;
 		}
-		else
-			entry->subid = GetCurrentSubTransactionId();
 		entry->written = GetCurrentSubTransactionId();
 		s[m] = TimestampTzGetDatum(starts[i]);
 		e[m] = TimestampTzGetDatum(ends[i]);
@@ -872,19 +910,14 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 static void
 LogTruncate(WatchEntry *w, Oid source)
 {
-	LoggedKey	key;
 	bool		found;
 	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, REGCLASSOID};
 	Datum		values[3];
 	LoggedEntry *entry;
 
-	memset(&key, 0, sizeof(key));
-	key.target = w->target;
-	key.start = DT_NOBEGIN;
-	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	entry = LoggedEnter(w->target, DT_NOBEGIN, &found);
 	if (found)
 		return;
-	entry->subid = GetCurrentSubTransactionId();
 	entry->pending = false;
 	entry->written = entry->subid;
 	if (TIMESTAMP_IS_NOBEGIN(w->edge))
@@ -1027,8 +1060,7 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	AttrNumber	attnum;
 	Oid			basetype;
-	int			nest = 0;
-	bool		same_zone;
+	int			nest;
 	int			n = 0;
 	int			room = 16;
 	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
@@ -1036,27 +1068,15 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 
 	attnum = WatchedColumn(rel, w, &basetype);
 
-	/*
-	 * The watch's TimeZone for the timestamp and date columns and the grid;
-	 * set only when the session's is another one (set and popped, it costs
-	 * more than a single-row statement's scan).
-	 */
-	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-					   w->timezone) == 0;
-	if (!same_zone)
-	{
-		nest = NewGUCNestLevel();
-		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	}
+	/* the watch's TimeZone for the timestamp and date columns and the grid */
+	nest = EnterZone(w->timezone);
 	if (trigdata->tg_oldtable != NULL)
 		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
 	if (trigdata->tg_newtable != NULL)
 		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
-	if (!same_zone)
-		AtEOXact_GUC(true, nest);
+	LeaveZone(nest);
 	if (n > 0)
 		LogNewCells(w->target, source, starts, ends, n);
 }
@@ -1268,17 +1288,12 @@ RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
 static void
 NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 {
-	LoggedKey	key;
 	LoggedEntry *entry;
 	bool		found;
 
-	memset(&key, 0, sizeof(key));
-	key.target = target;
-	key.start = lo;
-	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	entry = LoggedEnter(target, lo, &found);
 	if (found)
 		return;
-	entry->subid = GetCurrentSubTransactionId();
 	entry->pending = true;
 	entry->written = InvalidSubTransactionId;
 	entry->end = hi;
@@ -1327,24 +1342,15 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 		TimestampTz t;
 		TimestampTz lo;
 		TimestampTz hi;
-		int			nest = 0;
-		bool		same_zone;
+		int			nest;
 
 		if (v >= it->limit || !RowValueTime(value, rc->argtype, it->tz, &t) ||
 			t >= w->edge || (t >= it->lo && t < it->hi))
 			continue;
 		/* the chunk, on the grid of the watch's TimeZone */
-		same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-						   w->timezone) == 0;
-		if (!same_zone)
-		{
-			nest = NewGUCNestLevel();
-			(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-		}
+		nest = EnterZone(w->timezone);
 		ChunkCell(t, w->chunk, &lo, &hi);
-		if (!same_zone)
-			AtEOXact_GUC(true, nest);
+		LeaveZone(nest);
 		it->lo = lo;
 		it->hi = hi;
 		NotePending(w->target, source, lo, hi);
