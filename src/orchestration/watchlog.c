@@ -218,6 +218,9 @@ static MemoryContext watch_cache_cxt = NULL;
 static Oid	watch_cache_rel = InvalidOid;
 static uint64 watch_cache_gen = 0;	/* counts the emptyings */
 
+static void ForgetRelWatches(bool xact_end);
+static RelWatches *FindRelWatches(Oid relid);
+
 /*
  * WatchCacheCallback
  *		Relcache invalidation callback: empty the cache when backfill.watches
@@ -338,9 +341,8 @@ WatchXactCallback(XactEvent event, void *arg)
 		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
 	{
 		ClearHash(&logged);
-		ClearHash(&rel_watches);
+		ForgetRelWatches(true);
 		ClearHash(&row_sources);
-		log_everything = NIL;
 		npending = 0;
 		row_state_gen++;
 	}
@@ -364,7 +366,7 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 	if (event != SUBXACT_EVENT_COMMIT_SUB && !abort)
 		return;
 	if (abort)
-		ClearHash(&rel_watches);
+		ForgetRelWatches(false);
 	if (row_sources != NULL)
 	{
 		RowSource  *rs;
@@ -446,9 +448,6 @@ WatchState(void)
 								sizeof(RowSource), 16, watch_state_cxt);
 		row_state_gen++;
 	}
-	if (rel_watches == NULL)
-		rel_watches = WatchHash("backfill watches", sizeof(Oid),
-								sizeof(RelWatches), 16, watch_state_cxt);
 }
 
 /* ----------------------------------------------------------------
@@ -763,6 +762,9 @@ LoadRelWatches(Oid relid)
 	List	   *ancestors;
 	int			i;
 
+	if (rel_watches == NULL)
+		rel_watches = WatchHash("backfill watches", sizeof(Oid),
+								sizeof(RelWatches), 16, TopMemoryContext);
 	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
 	if (found)
 		return rw;
@@ -782,6 +784,34 @@ LoadRelWatches(Oid relid)
 	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
 	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
 	return CopyWatches(relid, c);
+}
+
+/*
+ * FindRelWatches
+ *		The transaction's watches of relation relid if LoadRelWatches has
+ *		loaded them, else NULL.  Reads memory only.
+ */
+static RelWatches *
+FindRelWatches(Oid relid)
+{
+	if (rel_watches == NULL)
+		return NULL;
+	return (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, NULL);
+}
+
+/*
+ * ForgetRelWatches
+ *		At the end of the transaction (xact_end) or of an aborted
+ *		subtransaction, whose watch locks are released: forget the
+ *		relations' watches loaded for it, and at the end of the transaction
+ *		the targets it logs every row for (LogEverything).
+ */
+static void
+ForgetRelWatches(bool xact_end)
+{
+	ClearHash(&rel_watches);
+	if (xact_end)
+		log_everything = NIL;
 }
 
 /*
@@ -1374,9 +1404,9 @@ WatchTriggerIdle(TriggerData *trigdata)
 		Oid			relid = RelationGetRelid(trigdata->tg_relation);
 		RelWatches *rw;
 
-		if (rel_watches == NULL || row_sources == NULL)
+		if (row_sources == NULL)
 			return false;
-		rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, NULL);
+		rw = FindRelWatches(relid);
 		return rw != NULL && rw->rows_loaded;
 	}
 	return TRIGGER_FIRED_BY_INSERT(ev) && trigdata->tg_newtable == NULL &&
