@@ -46,6 +46,7 @@ OBJS = \
 	src/orchestration/group.o \
 	src/orchestration/lineage.o \
 	src/orchestration/watch.o \
+	src/orchestration/watchcache.o \
 	src/orchestration/watchlog.o \
 	src/orchestration/cascade.o \
 	src/orchestration/undo.o \
