@@ -2,9 +2,10 @@
  *
  * watchlog.c
  *	  Changed regions: the work of the triggers watch.c installs on a
- *	  watched source, which record which of the target's chunks a write
- *	  touched (backfill.changed_regions), and the reader of those records
- *	  for stale plans (cascade.c).
+ *	  watched source, with the watches watchcache.c loads: they record
+ *	  which of the target's chunks a write touched
+ *	  (backfill.changed_regions); and the reader of those records for
+ *	  stale plans (cascade.c).
  *
  * A write is recorded behind each watch's edge: the later of the
  * target's watermark (the newest chunk end backfill built) and the watch's
@@ -20,10 +21,9 @@
  * backfill._watch_row, reads only what it loaded (called any other way, it
  * finds nothing and does nothing).  A row at or beyond every edge costs
  * one comparison (RowCall.fast); a row behind one has its time mapped to
- * the target's
- * chunk (ChunkCell, in the watch's TimeZone; a row in the chunk of the
- * row before it costs one more comparison) and a chunk this transaction
- * has not logged yet is noted as pending.  Every AFTER statement trigger
+ * the target's chunk (ChunkCell, in the watch's TimeZone; a row in the
+ * chunk of the row before it costs one more comparison) and a chunk this
+ * transaction has not logged yet is noted as pending.  Every AFTER statement trigger
  * writes the pending chunks first (FlushPending).
  *
  * The transition tables (of UPDATE and DELETE) are read once per watching
