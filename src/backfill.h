@@ -1607,6 +1607,13 @@ extern void ForgetRelWatches(bool xact_end);
 extern void WatchCatalog(bool spi);
 
 /*
+ * Around a trigger call: no check made and no connection yet, and at its
+ * end the connection closed and the state of an enclosing call given back.
+ */
+extern void WatchCatalogBegin(bool *checked, bool *open);
+extern void WatchCatalogEnd(bool checked, bool open);
+
+/*
  * The work of the trigger backfill._watch_trigger for one statement: load
  * the watches for the INSERT row triggers (BEFORE), or log the target
  * chunks it touched behind each watching target's watermark (AFTER).

@@ -292,6 +292,37 @@ WatchCatalog(bool spi)
 }
 
 /*
+ * WatchCatalogBegin
+ *		At the start of a trigger call: no catalog check made and no SPI
+ *		connection yet (WatchCatalog); *checked and *open get the state of
+ *		an enclosing call (never yet: a call made inside a catalog statement
+ *		of another one), which WatchCatalogEnd gives back.
+ */
+void
+WatchCatalogBegin(bool *checked, bool *open)
+{
+	*checked = catalog_checked;
+	*open = catalog_open;
+	catalog_checked = false;
+	catalog_open = false;
+}
+
+/*
+ * WatchCatalogEnd
+ *		At the end of a trigger call: close the SPI connection WatchCatalog
+ *		opened, if it did, and give back the state of an enclosing call
+ *		(WatchCatalogBegin's).
+ */
+void
+WatchCatalogEnd(bool checked, bool open)
+{
+	if (catalog_open)
+		SpiFinish();
+	catalog_checked = checked;
+	catalog_open = open;
+}
+
+/*
  * WriteChangedRegions
  *		Write m rows of backfill.changed_regions (target, chunk start and
  *		end, source; changed now()) in the caller's transaction: appended
@@ -919,10 +950,7 @@ WatchTriggerFire(TriggerData *trigdata)
 
 	if (TRIGGER_FIRED_FOR_ROW(ev))
 		return;
-	save_checked = catalog_checked;
-	save_open = catalog_open;
-	catalog_checked = false;
-	catalog_open = false;
+	WatchCatalogBegin(&save_checked, &save_open);
 	WatchState();
 	if (TRIGGER_FIRED_BEFORE(ev))
 	{
@@ -947,11 +975,7 @@ WatchTriggerFire(TriggerData *trigdata)
 			}
 		}
 	}
-	if (catalog_open)
-		SpiFinish();
-	/* a call made inside a catalog statement of another one (never yet) */
-	catalog_checked = save_checked;
-	catalog_open = save_open;
+	WatchCatalogEnd(save_checked, save_open);
 }
 
 /* ----------------------------------------------------------------
