@@ -53,6 +53,9 @@
 static HTAB *rel_watches = NULL;	/* RelWatches */
 static List *log_everything = NIL;	/* targets whose watermark a chunk is
 									 * moving: TakeWatchLock */
+static bool catalog_checked = false;	/* this trigger call made the catalog
+										 * checks: WatchCatalog */
+static bool catalog_open = false;	/* and is connected to SPI */
 
 /*
  * The cache across transactions: RelWatches by relation (entries and
@@ -506,4 +509,66 @@ ForgetRelWatches(bool xact_end)
 	ClearHash(&rel_watches);
 	if (xact_end)
 		log_everything = NIL;
+}
+
+/*
+ * WatchCatalog
+ *		Before the trigger call first reads or writes backfill's catalog:
+ *		the checks of every entry point that touches it (a Citus
+ *		coordinator, the extension at the library's version), then, when
+ *		spi (a catalog statement follows; an append of log rows needs
+ *		none), a connection to SPI, which WatchTriggerFire closes.  A call
+ *		that finds everything in memory (the cached watches of a row at
+ *		the live edge) pays none of it: reading backfill's pg_extension
+ *		row on the first statement of each transaction was about a tenth
+ *		of a single-row transaction at the live edge (bench/RESULTS.md,
+ *		issue 30).  A backend caches watches only after these checks
+ *		passed; a writer whose rows must be logged checks again before it
+ *		writes.
+ */
+void
+WatchCatalog(bool spi)
+{
+	if (!catalog_checked)
+	{
+		CitusRequireCoordinator();
+		RequireCatalogVersion();
+		catalog_checked = true;
+	}
+	if (spi && !catalog_open)
+	{
+		SpiConnect();
+		catalog_open = true;
+	}
+}
+
+/*
+ * WatchCatalogBegin
+ *		At the start of a trigger call: no catalog check made and no SPI
+ *		connection yet (WatchCatalog); *checked and *open get the state of
+ *		an enclosing call (never yet: a call made inside a catalog statement
+ *		of another one), which WatchCatalogEnd gives back.
+ */
+void
+WatchCatalogBegin(bool *checked, bool *open)
+{
+	*checked = catalog_checked;
+	*open = catalog_open;
+	catalog_checked = false;
+	catalog_open = false;
+}
+
+/*
+ * WatchCatalogEnd
+ *		At the end of a trigger call: close the SPI connection WatchCatalog
+ *		opened, if it did, and give back the state of an enclosing call
+ *		(WatchCatalogBegin's).
+ */
+void
+WatchCatalogEnd(bool checked, bool open)
+{
+	if (catalog_open)
+		SpiFinish();
+	catalog_checked = checked;
+	catalog_open = open;
 }
