@@ -48,6 +48,7 @@ OBJS = \
 	src/orchestration/lineage.o \
 	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
+	src/orchestration/watchcache.o \
 	src/orchestration/watchlog.o \
 	src/orchestration/onlychunks.o \
 	src/orchestration/cascade.o \

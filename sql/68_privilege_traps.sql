@@ -582,6 +582,9 @@ INSERT INTO driven VALUES
     ('backfill._watch_row(regclass,name,timestamptz)'),
     ('backfill._watch_row(regclass,name,timestamp)'),
     ('backfill._watch_row(regclass,name,date)'),
+    ('backfill._watch_row(regclass,int2,timestamptz)'),
+    ('backfill._watch_row(regclass,int2,timestamp)'),
+    ('backfill._watch_row(regclass,int2,date)'),
     ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
     ('backfill.unschedule_refresh(bigint)'),
     ('backfill._refresh_tick(bigint)');
@@ -687,6 +690,10 @@ INSERT INTO regress_trap.own VALUES ('2026-03-01 05:00+00');
 SELECT backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS tz,
        backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00'::pg_catalog.timestamp) AS ts,
        backfill._watch_row(:'inn_src', 'ts', '2026-03-01'::pg_catalog.date) AS d;
+-- the same by the column's number, the form backfill.watch installs
+SELECT backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS tz,
+       backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01 05:00'::pg_catalog.timestamp) AS ts,
+       backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01'::pg_catalog.date) AS d;
 SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid

@@ -191,6 +191,34 @@ COPY cr.events FROM stdin;
 \.
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
+-- The row trigger's WHEN clause gives the column by its number in the
+-- watched source, a small constant (PostgreSQL reads the clause back from
+-- its text on every statement: issue 30).  The number is the parent's: a
+-- partition whose column stands at another place is logged all the same.
+SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
+  FROM pg_trigger t WHERE t.tgrelid = 'cr.events'::regclass AND t.tgname = 'backfill_watch_row_at';
+CREATE TABLE cr.events_08 (v int, at timestamp NOT NULL);
+ALTER TABLE cr.events ATTACH PARTITION cr.events_08 FOR VALUES FROM ('2026-08-01') TO ('2026-09-01');
+SELECT attnum FROM pg_attribute WHERE attrelid = 'cr.events_08'::regclass AND attname = 'at';
+INSERT INTO cr.events (v, at) VALUES (1, '2026-08-15 10:00');
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
+-- A row trigger made by an earlier build names the column (a name
+-- constant): it keeps logging, and watch, called again by the table's
+-- owner, replaces it with the trigger of the column's number.
+DROP TRIGGER backfill_watch_row_at ON cr.events;
+CREATE TRIGGER backfill_watch_row_at AFTER INSERT ON cr.events FOR EACH ROW
+    WHEN (backfill._watch_row('cr.events'::regclass, 'at'::name, NEW.at))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO cr.events (v, at) VALUES (1, '2026-08-16 10:00'), (1, '2026-10-28 10:00');
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
+SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
+  FROM pg_trigger t WHERE t.tgrelid = 'cr.events'::regclass AND t.tgname = 'backfill_watch_row_at';
+INSERT INTO cr.events (v, at) VALUES (1, '2026-08-17 10:00');
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
 
 -- The log's rows are appended from C unless backfill.changed_regions is
 -- not a plain table of the extension's making (here an index on an

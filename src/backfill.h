@@ -1574,6 +1574,82 @@ extern int32 WatchForgetTarget(Oid target, Oid source);
  */
 extern void CheckWatchedChunk(Oid target, const Interval *chunk, bool watching);
 
+/* ---- the watches of a relation, cached and per transaction (watchcache.c) ---- */
+
+/*
+ * One target watching a source, as the trigger needs it.  A row is
+ * recorded when it lies before "edge", the later of the target's
+ * watermark (the newest chunk end backfill built) and the watch's live
+ * edge (the start of the chunk that contains now - settle: the chunks
+ * before it have ended at least settle ago, and count as built by the job
+ * that fills the table).  The live edge is kept in the cache entry with
+ * the time until which it holds (live_until), and computed again after.
+ */
+typedef struct WatchEntry
+{
+	Oid			target;
+	Oid			source;
+	char	   *time_column;
+	char	   *timezone;
+	Interval   *chunk;
+	Interval   *settle;
+	bool		has_watermark;
+	TimestampTz watermark;
+	bool		live_known;		/* live_edge and live_until are set */
+	TimestampTz live_edge;
+	TimestampTz live_until;
+	TimestampTz edge;			/* this transaction's: rows before it count */
+} WatchEntry;
+
+/* The watches of one relation the trigger fired on, for this transaction. */
+typedef struct RelWatches
+{
+	Oid			relid;			/* hash key */
+	bool		rows_loaded;	/* LoadRowSources has run for it */
+	int			n;
+	WatchEntry *entries;
+} RelWatches;
+
+/*
+ * A new hash of entries of entrysize whose key (at their start) is keysize
+ * bytes, in memory context cxt; ClearHash empties one of the
+ * per-transaction hashes (a large one is dropped: *hash set to NULL).
+ */
+extern HTAB *WatchHash(const char *name, Size keysize, Size entrysize,
+					   long nelem, MemoryContext cxt);
+extern void ClearHash(HTAB **hash);
+
+/*
+ * Make a watch's TimeZone the session's (unless it is already) for what
+ * follows, and give the session's back: EnterZone's result to LeaveZone.
+ */
+extern int	EnterZone(const char *timezone);
+extern void LeaveZone(int nest);
+
+/*
+ * The targets watching relation relid (a watched source, or a partition of
+ * one) for this transaction, with their watch locks held and each watch's
+ * edge; FindRelWatches: those already loaded, else NULL (reads memory
+ * only); ForgetRelWatches: at the end of the transaction (xact_end) or of
+ * an aborted subtransaction.
+ */
+extern RelWatches *LoadRelWatches(Oid relid);
+extern RelWatches *FindRelWatches(Oid relid);
+extern void ForgetRelWatches(bool xact_end);
+
+/*
+ * Before a call of the trigger first reads or writes backfill's catalog:
+ * its checks, then, with spi, a connection to SPI (watchlog.c).
+ */
+extern void WatchCatalog(bool spi);
+
+/*
+ * Around a trigger call: no check made and no connection yet, and at its
+ * end the connection closed and the state of an enclosing call given back.
+ */
+extern void WatchCatalogBegin(bool *checked, bool *open);
+extern void WatchCatalogEnd(bool checked, bool open);
+
 /*
  * The work of the trigger backfill._watch_trigger for one statement: load
  * the watches for the INSERT row triggers (BEFORE), or log the target
@@ -1593,10 +1669,12 @@ extern bool WatchTriggerIdle(struct TriggerData *trigdata);
 /*
  * The work of backfill._watch_row(source, column, value), the WHEN clause
  * of a watched source's INSERT row trigger, for one row: note the row's
- * chunk for the source's watching targets behind their watermark.  flinfo
- * is the call site's (its fn_extra caches the watches).
+ * chunk for the source's watching targets behind their watermark.  column
+ * is the time column's name (a name) or its attribute number in source
+ * (an int2), as the function's signature says.  flinfo is the call site's
+ * (its fn_extra caches the watches).
  */
-extern void WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column,
+extern void WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 						 Datum value);
 
 /* One logged region of a target and its earliest change. */

@@ -112,7 +112,9 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 /*
  * backfill_watch_row
  *		_watch_row(source, time_column, t) -> false: the WHEN clause of the
- *		INSERT row triggers of a watched source (WatchRowNote).  It only
+ *		INSERT row triggers of a watched source (WatchRowNote), the column
+ *		given by its attribute number in source (an int2: the form watch
+ *		installs) or by its name (the form of earlier builds).  It only
  *		reads what the source's BEFORE INSERT statement trigger loaded in
  *		this transaction, takes no lock and writes nothing itself; the
  *		chunks it notes are written by the AFTER statement triggers of the
@@ -123,8 +125,8 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 Datum
 backfill_watch_row(PG_FUNCTION_ARGS)
 {
-	WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
-				 NameStr(*PG_GETARG_NAME(1)), PG_GETARG_DATUM(2));
+	WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0), PG_GETARG_DATUM(1),
+				 PG_GETARG_DATUM(2));
 	PG_RETURN_BOOL(false);
 }
 

@@ -64,40 +64,61 @@
  * ----------------------------------------------------------------
  */
 
+/* What a row trigger's WHEN clause is: WatchRowQual. */
+#define WATCH_QUAL_OTHER	0	/* not the watch's */
+#define WATCH_QUAL_NAME		1	/* the column by name (earlier builds) */
+#define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now) */
+
 /*
- * WatchRowQualIs
+ * WatchRowQual
  *		Whether qual (the nodeToString text of a row trigger's WHEN clause)
- *		is exactly the watch's: backfill._watch_row(relid, column,
- *		NEW.column), the one call and nothing around it.
+ *		is exactly the watch's, the one call and nothing around it:
+ *		backfill._watch_row(relid, attnum, NEW.column), the form watch
+ *		installs (WATCH_QUAL_ATTNUM), or backfill._watch_row(relid, column,
+ *		NEW.column), the column's name as a name constant, which earlier
+ *		builds installed and which keeps working (WATCH_QUAL_NAME; its 64
+ *		bytes made the text PostgreSQL reads back on every statement half
+ *		again as long); else WATCH_QUAL_OTHER.
  */
-static bool
-WatchRowQualIs(const char *qual, Oid relid, const char *column)
+static int
+WatchRowQual(const char *qual, Oid relid, const char *column)
 {
 	Node	   *node = (Node *) stringToNode(qual);
 	FuncExpr   *call;
 	Const	   *arg;
 	Node	   *value;
 	Oid			nsp = get_namespace_oid("backfill", false);
+	AttrNumber	attnum = get_attnum(relid, column);
+	int			form;
 
 	if (!IsA(node, FuncExpr))
-		return false;
+		return WATCH_QUAL_OTHER;
 	call = (FuncExpr *) node;
 	if (get_func_namespace(call->funcid) != nsp ||
 		strcmp(get_func_name(call->funcid), "_watch_row") != 0 ||
 		list_length(call->args) != 3)
-		return false;
+		return WATCH_QUAL_OTHER;
 	arg = (Const *) linitial(call->args);
 	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != REGCLASSOID ||
 		DatumGetObjectId(arg->constvalue) != relid)
-		return false;
+		return WATCH_QUAL_OTHER;
 	arg = (Const *) lsecond(call->args);
-	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != NAMEOID ||
-		strcmp(NameStr(*DatumGetName(arg->constvalue)), column) != 0)
-		return false;
+	if (!IsA(arg, Const) || arg->constisnull)
+		return WATCH_QUAL_OTHER;
+	if (arg->consttype == INT2OID &&
+		DatumGetInt16(arg->constvalue) == attnum)
+		form = WATCH_QUAL_ATTNUM;
+	else if (arg->consttype == NAMEOID &&
+			 strcmp(NameStr(*DatumGetName(arg->constvalue)), column) == 0)
+		form = WATCH_QUAL_NAME;
+	else
+		return WATCH_QUAL_OTHER;
 	value = strip_implicit_coercions((Node *) lthird(call->args));
-	return IsA(value, Var) &&
-		((Var *) value)->varno == PRS2_NEW_VARNO &&
-		((Var *) value)->varattno == get_attnum(relid, column);
+	if (!IsA(value, Var) ||
+		((Var *) value)->varno != PRS2_NEW_VARNO ||
+		((Var *) value)->varattno != attnum)
+		return WATCH_QUAL_OTHER;
+	return form;
 }
 
 /*
@@ -115,13 +136,15 @@ WatchRowQualIs(const char *qual, Oid relid, const char *column)
  *		column (not NULL) on relid itself, exactly the watch's; any other
  *		is 42710 as well, since a trigger of the UPDATE's name firing on
  *		INSERT would leave every UPDATE unrecorded.  Its clones are checked
- *		on the table they were made on.  type < 0: any trigger of that
+ *		on the table they were made on.  by_name (if not NULL) is set to
+ *		whether such a row trigger's WHEN clause names the column (the form
+ *		of earlier builds: WatchRowQual).  type < 0: any trigger of that
  *		name calling the function (to drop it).  Caller is connected to
  *		SPI.
  */
 static bool
 TriggerExists(Oid relid, const char *name, int type, const char *column,
-			  bool *clone, bool *with_table)
+			  bool *clone, bool *with_table, bool *by_name)
 {
 	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 	Datum		values[5];
@@ -131,6 +154,7 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 	bool		has_table;
 	bool		fits;
 	char	   *qual;
+	int			form = WATCH_QUAL_OTHER;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(name);
@@ -169,10 +193,14 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 	SPI_freetuptable(SPI_tuptable);
 	if (type < 0)
 		fits = true;
+	else if (fits && !is_clone && column != NULL)
+	{
+		if (qual != NULL)
+			form = WatchRowQual(qual, relid, column);
+		fits = form != WATCH_QUAL_OTHER;
+	}
 	else if (fits && !is_clone)
-		fits = column != NULL ? (qual != NULL &&
-								 WatchRowQualIs(qual, relid, column)) :
-			qual == NULL;
+		fits = qual == NULL;
 	if (!fits)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -184,6 +212,8 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 		*clone = is_clone;
 	if (with_table != NULL)
 		*with_table = has_table;
+	if (by_name != NULL)
+		*by_name = form == WATCH_QUAL_NAME;
 	return true;
 }
 
@@ -210,14 +240,20 @@ RowTriggerName(const char *column, Oid source)
  * InstallRowTriggers
  *		The AFTER INSERT row trigger of source for each time column its
  *		watches use, where missing: WHEN (backfill._watch_row(source,
- *		column, NEW.column)), created as the caller on the source only
+ *		attnum, NEW.column)), the column given by its attribute number in
+ *		the source as an int2 constant (PostgreSQL reads the WHEN clause
+ *		back from its text on every statement: a name constant is 64 bytes
+ *		written as 64 numbers), created as the caller on the source only
  *		(PostgreSQL clones a row trigger of a partitioned table to its
- *		partitions, present and future).  The trigger is named after the
- *		column, or, when the source is a partition that already carries a
- *		clone of that name from a watched ancestor, after the source's OID
- *		and the column.  A trigger whose column no watch uses any more
- *		stays: it finds nothing and costs one call per row.  Caller is
- *		connected to SPI.
+ *		partitions, present and future, keeping the constants: the number is
+ *		the source's, whatever the partition's).  The trigger is named after
+ *		the column, or, when the source is a partition that already carries
+ *		a clone of that name from a watched ancestor, after the source's OID
+ *		and the column.  A trigger of an earlier build that names the column
+ *		is replaced where the caller owns the source, else it stays and
+ *		keeps working.  A trigger whose column no watch uses any more stays:
+ *		it finds nothing and costs one call per row.  Caller is connected to
+ *		SPI.
  */
 static void
 InstallRowTriggers(Oid source)
@@ -240,24 +276,40 @@ InstallRowTriggers(Oid source)
 	{
 		char	   *column = (char *) lfirst(lc);
 		char	   *name = RowTriggerName(column, InvalidOid);
+		AttrNumber	attnum = get_attnum(source, column);
 		bool		clone = false;
+		bool		by_name = false;
+		bool		exists;
 
 		CHECK_FOR_INTERRUPTS();
-		if (TriggerExists(source, name, WATCH_TYPE_ROW, column, &clone, NULL))
+		if (attnum == InvalidAttrNumber)
+			elog(ERROR, "backfill: watched column \"%s\" not found", column);
+		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &clone,
+							   NULL, &by_name);
+		if (exists && clone)
 		{
-			if (!clone)
-				continue;
 			name = RowTriggerName(column, source);
-			if (TriggerExists(source, name, WATCH_TYPE_ROW, column, NULL, NULL))
+			by_name = false;
+			exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, NULL,
+								   NULL, &by_name);
+		}
+		if (exists && !by_name)
+			continue;
+		if (exists)
+		{
+			/* the form of an earlier build: replaced by its table's owner */
+			if (!RelationOwnerCheck(source, GetUserId()))
 				continue;
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", quote_identifier(name),
+								   QualifiedRelName(source)),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 		}
 		SpiExecPinned(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
 							   " WHEN (backfill._watch_row('%u'::pg_catalog.regclass,"
-							   " %s::pg_catalog.name, NEW.%s))"
+							   " '%d'::pg_catalog.int2, NEW.%s))"
 							   " EXECUTE FUNCTION backfill._watch_trigger()",
 							   quote_identifier(name), QualifiedRelName(source),
-							   source, quote_literal_cstr(column),
-							   quote_identifier(column)),
+							   source, (int) attnum, quote_identifier(column)),
 					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
 }
@@ -343,7 +395,7 @@ InstallTriggers(Oid source)
 			bool		with_table = false;
 
 			if (TriggerExists(relid, names[i], types[i], NULL, NULL,
-							  &with_table))
+							  &with_table, NULL))
 			{
 				/* only an INSERT trigger with a transition table is replaced */
 				if (i != 1 || !with_table ||
@@ -434,7 +486,7 @@ DropTriggers(Oid source)
 		}
 		for (i = 0; i < 5; i++)
 		{
-			if (!TriggerExists(relid, names[i], -1, NULL, NULL, NULL))
+			if (!TriggerExists(relid, names[i], -1, NULL, NULL, NULL, NULL))
 				continue;
 			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i],
 								   QualifiedRelName(relid)),

@@ -2,9 +2,10 @@
  *
  * watchlog.c
  *	  Changed regions: the work of the triggers watch.c installs on a
- *	  watched source, which record which of the target's chunks a write
- *	  touched (backfill.changed_regions), and the reader of those records
- *	  for stale plans (cascade.c).
+ *	  watched source, with the watches watchcache.c loads: they record
+ *	  which of the target's chunks a write touched
+ *	  (backfill.changed_regions); and the reader of those records for
+ *	  stale plans (cascade.c).
  *
  * A write is recorded behind each watch's edge: the later of the
  * target's watermark (the newest chunk end backfill built) and the watch's
@@ -20,10 +21,9 @@
  * backfill._watch_row, reads only what it loaded (called any other way, it
  * finds nothing and does nothing).  A row at or beyond every edge costs
  * one comparison (RowCall.fast); a row behind one has its time mapped to
- * the target's
- * chunk (ChunkCell, in the watch's TimeZone; a row in the chunk of the
- * row before it costs one more comparison) and a chunk this transaction
- * has not logged yet is noted as pending.  Every AFTER statement trigger
+ * the target's chunk (ChunkCell, in the watch's TimeZone; a row in the
+ * chunk of the row before it costs one more comparison) and a chunk this
+ * transaction has not logged yet is noted as pending.  Every AFTER statement trigger
  * writes the pending chunks first (FlushPending).
  *
  * The transition tables (of UPDATE and DELETE) are read once per watching
@@ -37,50 +37,21 @@
  * transaction; a rolled-back subtransaction forgets its own pairs (and a
  * pair it wrote for its parent is pending again).
  *
- * The watermark (backfill.targets.watermark) is read after the writer
- * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in
- * RowExclusiveLock, held until it commits; a chunk whose end passes the
- * watermark takes that lock in ShareLock before it reads its source
- * (chunk.c), so it waits for those writers, and holds it until it commits.
- * A writer never waits for the chunk: when its RowExclusiveLock is not
- * granted at once (a chunk holds or awaits the ShareLock) it takes
- * RowShareLock instead and logs every row, beyond the watermark too, for
- * the rest of its transaction (TakeWatchLock).  So a write left unlogged
- * because it was beyond the watermark has committed before the chunk read
- * the source (its rows are in the chunk), and a write made while the
- * chunk runs is logged.
- *
- * The watches of a relation and their watermarks are cached across
- * transactions in backend memory (watch_cache), so that a transaction of
- * single-row INSERTs pays no catalog query.  Whatever changes them (watch,
- * unwatch, a chunk moving a watermark, a new definition, a revert that
- * makes an older one current, unregister) sends
- * a relcache invalidation of backfill.watches at commit
- * (InvalidateWatchCache); the callback empties the cache, as it does for
- * an invalidation of a cached source or target.  The cached watermark is
- * used only after the watch locks are held and the invalidations received
- * since (AcceptInvalidationMessages): a chunk that moved the watermark
- * committed, and so queued its invalidation, before it released the lock.
- *
  *-------------------------------------------------------------------------
  */
 
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgtime.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -105,31 +76,6 @@ typedef struct LoggedEntry
 	TimestampTz end;			/* pending: the chunk's end */
 	Oid			source;			/* pending: the watched source */
 } LoggedEntry;
-
-/*
- * One target watching a source, as the trigger needs it.  A row is
- * recorded when it lies before "edge", the later of the target's
- * watermark (the newest chunk end backfill built) and the watch's live
- * edge (the start of the chunk that contains now - settle: the chunks
- * before it have ended at least settle ago, and count as built by the job
- * that fills the table).  The live edge is kept in the cache entry with
- * the time until which it holds (live_until), and computed again after.
- */
-typedef struct WatchEntry
-{
-	Oid			target;
-	Oid			source;
-	char	   *time_column;
-	char	   *timezone;
-	Interval   *chunk;
-	Interval   *settle;
-	bool		has_watermark;
-	TimestampTz watermark;
-	bool		live_known;		/* live_edge and live_until are set */
-	TimestampTz live_edge;
-	TimestampTz live_until;
-	TimestampTz edge;			/* this transaction's: rows before it count */
-} WatchEntry;
 
 /*
  * The watches of one watched source, for its INSERT row triggers: loaded
@@ -163,126 +109,31 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
+	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
 	int			n;
 	RowItem    *items;
 } RowCall;
 
-/* The watches of one relation the trigger fired on, for this transaction. */
-typedef struct RelWatches
-{
-	Oid			relid;			/* hash key */
-	bool		rows_loaded;	/* LoadRowSources has run for it */
-	int			n;
-	WatchEntry *entries;
-} RelWatches;
-
-static HTAB *logged = NULL;		/* LoggedEntry, in TopTransactionContext */
-static HTAB *rel_watches = NULL;	/* RelWatches, in TopTransactionContext */
-static HTAB *row_sources = NULL;	/* RowSource, in TopTransactionContext */
+/*
+ * The per-transaction hashes: made once in watch_state_cxt and emptied at
+ * the end of each transaction (ClearHash), since making three hashes (each
+ * a memory context of its own) on every transaction of single-row INSERTs
+ * was a noticeable part of its cost (bench/RESULTS.md, issue 30).  What
+ * their entries point to is in TopTransactionContext.
+ */
+static MemoryContext watch_state_cxt = NULL;
+static HTAB *logged = NULL;		/* LoggedEntry */
+static HTAB *row_sources = NULL;	/* RowSource */
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
-static List *log_everything = NIL;	/* targets whose watermark a chunk is
-									 * moving: TakeWatchLock */
 static bool callbacks_registered = false;
-static bool catalog_checked = false;	/* this trigger call made the catalog
-										 * checks: WatchCatalog */
-static bool catalog_open = false;	/* and is connected to SPI */
-
-/*
- * The cache across transactions: RelWatches by relation (entries and
- * targets in watch_cache_cxt), the targets to lock of each, and the OID of
- * backfill.watches whose invalidation empties it.
- */
-typedef struct CachedWatches
-{
-	Oid			relid;			/* hash key */
-	int			ntargets;
-	Oid		   *targets;		/* sorted: the lock order */
-	int			n;
-	WatchEntry *entries;
-} CachedWatches;
-
-static HTAB *watch_cache = NULL;
-static MemoryContext watch_cache_cxt = NULL;
-static Oid	watch_cache_rel = InvalidOid;
-static uint64 watch_cache_gen = 0;	/* counts the emptyings */
-
-/*
- * WatchCacheCallback
- *		Relcache invalidation callback: empty the cache when backfill.watches
- *		(the signal of InvalidateWatchCache), a cached source or target, or
- *		everything (InvalidOid) is invalidated.
- */
-static void
-WatchCacheCallback(Datum arg, Oid relid)
-{
-	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
-
-	if (watch_cache == NULL)
-		return;
-	if (!hit)
-	{
-		HASH_SEQ_STATUS seq;
-		CachedWatches *c;
-
-		hash_seq_init(&seq, watch_cache);
-		while ((c = (CachedWatches *) hash_seq_search(&seq)) != NULL)
-		{
-			int			i;
-
-			hit = c->relid == relid;
-			for (i = 0; i < c->ntargets && !hit; i++)
-				hit = c->targets[i] == relid;
-			if (hit)
-			{
-				hash_seq_term(&seq);
-				break;
-			}
-		}
-	}
-	if (!hit)
-		return;
-	watch_cache = NULL;
-	watch_cache_rel = InvalidOid;
-	watch_cache_gen++;
-	MemoryContextReset(watch_cache_cxt);
-}
-
-/*
- * WatchCache
- *		The cache, made on first use (with its callback).
- */
-static HTAB *
-WatchCache(void)
-{
-	HASHCTL		ctl;
-
-	if (watch_cache_cxt == NULL)
-	{
-		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
-												"backfill watch cache",
-												ALLOCSET_SMALL_SIZES);
-		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
-	}
-	if (watch_cache == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(CachedWatches);
-		ctl.hcxt = watch_cache_cxt;
-		watch_cache = hash_create("backfill watch cache", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		watch_cache_rel = WatchesRelid();
-	}
-	return watch_cache;
-}
 
 /*
  * WatchXactCallback
- *		At the end of a transaction the hashes are gone with
- *		TopTransactionContext: forget them.
+ *		At the end of a transaction what the hashes point to is gone with
+ *		TopTransactionContext: empty them.
  */
 static void
 WatchXactCallback(XactEvent event, void *arg)
@@ -291,10 +142,9 @@ WatchXactCallback(XactEvent event, void *arg)
 		event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
 	{
-		logged = NULL;
-		rel_watches = NULL;
-		row_sources = NULL;
-		log_everything = NIL;
+		ClearHash(&logged);
+		ForgetRelWatches(true);
+		ClearHash(&row_sources);
 		npending = 0;
 		row_state_gen++;
 	}
@@ -317,11 +167,8 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_COMMIT_SUB && !abort)
 		return;
-	if (abort && rel_watches != NULL)
-	{
-		hash_destroy(rel_watches);
-		rel_watches = NULL;
-	}
+	if (abort)
+		ForgetRelWatches(false);
 	if (row_sources != NULL)
 	{
 		RowSource  *rs;
@@ -376,360 +223,39 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 
 /*
  * WatchState
- *		The per-transaction hashes, made on first use.
+ *		The per-transaction hashes, made on first use (in watch_state_cxt,
+ *		kept across transactions: ClearHash).
  */
 static void
 WatchState(void)
 {
-	HASHCTL		ctl;
-
 	if (!callbacks_registered)
 	{
+		watch_state_cxt = AllocSetContextCreate(TopMemoryContext,
+												"backfill watch state",
+												ALLOCSET_SMALL_SIZES);
 		RegisterXactCallback(WatchXactCallback, NULL);
 		RegisterSubXactCallback(WatchSubXactCallback, NULL);
 		callbacks_registered = true;
 	}
 	if (logged == NULL)
 	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(LoggedKey);
-		ctl.entrysize = sizeof(LoggedEntry);
-		ctl.hcxt = TopTransactionContext;
-		logged = hash_create("backfill logged chunks", 64, &ctl,
-							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		logged = WatchHash("backfill logged chunks", sizeof(LoggedKey),
+						   sizeof(LoggedEntry), 64, watch_state_cxt);
 		npending = 0;
 	}
 	if (row_sources == NULL)
 	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RowSource);
-		ctl.hcxt = TopTransactionContext;
-		row_sources = hash_create("backfill row sources", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		row_sources = WatchHash("backfill row sources", sizeof(Oid),
+								sizeof(RowSource), 16, watch_state_cxt);
 		row_state_gen++;
 	}
-	if (rel_watches == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(RelWatches);
-		ctl.hcxt = TopTransactionContext;
-		rel_watches = hash_create("backfill watches", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
 }
-
 
 /* ----------------------------------------------------------------
  *		the trigger
  * ----------------------------------------------------------------
  */
-
-/*
- * WatchCatalog
- *		Before the trigger call first reads or writes backfill's catalog:
- *		the checks of every entry point that touches it (a Citus
- *		coordinator, the extension at the library's version), then, when
- *		spi (a catalog statement follows; an append of log rows needs
- *		none), a connection to SPI, which WatchTriggerFire closes.  A call
- *		that finds everything in memory (the cached watches of a row at
- *		the live edge) pays none of it: reading backfill's pg_extension
- *		row on the first statement of each transaction was about a tenth
- *		of a single-row transaction at the live edge (bench/RESULTS.md,
- *		issue 30).  A backend caches watches only after these checks
- *		passed; a writer whose rows must be logged checks again before it
- *		writes.
- */
-static void
-WatchCatalog(bool spi)
-{
-	if (!catalog_checked)
-	{
-		CitusRequireCoordinator();
-		RequireCatalogVersion();
-		catalog_checked = true;
-	}
-	if (spi && !catalog_open)
-	{
-		SpiConnect();
-		catalog_open = true;
-	}
-}
-
-/*
- * TakeWatchLock
- *		The writer's share of a target's watch lock, until it commits,
- *		taken without ever waiting for a chunk: RowExclusiveLock when no
- *		chunk that moves the target's watermark holds or awaits the lock
- *		in ShareLock (the writer then reads the watermark and logs only
- *		the rows behind it; such a chunk waits for this writer before it
- *		reads its source), else RowShareLock, which no chunk waits for,
- *		and the writer logs its rows whatever the watermark
- *		(LogEverything).  Either way a row left unlogged is read by the
- *		chunk that moves the watermark past it.
- */
-static void
-TakeWatchLock(Oid target)
-{
-	LOCKTAG		tag;
-	MemoryContext old;
-
-	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	if (LockAcquire(&tag, RowExclusiveLock, false, true) !=
-		LOCKACQUIRE_NOT_AVAIL)
-		return;
-	(void) LockAcquire(&tag, RowShareLock, false, false);
-	if (list_member_oid(log_everything, target))
-		return;
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	log_everything = lappend_oid(log_everything, target);
-	MemoryContextSwitchTo(old);
-}
-
-/*
- * LogEverything
- *		Whether this transaction logs every row it writes for target: it
- *		found a chunk moving the target's watermark when it took the
- *		target's watch lock (TakeWatchLock).
- */
-static bool
-LogEverything(Oid target)
-{
-	return list_member_oid(log_everything, target);
-}
-
-/*
- * LiveEdge
- *		The live edge of watch w at time now (computed again only once the
- *		one kept in w no longer holds): the start of the chunk of w's grid,
- *		in w's TimeZone, that contains now - settle; it holds until the end
- *		of that chunk plus settle.  The chunks before it ended at least
- *		settle ago.
- */
-static void
-LiveEdge(WatchEntry *w, TimestampTz now)
-{
-	int			nest = 0;
-	bool		same_zone;
-	TimestampTz lo;
-	TimestampTz hi;
-	TimestampTz settled;
-
-	if (w->live_known && now < w->live_until)
-		return;
-	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-					   w->timezone) == 0;
-	if (!same_zone)
-	{
-		nest = NewGUCNestLevel();
-		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	}
-	settled = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-													  TimestampTzGetDatum(now),
-													  IntervalPGetDatum(w->settle)));
-	ChunkCell(settled, w->chunk, &lo, &hi);
-	w->live_edge = lo;
-	w->live_until = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-															TimestampTzGetDatum(hi),
-															IntervalPGetDatum(w->settle)));
-	w->live_known = true;
-	if (!same_zone)
-		AtEOXact_GUC(true, nest);
-}
-
-/*
- * CopyWatches
- *		The transaction's RelWatches of relid, copied from a cache entry into
- *		TopTransactionContext (the cache may be emptied mid-transaction),
- *		each with its edge for this transaction: the later of the watermark
- *		and the live edge at the transaction's start (LiveEdge, kept in the
- *		cache entry).  Under a transaction snapshot the watermark may be
- *		older than one a chunk has committed since, and while a chunk moves
- *		it the new one is not known yet (LogEverything): every row is
- *		logged.
- */
-static RelWatches *
-CopyWatches(Oid relid, CachedWatches *c)
-{
-	RelWatches *rw;
-	MemoryContext old;
-	TimestampTz now = GetCurrentTransactionStartTimestamp();
-	int			k;
-
-	for (k = 0; k < c->n; k++)
-		LiveEdge(&c->entries[k], now);
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
-	rw->rows_loaded = false;
-	rw->n = c->n;
-	rw->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
-	for (k = 0; k < c->n; k++)
-	{
-		WatchEntry *e = &rw->entries[k];
-
-		e->target = c->entries[k].target;
-		e->source = c->entries[k].source;
-		e->time_column = pstrdup(c->entries[k].time_column);
-		e->timezone = pstrdup(c->entries[k].timezone);
-		e->chunk = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
-		e->settle = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
-		e->has_watermark = c->entries[k].has_watermark;
-		e->watermark = c->entries[k].watermark;
-		e->live_known = true;
-		e->live_edge = c->entries[k].live_edge;
-		e->live_until = c->entries[k].live_until;
-		e->edge = e->has_watermark ? Max(e->watermark, e->live_edge) :
-			e->live_edge;
-		if (IsolationUsesXactSnapshot() || LogEverything(e->target))
-			e->edge = DT_NOEND;
-	}
-	MemoryContextSwitchTo(old);
-	return rw;
-}
-
-/*
- * ReadWatches
- *		Read the targets watching relid (the relation or one of its
- *		partition ancestors; ids) into a new cache entry: first the
- *		targets, each target's watch lock taken, then the watches with
- *		their watermarks (as the extension owner).  The entry is in the
- *		cache unless an invalidation came in while it was read (then in
- *		the caller's memory, for this statement only).
- */
-static CachedWatches *
-ReadWatches(Oid relid, Datum ids)
-{
-	Oid			argtypes[1] = {REGCLASSARRAYOID};
-	Datum		values[1];
-	uint64		gen;
-	uint64		k;
-	int			ntargets;
-	Oid		   *targets;
-	CachedWatches *c;
-	MemoryContext old;
-
-	WatchCatalog(true);
-	values[0] = ids;
-	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
-				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
-				" ORDER BY 1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	ntargets = (int) SPI_processed;
-	targets = palloc(sizeof(Oid) * Max(ntargets, 1));
-	for (k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-
-		targets[k] = SpiGetOid(k, 1, &isnull);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	for (k = 0; k < (uint64) ntargets; k++)
-		TakeWatchLock(targets[k]);
-	AcceptInvalidationMessages();
-	gen = watch_cache_gen;
-
-	CatalogExec("SELECT w.target::pg_catalog.oid, w.time_column::pg_catalog.text,"
-				" w.timezone, d.chunk,"
-				" COALESCE(t.watermark,"
-				"  (SELECT pg_catalog.max(c.chunk_end) FROM backfill.chunks c"
-				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
-				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
-				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[]))),"
-				" w.source::pg_catalog.oid, w.settle"
-				" FROM backfill.watches w"
-				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) w.target"
-				" JOIN backfill.definitions d ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) w.target::pg_catalog.oid"
-				" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
-				" ORDER BY 1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-
-	/*
-	 * What was read is right for this transaction (its locks are held); it
-	 * is cached unless an invalidation came in meanwhile.
-	 */
-	(void) WatchCache();
-	if (gen == watch_cache_gen)
-	{
-		old = MemoryContextSwitchTo(watch_cache_cxt);
-		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
-	}
-	else
-	{
-		old = CurrentMemoryContext;
-		c = palloc(sizeof(CachedWatches));
-		c->relid = relid;
-	}
-	c->ntargets = ntargets;
-	c->targets = palloc(sizeof(Oid) * Max(ntargets, 1));
-	memcpy(c->targets, targets, sizeof(Oid) * ntargets);
-	c->n = (int) SPI_processed;
-	c->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
-	for (k = 0; k < SPI_processed; k++)
-	{
-		WatchEntry *e = &c->entries[k];
-		bool		isnull;
-		Datum		d;
-
-		e->target = SpiGetOid(k, 1, &isnull);
-		e->time_column = SpiGetText(k, 2);
-		e->timezone = SpiGetText(k, 3);
-		e->chunk = DatumGetIntervalP(SpiGetDatumCopy(k, 4, &isnull));
-		d = SpiGetDatumCopy(k, 5, &isnull);
-		e->has_watermark = !isnull;
-		if (!isnull)
-			e->watermark = DatumGetTimestampTz(d);
-		e->source = SpiGetOid(k, 6, &isnull);
-		e->settle = DatumGetIntervalP(SpiGetDatumCopy(k, 7, &isnull));
-		e->live_known = false;
-	}
-	MemoryContextSwitchTo(old);
-	SPI_freetuptable(SPI_tuptable);
-	return c;
-}
-
-/*
- * LoadRelWatches
- *		The targets watching relation relid (a watched source, or a
- *		partition of one), for this transaction, with each target's watch
- *		lock held and its watermark read after it: from the cache when its
- *		entry survives the invalidations received once the locks are held,
- *		else read (ReadWatches).
- */
-static RelWatches *
-LoadRelWatches(Oid relid)
-{
-	RelWatches *rw;
-	CachedWatches *c;
-	bool		found;
-	List	   *ancestors;
-	int			i;
-
-	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
-	if (found)
-		return rw;
-
-	c = (CachedWatches *) hash_search(WatchCache(), &relid, HASH_FIND, &found);
-	if (found)
-	{
-		uint64		gen = watch_cache_gen;
-
-		for (i = 0; i < c->ntargets; i++)
-			TakeWatchLock(c->targets[i]);
-		AcceptInvalidationMessages();
-		if (gen == watch_cache_gen)
-			return CopyWatches(relid, c);
-	}
-
-	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
-	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
-	return CopyWatches(relid, c);
-}
 
 /*
  * WriteChangedRegions
@@ -780,6 +306,27 @@ WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 }
 
 /*
+ * LoggedEnter
+ *		The entry of (target, chunk start) in this transaction's noted and
+ *		logged chunks; *found says whether it was there, and a new one is
+ *		marked as noted by the current subtransaction.
+ */
+static LoggedEntry *
+LoggedEnter(Oid target, TimestampTz start, bool *found)
+{
+	LoggedKey	key;
+	LoggedEntry *entry;
+
+	memset(&key, 0, sizeof(key));
+	key.target = target;
+	key.start = start;
+	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, found);
+	if (!*found)
+		entry->subid = GetCurrentSubTransactionId();
+	return entry;
+}
+
+/*
  * LogNewCells
  *		Insert the cells [starts[i], ends[i]) of target that this
  *		transaction has not logged yet (or only noted as pending), in one
@@ -798,14 +345,10 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 
 	for (i = 0; i < n; i++)
 	{
-		LoggedKey	key;
 		LoggedEntry *entry;
 		bool		found;
 
-		memset(&key, 0, sizeof(key));
-		key.target = target;
-		key.start = starts[i];
-		entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+		entry = LoggedEnter(target, starts[i], &found);
 		if (found && !entry->pending)
 			continue;
 		if (found)
@@ -814,8 +357,6 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 			entry->pending = false;
 			npending--;
 		}
-		else
-			entry->subid = GetCurrentSubTransactionId();
 		entry->written = GetCurrentSubTransactionId();
 		s[m] = TimestampTzGetDatum(starts[i]);
 		e[m] = TimestampTzGetDatum(ends[i]);
@@ -842,19 +383,14 @@ LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
 static void
 LogTruncate(WatchEntry *w, Oid source)
 {
-	LoggedKey	key;
 	bool		found;
 	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, REGCLASSOID};
 	Datum		values[3];
 	LoggedEntry *entry;
 
-	memset(&key, 0, sizeof(key));
-	key.target = w->target;
-	key.start = DT_NOBEGIN;
-	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	entry = LoggedEnter(w->target, DT_NOBEGIN, &found);
 	if (found)
 		return;
-	entry->subid = GetCurrentSubTransactionId();
 	entry->pending = false;
 	entry->written = entry->subid;
 	if (TIMESTAMP_IS_NOBEGIN(w->edge))
@@ -997,8 +533,7 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	AttrNumber	attnum;
 	Oid			basetype;
-	int			nest = 0;
-	bool		same_zone;
+	int			nest;
 	int			n = 0;
 	int			room = 16;
 	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
@@ -1006,27 +541,15 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
 
 	attnum = WatchedColumn(rel, w, &basetype);
 
-	/*
-	 * The watch's TimeZone for the timestamp and date columns and the grid;
-	 * set only when the session's is another one (set and popped, it costs
-	 * more than a single-row statement's scan).
-	 */
-	same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-					   w->timezone) == 0;
-	if (!same_zone)
-	{
-		nest = NewGUCNestLevel();
-		(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	}
+	/* the watch's TimeZone for the timestamp and date columns and the grid */
+	nest = EnterZone(w->timezone);
 	if (trigdata->tg_oldtable != NULL)
 		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
 	if (trigdata->tg_newtable != NULL)
 		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
 							w, &starts, &ends, &n, &room);
-	if (!same_zone)
-		AtEOXact_GUC(true, nest);
+	LeaveZone(nest);
 	if (n > 0)
 		LogNewCells(w->target, source, starts, ends, n);
 }
@@ -1120,36 +643,37 @@ LoadRowSources(Relation rel)
 /*
  * RowCallSetup
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
- *		watches of source whose time column is column, each with the limit
- *		from which a value (in the column's type argtype) is beyond its
+ *		watches of source whose time column is column (its attribute number
+ *		in source or its name, by the function's signature), each with the
+ *		limit from which a value (in the column's type argtype) is beyond its
  *		edge: the edge itself for timestamptz; for timestamp and date, the
  *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
- *		converted and compared exactly).  No watches loaded: nothing.
+ *		converted and compared exactly).  No watches loaded, or no column of
+ *		source by that number: nothing.
  */
 static RowCall *
-RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
+RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	RowSource  *rs = NULL;
+	char	   *colname;
 	int			i;
 
 	if (rc == NULL)
 	{
-		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
-		rc->argtype = getBaseType(get_fn_expr_argtype(flinfo, 2));
-		if (rc->argtype != TIMESTAMPTZOID && rc->argtype != TIMESTAMPOID &&
-			rc->argtype != DATEOID)
-		{
-			Oid		   *argtypes;
-			int			nargs;
+		Oid		   *argtypes;
+		int			nargs;
 
-			/* no call expression: the function's own argument type */
-			(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
-			if (nargs != 3)
-				elog(ERROR, "backfill._watch_row takes 3 arguments");
-			rc->argtype = argtypes[2];
-		}
+		/* the function's own argument types: its signature */
+		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
+		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+		if (nargs != 3 || (argtypes[1] != INT2OID && argtypes[1] != NAMEOID) ||
+			(argtypes[2] != TIMESTAMPTZOID && argtypes[2] != TIMESTAMPOID &&
+			 argtypes[2] != DATEOID))
+			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time");
+		rc->coltype = argtypes[1];
+		rc->argtype = argtypes[2];
 		flinfo->fn_extra = rc;
 	}
 	rc->gen = row_state_gen;
@@ -1158,6 +682,12 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 	if (row_sources != NULL)
 		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
 	if (rs == NULL)
+		return rc;
+	if (rc->coltype == INT2OID)
+		colname = get_attname(source, DatumGetInt16(column), true);
+	else
+		colname = NameStr(*DatumGetName(column));
+	if (colname == NULL)
 		return rc;
 	if (rc->items == NULL)
 		rc->items = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(RowItem) * rs->n);
@@ -1168,7 +698,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, const char *column)
 		WatchEntry *w = &rs->entries[i];
 		RowItem    *it;
 
-		if (strcmp(w->time_column, column) != 0)
+		if (strcmp(w->time_column, colname) != 0)
 			continue;
 		it = &rc->items[rc->n++];
 		it->w = w;
@@ -1231,17 +761,12 @@ RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
 static void
 NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 {
-	LoggedKey	key;
 	LoggedEntry *entry;
 	bool		found;
 
-	memset(&key, 0, sizeof(key));
-	key.target = target;
-	key.start = lo;
-	entry = (LoggedEntry *) hash_search(logged, &key, HASH_ENTER, &found);
+	entry = LoggedEnter(target, lo, &found);
 	if (found)
 		return;
-	entry->subid = GetCurrentSubTransactionId();
 	entry->pending = true;
 	entry->written = InvalidSubTransactionId;
 	entry->end = hi;
@@ -1260,7 +785,7 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  *		other way, it does nothing.
  */
 void
-WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column, Datum value)
+WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	int64		v;
@@ -1290,24 +815,15 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, const char *column, Datum value)
 		TimestampTz t;
 		TimestampTz lo;
 		TimestampTz hi;
-		int			nest = 0;
-		bool		same_zone;
+		int			nest;
 
 		if (v >= it->limit || !RowValueTime(value, rc->argtype, it->tz, &t) ||
 			t >= w->edge || (t >= it->lo && t < it->hi))
 			continue;
 		/* the chunk, on the grid of the watch's TimeZone */
-		same_zone = strcmp(GetConfigOption("TimeZone", false, false),
-						   w->timezone) == 0;
-		if (!same_zone)
-		{
-			nest = NewGUCNestLevel();
-			(void) set_config_option("TimeZone", w->timezone, PGC_USERSET,
-									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-		}
+		nest = EnterZone(w->timezone);
 		ChunkCell(t, w->chunk, &lo, &hi);
-		if (!same_zone)
-			AtEOXact_GUC(true, nest);
+		LeaveZone(nest);
 		it->lo = lo;
 		it->hi = hi;
 		NotePending(w->target, source, lo, hi);
@@ -1331,9 +847,9 @@ WatchTriggerIdle(TriggerData *trigdata)
 		Oid			relid = RelationGetRelid(trigdata->tg_relation);
 		RelWatches *rw;
 
-		if (rel_watches == NULL || row_sources == NULL)
+		if (row_sources == NULL)
 			return false;
-		rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, NULL);
+		rw = FindRelWatches(relid);
 		return rw != NULL && rw->rows_loaded;
 	}
 	return TRIGGER_FIRED_BY_INSERT(ev) && trigdata->tg_newtable == NULL &&
@@ -1369,10 +885,7 @@ WatchTriggerFire(TriggerData *trigdata)
 
 	if (TRIGGER_FIRED_FOR_ROW(ev))
 		return;
-	save_checked = catalog_checked;
-	save_open = catalog_open;
-	catalog_checked = false;
-	catalog_open = false;
+	WatchCatalogBegin(&save_checked, &save_open);
 	WatchState();
 	if (TRIGGER_FIRED_BEFORE(ev))
 	{
@@ -1397,11 +910,7 @@ WatchTriggerFire(TriggerData *trigdata)
 			}
 		}
 	}
-	if (catalog_open)
-		SpiFinish();
-	/* a call made inside a catalog statement of another one (never yet) */
-	catalog_checked = save_checked;
-	catalog_open = save_open;
+	WatchCatalogEnd(save_checked, save_open);
 }
 
 /* ----------------------------------------------------------------

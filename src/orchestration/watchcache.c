@@ -1,0 +1,574 @@
+/*-------------------------------------------------------------------------
+ *
+ * watchcache.c
+ *	  Changed regions: the watches of a relation the triggers of a watched
+ *	  source fire on, cached per backend across transactions and loaded
+ *	  for each transaction with the watch locks taken and each watch's
+ *	  edge; their work with them is in watchlog.c.
+ *
+ * The watermark (backfill.targets.watermark) is read after the writer
+ * took the target's watch lock (BACKFILL_LOCK_CLASS_WATCH) in
+ * RowExclusiveLock, held until it commits; a chunk whose end passes the
+ * watermark takes that lock in ShareLock before it reads its source
+ * (chunk.c), so it waits for those writers, and holds it until it commits.
+ * A writer never waits for the chunk: when its RowExclusiveLock is not
+ * granted at once (a chunk holds or awaits the ShareLock) it takes
+ * RowShareLock instead and logs every row, beyond the watermark too, for
+ * the rest of its transaction (TakeWatchLock).  So a write left unlogged
+ * because it was beyond the watermark has committed before the chunk read
+ * the source (its rows are in the chunk), and a write made while the
+ * chunk runs is logged.
+ *
+ * The watches of a relation and their watermarks are cached across
+ * transactions in backend memory (watch_cache), so that a transaction of
+ * single-row INSERTs pays no catalog query.  Whatever changes them (watch,
+ * unwatch, a chunk moving a watermark, a new definition, a revert that
+ * makes an older one current, unregister) sends
+ * a relcache invalidation of backfill.watches at commit
+ * (InvalidateWatchCache); the callback empties the cache, as it does for
+ * an invalidation of a cached source or target.  The cached watermark is
+ * used only after the watch locks are held and the invalidations received
+ * since (AcceptInvalidationMessages): a chunk that moved the watermark
+ * committed, and so queued its invalidation, before it released the lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+static HTAB *rel_watches = NULL;	/* RelWatches */
+static List *log_everything = NIL;	/* targets whose watermark a chunk is
+									 * moving: TakeWatchLock */
+static bool catalog_checked = false;	/* this trigger call made the catalog
+										 * checks: WatchCatalog */
+static bool catalog_open = false;	/* and is connected to SPI */
+
+/*
+ * The cache across transactions: RelWatches by relation (entries and
+ * targets in watch_cache_cxt), the targets to lock of each, and the OID of
+ * backfill.watches whose invalidation empties it.
+ */
+typedef struct CachedWatches
+{
+	Oid			relid;			/* hash key */
+	int			ntargets;
+	Oid		   *targets;		/* sorted: the lock order */
+	int			n;
+	WatchEntry *entries;
+} CachedWatches;
+
+static HTAB *watch_cache = NULL;
+static MemoryContext watch_cache_cxt = NULL;
+static Oid	watch_cache_rel = InvalidOid;
+static uint64 watch_cache_gen = 0;	/* counts the emptyings */
+
+/*
+ * WatchCacheCallback
+ *		Relcache invalidation callback: empty the cache when backfill.watches
+ *		(the signal of InvalidateWatchCache), a cached source or target, or
+ *		everything (InvalidOid) is invalidated.
+ */
+static void
+WatchCacheCallback(Datum arg, Oid relid)
+{
+	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
+
+	if (watch_cache == NULL)
+		return;
+	if (!hit)
+	{
+		HASH_SEQ_STATUS seq;
+		CachedWatches *c;
+
+		hash_seq_init(&seq, watch_cache);
+		while ((c = (CachedWatches *) hash_seq_search(&seq)) != NULL)
+		{
+			int			i;
+
+			hit = c->relid == relid;
+			for (i = 0; i < c->ntargets && !hit; i++)
+				hit = c->targets[i] == relid;
+			if (hit)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+		}
+	}
+	if (!hit)
+		return;
+	watch_cache = NULL;
+	watch_cache_rel = InvalidOid;
+	watch_cache_gen++;
+	MemoryContextReset(watch_cache_cxt);
+}
+
+/*
+ * WatchHash
+ *		A new hash of entries of entrysize whose key (at their start) is
+ *		keysize bytes, in memory context cxt.
+ */
+HTAB *
+WatchHash(const char *name, Size keysize, Size entrysize, long nelem,
+		  MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * WatchCache
+ *		The cache, made on first use (with its callback).
+ */
+static HTAB *
+WatchCache(void)
+{
+	if (watch_cache_cxt == NULL)
+	{
+		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+												"backfill watch cache",
+												ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
+	}
+	if (watch_cache == NULL)
+	{
+		watch_cache = WatchHash("backfill watch cache", sizeof(Oid),
+								sizeof(CachedWatches), 16, watch_cache_cxt);
+		watch_cache_rel = WatchesRelid();
+	}
+	return watch_cache;
+}
+
+/*
+ * ClearHash
+ *		Empty one of the per-transaction hashes (whose entries point into
+ *		memory that is gone or going); one that grew past a few hundred
+ *		entries is dropped instead, to be made again small on next use.
+ */
+void
+ClearHash(HTAB **hash)
+{
+	HASH_SEQ_STATUS seq;
+	void	   *entry;
+
+	if (*hash == NULL || hash_get_num_entries(*hash) == 0)
+		return;
+	if (hash_get_num_entries(*hash) > 256)
+	{
+		hash_destroy(*hash);
+		*hash = NULL;
+		return;
+	}
+	hash_seq_init(&seq, *hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		(void) hash_search(*hash, entry, HASH_REMOVE, NULL);
+}
+
+/*
+ * TakeWatchLock
+ *		The writer's share of a target's watch lock, until it commits,
+ *		taken without ever waiting for a chunk: RowExclusiveLock when no
+ *		chunk that moves the target's watermark holds or awaits the lock
+ *		in ShareLock (the writer then reads the watermark and logs only
+ *		the rows behind it; such a chunk waits for this writer before it
+ *		reads its source), else RowShareLock, which no chunk waits for,
+ *		and the writer logs its rows whatever the watermark
+ *		(LogEverything).  Either way a row left unlogged is read by the
+ *		chunk that moves the watermark past it.
+ */
+static void
+TakeWatchLock(Oid target)
+{
+	LOCKTAG		tag;
+	MemoryContext old;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) !=
+		LOCKACQUIRE_NOT_AVAIL)
+		return;
+	(void) LockAcquire(&tag, RowShareLock, false, false);
+	if (list_member_oid(log_everything, target))
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	log_everything = lappend_oid(log_everything, target);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * LogEverything
+ *		Whether this transaction logs every row it writes for target: it
+ *		found a chunk moving the target's watermark when it took the
+ *		target's watch lock (TakeWatchLock).
+ */
+static bool
+LogEverything(Oid target)
+{
+	return list_member_oid(log_everything, target);
+}
+
+/*
+ * EnterZone
+ *		Make timezone (a watch's) the session's TimeZone for what follows,
+ *		unless it is already: set and popped, it costs more than a
+ *		single-row statement's scan.  Returns what LeaveZone takes: the GUC
+ *		nest level, or 0 when nothing was set.
+ */
+int
+EnterZone(const char *timezone)
+{
+	int			nest;
+
+	if (strcmp(GetConfigOption("TimeZone", false, false), timezone) == 0)
+		return 0;
+	nest = NewGUCNestLevel();
+	(void) set_config_option("TimeZone", timezone, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nest;
+}
+
+/*
+ * LeaveZone
+ *		Give the session back the TimeZone EnterZone replaced (nest, its
+ *		result), if it replaced one.
+ */
+void
+LeaveZone(int nest)
+{
+	if (nest > 0)
+		AtEOXact_GUC(true, nest);
+}
+
+/*
+ * LiveEdge
+ *		The live edge of watch w at time now (computed again only once the
+ *		one kept in w no longer holds): the start of the chunk of w's grid,
+ *		in w's TimeZone, that contains now - settle; it holds until the end
+ *		of that chunk plus settle.  The chunks before it ended at least
+ *		settle ago.
+ */
+static void
+LiveEdge(WatchEntry *w, TimestampTz now)
+{
+	int			nest;
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz settled;
+
+	if (w->live_known && now < w->live_until)
+		return;
+	nest = EnterZone(w->timezone);
+	settled = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													  TimestampTzGetDatum(now),
+													  IntervalPGetDatum(w->settle)));
+	ChunkCell(settled, w->chunk, &lo, &hi);
+	w->live_edge = lo;
+	w->live_until = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+															TimestampTzGetDatum(hi),
+															IntervalPGetDatum(w->settle)));
+	w->live_known = true;
+	LeaveZone(nest);
+}
+
+/*
+ * CopyWatches
+ *		The transaction's RelWatches of relid, copied from a cache entry into
+ *		TopTransactionContext (the cache may be emptied mid-transaction),
+ *		each with its edge for this transaction: the later of the watermark
+ *		and the live edge at the transaction's start (LiveEdge, kept in the
+ *		cache entry).  Under a transaction snapshot the watermark may be
+ *		older than one a chunk has committed since, and while a chunk moves
+ *		it the new one is not known yet (LogEverything): every row is
+ *		logged.
+ */
+static RelWatches *
+CopyWatches(Oid relid, CachedWatches *c)
+{
+	RelWatches *rw;
+	MemoryContext old;
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	int			k;
+
+	for (k = 0; k < c->n; k++)
+		LiveEdge(&c->entries[k], now);
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
+	rw->rows_loaded = false;
+	rw->n = c->n;
+	rw->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < c->n; k++)
+	{
+		WatchEntry *e = &rw->entries[k];
+
+		e->target = c->entries[k].target;
+		e->source = c->entries[k].source;
+		e->time_column = pstrdup(c->entries[k].time_column);
+		e->timezone = pstrdup(c->entries[k].timezone);
+		e->chunk = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+		e->settle = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
+		e->has_watermark = c->entries[k].has_watermark;
+		e->watermark = c->entries[k].watermark;
+		e->live_known = true;
+		e->live_edge = c->entries[k].live_edge;
+		e->live_until = c->entries[k].live_until;
+		e->edge = e->has_watermark ? Max(e->watermark, e->live_edge) :
+			e->live_edge;
+		if (IsolationUsesXactSnapshot() || LogEverything(e->target))
+			e->edge = DT_NOEND;
+	}
+	MemoryContextSwitchTo(old);
+	return rw;
+}
+
+/*
+ * ReadWatches
+ *		Read the targets watching relid (the relation or one of its
+ *		partition ancestors; ids) into a new cache entry: first the
+ *		targets, each target's watch lock taken, then the watches with
+ *		their watermarks (as the extension owner).  The entry is in the
+ *		cache unless an invalidation came in while it was read (then in
+ *		the caller's memory, for this statement only).
+ */
+static CachedWatches *
+ReadWatches(Oid relid, Datum ids)
+{
+	Oid			argtypes[1] = {REGCLASSARRAYOID};
+	Datum		values[1];
+	uint64		gen;
+	uint64		k;
+	int			ntargets;
+	Oid		   *targets;
+	CachedWatches *c;
+	MemoryContext old;
+
+	WatchCatalog(true);
+	values[0] = ids;
+	CatalogExec("SELECT DISTINCT target::pg_catalog.oid FROM backfill.watches"
+				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	ntargets = (int) SPI_processed;
+	targets = palloc(sizeof(Oid) * Max(ntargets, 1));
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		targets[k] = SpiGetOid(k, 1, &isnull);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	for (k = 0; k < (uint64) ntargets; k++)
+		TakeWatchLock(targets[k]);
+	AcceptInvalidationMessages();
+	gen = watch_cache_gen;
+
+	CatalogExec("SELECT w.target::pg_catalog.oid, w.time_column::pg_catalog.text,"
+				" w.timezone, d.chunk,"
+				" COALESCE(t.watermark,"
+				"  (SELECT pg_catalog.max(c.chunk_end) FROM backfill.chunks c"
+				"    JOIN backfill.runs r ON r.run_id OPERATOR(pg_catalog.=) c.run_id"
+				"   WHERE r.target OPERATOR(pg_catalog.=) t.target"
+				"     AND c.status OPERATOR(pg_catalog.=) ANY ('{done,no_source}'::pg_catalog.text[]))),"
+				" w.source::pg_catalog.oid, w.settle"
+				" FROM backfill.watches w"
+				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) w.target"
+				" JOIN backfill.definitions d ON d.target OPERATOR(pg_catalog.=) t.target"
+				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
+				" JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) w.target::pg_catalog.oid"
+				" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
+				" ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+
+	/*
+	 * What was read is right for this transaction (its locks are held); it
+	 * is cached unless an invalidation came in meanwhile.
+	 */
+	(void) WatchCache();
+	if (gen == watch_cache_gen)
+	{
+		old = MemoryContextSwitchTo(watch_cache_cxt);
+		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
+	}
+	else
+	{
+		old = CurrentMemoryContext;
+		c = palloc(sizeof(CachedWatches));
+		c->relid = relid;
+	}
+	c->ntargets = ntargets;
+	c->targets = palloc(sizeof(Oid) * Max(ntargets, 1));
+	memcpy(c->targets, targets, sizeof(Oid) * ntargets);
+	c->n = (int) SPI_processed;
+	c->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < SPI_processed; k++)
+	{
+		WatchEntry *e = &c->entries[k];
+		bool		isnull;
+		Datum		d;
+
+		e->target = SpiGetOid(k, 1, &isnull);
+		e->time_column = SpiGetText(k, 2);
+		e->timezone = SpiGetText(k, 3);
+		e->chunk = DatumGetIntervalP(SpiGetDatumCopy(k, 4, &isnull));
+		d = SpiGetDatumCopy(k, 5, &isnull);
+		e->has_watermark = !isnull;
+		if (!isnull)
+			e->watermark = DatumGetTimestampTz(d);
+		e->source = SpiGetOid(k, 6, &isnull);
+		e->settle = DatumGetIntervalP(SpiGetDatumCopy(k, 7, &isnull));
+		e->live_known = false;
+	}
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+	return c;
+}
+
+/*
+ * LoadRelWatches
+ *		The targets watching relation relid (a watched source, or a
+ *		partition of one), for this transaction, with each target's watch
+ *		lock held and its watermark read after it: from the cache when its
+ *		entry survives the invalidations received once the locks are held,
+ *		else read (ReadWatches).
+ */
+RelWatches *
+LoadRelWatches(Oid relid)
+{
+	RelWatches *rw;
+	CachedWatches *c;
+	bool		found;
+	List	   *ancestors;
+	int			i;
+
+	if (rel_watches == NULL)
+		rel_watches = WatchHash("backfill watches", sizeof(Oid),
+								sizeof(RelWatches), 16, TopMemoryContext);
+	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
+	if (found)
+		return rw;
+
+	c = (CachedWatches *) hash_search(WatchCache(), &relid, HASH_FIND, &found);
+	if (found)
+	{
+		uint64		gen = watch_cache_gen;
+
+		for (i = 0; i < c->ntargets; i++)
+			TakeWatchLock(c->targets[i]);
+		AcceptInvalidationMessages();
+		if (gen == watch_cache_gen)
+			return CopyWatches(relid, c);
+	}
+
+	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
+	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
+	return CopyWatches(relid, c);
+}
+
+/*
+ * FindRelWatches
+ *		The transaction's watches of relation relid if LoadRelWatches has
+ *		loaded them, else NULL.  Reads memory only.
+ */
+RelWatches *
+FindRelWatches(Oid relid)
+{
+	if (rel_watches == NULL)
+		return NULL;
+	return (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, NULL);
+}
+
+/*
+ * ForgetRelWatches
+ *		At the end of the transaction (xact_end) or of an aborted
+ *		subtransaction, whose watch locks are released: forget the
+ *		relations' watches loaded for it, and at the end of the transaction
+ *		the targets it logs every row for (LogEverything).
+ */
+void
+ForgetRelWatches(bool xact_end)
+{
+	ClearHash(&rel_watches);
+	if (xact_end)
+		log_everything = NIL;
+}
+
+/*
+ * WatchCatalog
+ *		Before the trigger call first reads or writes backfill's catalog:
+ *		the checks of every entry point that touches it (a Citus
+ *		coordinator, the extension at the library's version), then, when
+ *		spi (a catalog statement follows; an append of log rows needs
+ *		none), a connection to SPI, which WatchTriggerFire closes.  A call
+ *		that finds everything in memory (the cached watches of a row at
+ *		the live edge) pays none of it: reading backfill's pg_extension
+ *		row on the first statement of each transaction was about a tenth
+ *		of a single-row transaction at the live edge (bench/RESULTS.md,
+ *		issue 30).  A backend caches watches only after these checks
+ *		passed; a writer whose rows must be logged checks again before it
+ *		writes.
+ */
+void
+WatchCatalog(bool spi)
+{
+	if (!catalog_checked)
+	{
+		CitusRequireCoordinator();
+		RequireCatalogVersion();
+		catalog_checked = true;
+	}
+	if (spi && !catalog_open)
+	{
+		SpiConnect();
+		catalog_open = true;
+	}
+}
+
+/*
+ * WatchCatalogBegin
+ *		At the start of a trigger call: no catalog check made and no SPI
+ *		connection yet (WatchCatalog); *checked and *open get the state of
+ *		an enclosing call (never yet: a call made inside a catalog statement
+ *		of another one), which WatchCatalogEnd gives back.
+ */
+void
+WatchCatalogBegin(bool *checked, bool *open)
+{
+	*checked = catalog_checked;
+	*open = catalog_open;
+	catalog_checked = false;
+	catalog_open = false;
+}
+
+/*
+ * WatchCatalogEnd
+ *		At the end of a trigger call: close the SPI connection WatchCatalog
+ *		opened, if it did, and give back the state of an enclosing call
+ *		(WatchCatalogBegin's).
+ */
+void
+WatchCatalogEnd(bool checked, bool open)
+{
+	if (catalog_open)
+		SpiFinish();
+	catalog_checked = checked;
+	catalog_open = open;
+}
