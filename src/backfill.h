@@ -22,7 +22,10 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "nodes/pg_list.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
 #include "storage/lock.h"
+#include "storage/spin.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -1890,6 +1893,176 @@ extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
  * for them to go; returns how many.  Caller is connected to SPI.
  */
 extern int	TerminateRunWorkers(int64 run_id);
+
+/* ---- inside a parallel call: the leader, its pool, its workers ---- */
+
+/* What the leader hands a worker at its start, in bgw_extra. */
+typedef struct ChunkWorkerArgs
+{
+	dsm_handle	pool;			/* the call's PoolShared */
+	int32		place;			/* the worker's place in it */
+	Oid			database;
+	Oid			role;
+	int			leader_pgprocno;
+	int			leader_pid;
+	int32		lock_timeout;
+	int32		chunk_timeout;
+	int32		max_attempts;
+	bool		lock_group;		/* join the leader's lock group */
+} ChunkWorkerArgs;
+
+/*
+ * The state of a place of the pool, as its worker and the leader share it.
+ * The leader moves a place from IDLE to ASSIGNED (a chunk is handed out)
+ * and from DONE back to IDLE (it has read the outcome), or to EXIT; the
+ * worker moves it from ASSIGNED to BUSY (it took the chunk), from BUSY to
+ * RUNNING (it claimed the chunk and starts executing it; WaitForStarts) and
+ * from BUSY or RUNNING to DONE (the chunk's transaction is over).
+ */
+typedef enum PlaceState
+{
+	PLACE_IDLE,
+	PLACE_ASSIGNED,
+	PLACE_BUSY,
+	PLACE_RUNNING,
+	PLACE_DONE,
+	PLACE_EXIT
+} PlaceState;
+
+/* One place of the pool: its worker, and the chunk handed to it. */
+typedef struct PoolPlace
+{
+	PlaceState	state;
+	int64		run_id;
+	int32		chunk_no;
+	int			procno;			/* the worker's PGPROC number; -1 before it
+								 * attached */
+} PoolPlace;
+
+/* The dynamic shared memory of a call: its places, under one spinlock. */
+typedef struct PoolShared
+{
+	slock_t		mutex;
+	int			nplaces;
+	PoolPlace	places[FLEXIBLE_ARRAY_MEMBER];
+} PoolShared;
+
+/*
+ * One run of the call (a group call has several): where the leader is in
+ * its plan, and how it ended for this call.
+ */
+typedef struct Member
+{
+	RunInfo    *run;
+	int32		cursor;			/* the last chunk started (0: none) */
+	bool		finished;		/* nothing more to start: see below */
+	bool		exhausted;		/* no chunk left to start */
+	bool		cancelled;		/* the run was cancelled meanwhile */
+	int			meet;			/* ChunksMayMeet: -1 not known yet */
+	RunTally	tally;			/* what this call did to it (its summary) */
+} Member;
+
+/*
+ * One place of the pool, as the leader keeps it: its worker (NULL: none
+ * at this place now) and, while busy, the chunk handed to it.
+ */
+typedef struct Flight
+{
+	BackgroundWorkerHandle *handle; /* NULL: no worker at this place */
+	bool		busy;			/* a chunk is in flight at this place */
+	Member	   *member;
+	ChunkInfo	chunk;
+	int32		attempts;		/* the chunk's attempts before the worker */
+	int			slot;			/* its worker slot of the cluster (TakeSlot) */
+} Flight;
+
+/*
+ * The pool of the current call (parallelpool.c), in the leader: its places
+ * as the leader keeps them (parallel_nflights of them; NULL between calls),
+ * and its shared memory (NULL: none, the chunks run in the session).
+ */
+extern Flight *parallel_flights;
+extern int	parallel_nflights;
+extern PoolShared *parallel_pool;
+
+/* Cleanup of the leader: terminate every worker of the pool (parallelpool.c). */
+extern void TerminateFlights(int code, Datum arg);
+
+/* A worker slot of backfill.max_workers, -1 when all are taken; and back. */
+extern int	TakeSlot(void);
+extern void ReleaseSlot(int slot);
+
+/* Give back the slots of every flight (after TerminateFlights). */
+extern void ReleaseSlots(void);
+
+/* Register the background worker of place i (NULL: no slot of the server). */
+extern BackgroundWorkerHandle *StartPoolWorker(int i, bool lock_group);
+
+/* The call's shared memory of n places (parallel_pool NULL: none); unmap it. */
+extern void CreatePool(int n);
+extern void DestroyPool(void);
+
+/* Set the state of place i and wake its worker. */
+extern void SetPlace(int i, PlaceState state);
+
+/* Hand chunk chunk_no of run_id to idle place i and wake its worker. */
+extern void HandChunk(int i, int64 run_id, int32 chunk_no);
+
+/* Whether the worker of place i has stopped; whether its chunk is over. */
+extern bool WorkerStopped(int i);
+extern bool FlightEnded(int i);
+
+/* Free place i of a worker that has stopped; the same for every idle one. */
+extern void ReapWorker(int i);
+extern void ReapIdleWorkers(void);
+
+/* A place whose worker waits for a chunk, or -1. */
+extern int	IdlePlace(void);
+
+/* Tell every worker of the pool to exit and wait for them (nothing in flight). */
+extern void ShutdownPool(void);
+
+/* Wait until a chunk in flight at one of places 0 .. n-1 is over: its place. */
+extern int	WaitForFlight(int n);
+
+/* Wait until every chunk handed out has started in its worker. */
+extern void WaitForStarts(void);
+
+/*
+ * The state of one parallel call, as the leader loop keeps it.
+ */
+typedef struct LeaderState
+{
+	Member	   *members;		/* the call's runs, in dependency order */
+	int			nmembers;
+	int			in_flight;
+	int			cap;			/* places usable: parallel, fewer when no
+								 * worker slot was free */
+	bool		stop;			/* start nothing new */
+	bool		lock_group;		/* the workers join this backend's lock
+								 * group; else (Citus) the call target
+								 * locks below */
+	Oid		   *held;			/* targets whose call lock is held */
+	int			nheld;
+	bool		failed;
+	Member	   *failed_member;	/* the first failure: earliest run, */
+	ChunkInfo	failed_chunk;	/* first in plan order */
+	ErrorData  *failed_error;	/* in the run's context */
+	FailureCause failed_cause;	/* its cause (failures.c) */
+} LeaderState;
+
+/* Whether a chunk of the call on target relid is in flight (parallelstart.c). */
+extern bool TargetInFlight(Oid relid);
+
+/* Release the call's lock on target relid (InvalidOid: every one). */
+extern void ReleaseCallTarget(LeaderState *st, Oid relid);
+
+/*
+ * The run whose next chunk may start now and that chunk (*here: it runs in
+ * the session), or NULL.  Caller is connected to SPI.
+ */
+extern Member *NextStartable(LeaderState *st, ChunkInfo *chunk,
+							 int32 *attempts, bool *here);
 
 /* ---- runs (run.c) ---- */
 

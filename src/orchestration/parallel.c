@@ -113,99 +113,19 @@
 
 #include "backfill.h"
 
-/* What the leader hands a worker at its start, in bgw_extra. */
-typedef struct ChunkWorkerArgs
-{
-	dsm_handle	pool;			/* the call's PoolShared */
-	int32		place;			/* the worker's place in it */
-	Oid			database;
-	Oid			role;
-	int			leader_pgprocno;
-	int			leader_pid;
-	int32		lock_timeout;
-	int32		chunk_timeout;
-	int32		max_attempts;
-	bool		lock_group;		/* join the leader's lock group */
-} ChunkWorkerArgs;
-
-StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
-				 "ChunkWorkerArgs must fit in bgw_extra");
-
-/*
- * The state of a place of the pool, as its worker and the leader share it.
- * The leader moves a place from IDLE to ASSIGNED (a chunk is handed out)
- * and from DONE back to IDLE (it has read the outcome), or to EXIT; the
- * worker moves it from ASSIGNED to BUSY (it took the chunk), from BUSY to
- * RUNNING (it claimed the chunk and starts executing it; WaitForStarts) and
- * from BUSY or RUNNING to DONE (the chunk's transaction is over).
- */
-typedef enum PlaceState
-{
-	PLACE_IDLE,
-	PLACE_ASSIGNED,
-	PLACE_BUSY,
-	PLACE_RUNNING,
-	PLACE_DONE,
-	PLACE_EXIT
-} PlaceState;
-
-/* One place of the pool: its worker, and the chunk handed to it. */
-typedef struct PoolPlace
-{
-	PlaceState	state;
-	int64		run_id;
-	int32		chunk_no;
-	int			procno;			/* the worker's PGPROC number; -1 before it
-								 * attached */
-} PoolPlace;
-
-/* The dynamic shared memory of a call: its places, under one spinlock. */
-typedef struct PoolShared
-{
-	slock_t		mutex;
-	int			nplaces;
-	PoolPlace	places[FLEXIBLE_ARRAY_MEMBER];
-} PoolShared;
-
-/*
- * One run of the call (a group call has several): where the leader is in
- * its plan, and how it ended for this call.
- */
-typedef struct Member
-{
-	RunInfo    *run;
-	int32		cursor;			/* the last chunk started (0: none) */
-	bool		finished;		/* nothing more to start: see below */
-	bool		exhausted;		/* no chunk left to start */
-	bool		cancelled;		/* the run was cancelled meanwhile */
-	int			meet;			/* ChunksMayMeet: -1 not known yet */
-	RunTally	tally;			/* what this call did to it (its summary) */
-} Member;
-
-/*
- * One place of the pool, as the leader keeps it: its worker (NULL: none
- * at this place now) and, while busy, the chunk handed to it.
- */
-typedef struct Flight
-{
-	BackgroundWorkerHandle *handle; /* NULL: no worker at this place */
-	bool		busy;			/* a chunk is in flight at this place */
-	Member	   *member;
-	ChunkInfo	chunk;
-	int32		attempts;		/* the chunk's attempts before the worker */
-	int			slot;			/* its worker slot of the cluster (TakeSlot) */
-} Flight;
-
 /*
  * The leader's places, for the cleanup that terminates their workers when
  * the leader ends by an error or is terminated, and the call's shared
  * memory.
  */
-static Flight *flights = NULL;
-static int	nflights = 0;
+Flight	   *parallel_flights = NULL;
+int			parallel_nflights = 0;
 static dsm_segment *pool_seg = NULL;
-static PoolShared *pool = NULL;
+PoolShared *parallel_pool = NULL;
 static bool exit_callback_registered = false;
+
+StaticAssertDecl(sizeof(ChunkWorkerArgs) <= BGW_EXTRALEN,
+				 "ChunkWorkerArgs must fit in bgw_extra");
 
 PGDLLEXPORT void backfill_chunk_worker(Datum main_arg);
 
@@ -221,15 +141,15 @@ static int	worker_leader_procno = -1;
  *		busy one rolls its chunk back.  A worker not started yet never
  *		starts.
  */
-static void
+void
 TerminateFlights(int code, Datum arg)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle != NULL)
-			TerminateBackgroundWorker(flights[i].handle);
+		if (parallel_flights[i].handle != NULL)
+			TerminateBackgroundWorker(parallel_flights[i].handle);
 	}
 }
 
@@ -247,7 +167,7 @@ TerminateFlights(int code, Datum arg)
  *		two leaders asking for the last slot.  Lock tags of database 0 are
  *		the same in every database, on PostgreSQL 15 to 19 alike.
  */
-static int
+int
 TakeSlot(void)
 {
 	int			cap = BackfillMaxWorkers();
@@ -260,8 +180,8 @@ TakeSlot(void)
 		bool		mine = false;
 
 		CHECK_FOR_INTERRUPTS();
-		for (i = 0; i < nflights && !mine; i++)
-			mine = flights[i].handle != NULL && flights[i].slot == k;
+		for (i = 0; i < parallel_nflights && !mine; i++)
+			mine = parallel_flights[i].handle != NULL && parallel_flights[i].slot == k;
 		if (mine)
 			continue;
 		BackfillWorkerSlotTag(&tag, k);
@@ -276,7 +196,7 @@ TakeSlot(void)
  * ReleaseSlot
  *		Give a worker slot back (TakeSlot); -1: none.
  */
-static void
+void
 ReleaseSlot(int slot)
 {
 	LOCKTAG		tag;
@@ -292,16 +212,16 @@ ReleaseSlot(int slot)
  *		Give back the slots of every flight (the end of a call by an
  *		error, after TerminateFlights: session locks outlive the error).
  */
-static void
+void
 ReleaseSlots(void)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle != NULL)
-			ReleaseSlot(flights[i].slot);
-		flights[i].slot = -1;
+		if (parallel_flights[i].handle != NULL)
+			ReleaseSlot(parallel_flights[i].slot);
+		parallel_flights[i].slot = -1;
 	}
 }
 
@@ -337,7 +257,7 @@ ParallelUsable(RunInfo *run)
  *		backend's lock group or not; NULL when no worker slot of the server
  *		is free.  The handle is allocated in the current memory context.
  */
-static BackgroundWorkerHandle *
+BackgroundWorkerHandle *
 StartPoolWorker(int i, bool lock_group)
 {
 	BackgroundWorker worker;
@@ -382,7 +302,7 @@ StartPoolWorker(int i, bool lock_group)
  *		DestroyPool.  NULL when the server has no dynamic shared memory
  *		segment left (the call then executes its chunks in the session).
  */
-static void
+void
 CreatePool(int n)
 {
 	Size		size = add_size(offsetof(PoolShared, places),
@@ -392,19 +312,19 @@ CreatePool(int n)
 	pool_seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (pool_seg == NULL)
 	{
-		pool = NULL;
+		parallel_pool = NULL;
 		return;
 	}
 	dsm_pin_mapping(pool_seg);
-	pool = (PoolShared *) dsm_segment_address(pool_seg);
-	SpinLockInit(&pool->mutex);
-	pool->nplaces = n;
+	parallel_pool = (PoolShared *) dsm_segment_address(pool_seg);
+	SpinLockInit(&parallel_pool->mutex);
+	parallel_pool->nplaces = n;
 	for (i = 0; i < n; i++)
 	{
-		pool->places[i].state = PLACE_IDLE;
-		pool->places[i].run_id = 0;
-		pool->places[i].chunk_no = 0;
-		pool->places[i].procno = -1;
+		parallel_pool->places[i].state = PLACE_IDLE;
+		parallel_pool->places[i].run_id = 0;
+		parallel_pool->places[i].chunk_no = 0;
+		parallel_pool->places[i].procno = -1;
 	}
 }
 
@@ -413,13 +333,13 @@ CreatePool(int n)
  *		Unmap the call's shared memory (its workers, if any are left, keep
  *		it until they exit).
  */
-static void
+void
 DestroyPool(void)
 {
 	if (pool_seg != NULL)
 		dsm_detach(pool_seg);
 	pool_seg = NULL;
-	pool = NULL;
+	parallel_pool = NULL;
 }
 
 /*
@@ -431,9 +351,9 @@ ReadPlace(int i)
 {
 	PlaceState	state;
 
-	SpinLockAcquire(&pool->mutex);
-	state = pool->places[i].state;
-	SpinLockRelease(&pool->mutex);
+	SpinLockAcquire(&parallel_pool->mutex);
+	state = parallel_pool->places[i].state;
+	SpinLockRelease(&parallel_pool->mutex);
 	return state;
 }
 
@@ -442,15 +362,15 @@ ReadPlace(int i)
  *		Set the state of place i (the leader's moves: IDLE, EXIT) and wake
  *		its worker.
  */
-static void
+void
 SetPlace(int i, PlaceState state)
 {
 	int			procno;
 
-	SpinLockAcquire(&pool->mutex);
-	pool->places[i].state = state;
-	procno = pool->places[i].procno;
-	SpinLockRelease(&pool->mutex);
+	SpinLockAcquire(&parallel_pool->mutex);
+	parallel_pool->places[i].state = state;
+	procno = parallel_pool->places[i].procno;
+	SpinLockRelease(&parallel_pool->mutex);
 	if (procno >= 0)
 		SetLatch(&BackfillProcByNumber(procno)->procLatch);
 }
@@ -460,18 +380,18 @@ SetPlace(int i, PlaceState state)
  *		Hand chunk chunk_no of run_id to place i, idle, and wake its worker
  *		(one not started yet reads it when it starts).
  */
-static void
+void
 HandChunk(int i, int64 run_id, int32 chunk_no)
 {
 	int			procno;
 
-	SpinLockAcquire(&pool->mutex);
-	Assert(pool->places[i].state == PLACE_IDLE);
-	pool->places[i].run_id = run_id;
-	pool->places[i].chunk_no = chunk_no;
-	pool->places[i].state = PLACE_ASSIGNED;
-	procno = pool->places[i].procno;
-	SpinLockRelease(&pool->mutex);
+	SpinLockAcquire(&parallel_pool->mutex);
+	Assert(parallel_pool->places[i].state == PLACE_IDLE);
+	parallel_pool->places[i].run_id = run_id;
+	parallel_pool->places[i].chunk_no = chunk_no;
+	parallel_pool->places[i].state = PLACE_ASSIGNED;
+	procno = parallel_pool->places[i].procno;
+	SpinLockRelease(&parallel_pool->mutex);
 	if (procno >= 0)
 		SetLatch(&BackfillProcByNumber(procno)->procLatch);
 }
@@ -480,12 +400,12 @@ HandChunk(int i, int64 run_id, int32 chunk_no)
  * WorkerStopped
  *		Whether the worker of place i (which has one) has stopped.
  */
-static bool
+bool
 WorkerStopped(int i)
 {
 	pid_t		pid;
 
-	return GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STOPPED;
+	return GetBackgroundWorkerPid(parallel_flights[i].handle, &pid) == BGWH_STOPPED;
 }
 
 /*
@@ -493,10 +413,10 @@ WorkerStopped(int i)
  *		Whether the chunk in flight at place i is over: its worker said so
  *		(DONE), or it has stopped.
  */
-static bool
+bool
 FlightEnded(int i)
 {
-	return flights[i].busy &&
+	return parallel_flights[i].busy &&
 		(ReadPlace(i) == PLACE_DONE || WorkerStopped(i));
 }
 
@@ -506,17 +426,17 @@ FlightEnded(int i)
  *		call, and has): give its slot of backfill.max_workers back and free
  *		the place for a new worker.
  */
-static void
+void
 ReapWorker(int i)
 {
-	pfree(flights[i].handle);
-	flights[i].handle = NULL;
-	ReleaseSlot(flights[i].slot);
-	flights[i].slot = -1;
-	SpinLockAcquire(&pool->mutex);
-	pool->places[i].state = PLACE_IDLE;
-	pool->places[i].procno = -1;
-	SpinLockRelease(&pool->mutex);
+	pfree(parallel_flights[i].handle);
+	parallel_flights[i].handle = NULL;
+	ReleaseSlot(parallel_flights[i].slot);
+	parallel_flights[i].slot = -1;
+	SpinLockAcquire(&parallel_pool->mutex);
+	parallel_pool->places[i].state = PLACE_IDLE;
+	parallel_pool->places[i].procno = -1;
+	SpinLockRelease(&parallel_pool->mutex);
 }
 
 /*
@@ -524,14 +444,14 @@ ReapWorker(int i)
  *		Reap the idle workers that have stopped (terminated between two
  *		chunks): their places take a new worker when one is needed.
  */
-static void
+void
 ReapIdleWorkers(void)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle != NULL && !flights[i].busy && WorkerStopped(i))
+		if (parallel_flights[i].handle != NULL && !parallel_flights[i].busy && WorkerStopped(i))
 			ReapWorker(i);
 	}
 }
@@ -540,14 +460,14 @@ ReapIdleWorkers(void)
  * IdlePlace
  *		A place whose worker waits for a chunk, or -1.
  */
-static int
+int
 IdlePlace(void)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle != NULL && !flights[i].busy &&
+		if (parallel_flights[i].handle != NULL && !parallel_flights[i].busy &&
 			ReadPlace(i) == PLACE_IDLE)
 			return i;
 	}
@@ -559,21 +479,21 @@ IdlePlace(void)
  *		The end of a call with nothing in flight: tell every worker of the
  *		pool to exit, wait until each has, and give its slot back.
  */
-static void
+void
 ShutdownPool(void)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle != NULL)
+		if (parallel_flights[i].handle != NULL)
 			SetPlace(i, PLACE_EXIT);
 	}
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].handle == NULL)
+		if (parallel_flights[i].handle == NULL)
 			continue;
-		(void) WaitForBackgroundWorkerShutdown(flights[i].handle);
+		(void) WaitForBackgroundWorkerShutdown(parallel_flights[i].handle);
 		ReapWorker(i);
 	}
 }
@@ -586,7 +506,7 @@ ShutdownPool(void)
  *		when a worker stops; interrupts are served in every wait, and a
  *		terminated or cancelled leader leaves through its cleanup.
  */
-static int
+int
 WaitForFlight(int n)
 {
 	for (;;)
@@ -614,7 +534,7 @@ WaitForFlight(int n)
  *		in plan order even when a new worker takes longer to connect than
  *		an idle one takes to finish a chunk and take the next.
  */
-static void
+void
 WaitForStarts(void)
 {
 	for (;;)
@@ -622,11 +542,11 @@ WaitForStarts(void)
 		bool		waiting = false;
 		int			i;
 
-		for (i = 0; i < nflights && !waiting; i++)
+		for (i = 0; i < parallel_nflights && !waiting; i++)
 		{
 			PlaceState	state;
 
-			if (!flights[i].busy)
+			if (!parallel_flights[i].busy)
 				continue;
 			state = ReadPlace(i);
 			waiting = (state == PLACE_ASSIGNED || state == PLACE_BUSY) &&
@@ -669,14 +589,14 @@ TargetHasWaiters(RunInfo *run)
 	int			i;
 	bool		waiting;
 
-	pids = palloc(sizeof(Datum) * (nflights + 1));
+	pids = palloc(sizeof(Datum) * (parallel_nflights + 1));
 	pids[npids++] = Int32GetDatum(MyProcPid);
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
 		pid_t		pid;
 
-		if (flights[i].handle != NULL &&
-			GetBackgroundWorkerPid(flights[i].handle, &pid) == BGWH_STARTED)
+		if (parallel_flights[i].handle != NULL &&
+			GetBackgroundWorkerPid(parallel_flights[i].handle, &pid) == BGWH_STARTED)
 			pids[npids++] = Int32GetDatum((int32) pid);
 	}
 	values[0] = ObjectIdGetDatum(run->target);
@@ -708,14 +628,14 @@ TargetHasWaiters(RunInfo *run)
  * TargetInFlight
  *		Whether a chunk of the call on target relid is in flight.
  */
-static bool
+bool
 TargetInFlight(Oid relid)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
-		if (flights[i].busy && flights[i].member->run->target == relid)
+		if (parallel_flights[i].busy && parallel_flights[i].member->run->target == relid)
 			return true;
 	}
 	return false;
@@ -805,15 +725,15 @@ FlightFailed(void)
 {
 	int			i;
 
-	for (i = 0; i < nflights; i++)
+	for (i = 0; i < parallel_nflights; i++)
 	{
 		ChunkReport report;
 		ChunkStatus cstatus;
 
-		if (!flights[i].busy)
+		if (!parallel_flights[i].busy)
 			continue;
-		if (ReadChunkOutcome(flights[i].member->run, &flights[i].chunk,
-							 flights[i].attempts, &cstatus, &report) &&
+		if (ReadChunkOutcome(parallel_flights[i].member->run, &parallel_flights[i].chunk,
+							 parallel_flights[i].attempts, &cstatus, &report) &&
 			report.outcome != OUTCOME_DONE)
 			return true;
 	}
@@ -850,29 +770,6 @@ LaterInPlan(RunInfo *run, int32 a, int32 b)
 }
 
 /*
- * The state of one parallel call, as the leader loop keeps it.
- */
-typedef struct LeaderState
-{
-	Member	   *members;		/* the call's runs, in dependency order */
-	int			nmembers;
-	int			in_flight;
-	int			cap;			/* places usable: parallel, fewer when no
-								 * worker slot was free */
-	bool		stop;			/* start nothing new */
-	bool		lock_group;		/* the workers join this backend's lock
-								 * group; else (Citus) the call target
-								 * locks below */
-	Oid		   *held;			/* targets whose call lock is held */
-	int			nheld;
-	bool		failed;
-	Member	   *failed_member;	/* the first failure: earliest run, */
-	ChunkInfo	failed_chunk;	/* first in plan order */
-	ErrorData  *failed_error;	/* in the run's context */
-	FailureCause failed_cause;	/* its cause (failures.c) */
-} LeaderState;
-
-/*
  * TakeCallTarget
  *		For a call whose workers are in no lock group (Citus): take the
  *		call's lock on target relid, (TARGET, relid) in SHARE UPDATE
@@ -906,7 +803,7 @@ TakeCallTarget(LeaderState *st, Oid relid)
  *		Release the call's lock on target relid, if held (InvalidOid: every
  *		one, at the end of the call or on its error).
  */
-static void
+void
 ReleaseCallTarget(LeaderState *st, Oid relid)
 {
 	LOCKTAG		tag;
@@ -980,7 +877,7 @@ NoteOutcome(Member *m, LeaderState *st, ChunkInfo *chunk,
 static void
 FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 {
-	Flight	   *f = &flights[i];
+	Flight	   *f = &parallel_flights[i];
 	Member	   *m = f->member;
 	ChunkReport report;
 	ChunkStatus cstatus;
@@ -1081,7 +978,7 @@ RunChunkHere(Member *m, LeaderState *st, ChunkInfo *peeked,
  *		for upstream chunks ends the starts, with the NOTICE saying why.
  *		NULL when nothing may start now.  Caller is connected to SPI.
  */
-static Member *
+Member *
 NextStartable(LeaderState *st, ChunkInfo *chunk, int32 *attempts, bool *here)
 {
 	int			k;
@@ -1217,7 +1114,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 
 			CHECK_FOR_INTERRUPTS();
 			/* the chunks handed out have started: the next starts after */
-			if (st->in_flight > 0 && pool != NULL)
+			if (st->in_flight > 0 && parallel_pool != NULL)
 				WaitForStarts();
 			SpiConnect();
 			/* a failure committed by a worker that has not exited yet */
@@ -1244,7 +1141,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			}
 
 			/* no shared memory for a pool: one at a time, in the session */
-			if (pool == NULL)
+			if (parallel_pool == NULL)
 			{
 				if (!st->lock_group && !TargetInFlight(m->run->target))
 					ReleaseCallTarget(st, m->run->target);
@@ -1272,12 +1169,12 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				handle = NULL;
 				if (slot >= 0)
 				{
-					for (i = 0; i < nflights; i++)
+					for (i = 0; i < parallel_nflights; i++)
 					{
-						if (flights[i].handle == NULL)
+						if (parallel_flights[i].handle == NULL)
 							break;
 					}
-					Assert(i < nflights);
+					Assert(i < parallel_nflights);
 					HandChunk(i, m->run->run_id, chunk.chunk_no);
 					old = MemoryContextSwitchTo(cxt);
 					handle = StartPoolWorker(i, st->lock_group);
@@ -1285,9 +1182,9 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 					if (handle == NULL)
 					{
 						/* the place's chunk goes back: no worker will take it */
-						SpinLockAcquire(&pool->mutex);
-						pool->places[i].state = PLACE_IDLE;
-						SpinLockRelease(&pool->mutex);
+						SpinLockAcquire(&parallel_pool->mutex);
+						parallel_pool->places[i].state = PLACE_IDLE;
+						SpinLockRelease(&parallel_pool->mutex);
 						ReleaseSlot(slot);
 					}
 				}
@@ -1313,13 +1210,13 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 					ran_here = true;
 					break;
 				}
-				flights[i].handle = handle;
-				flights[i].slot = slot;
+				parallel_flights[i].handle = handle;
+				parallel_flights[i].slot = slot;
 			}
-			flights[i].busy = true;
-			flights[i].member = m;
-			flights[i].chunk = chunk;
-			flights[i].attempts = attempts;
+			parallel_flights[i].busy = true;
+			parallel_flights[i].member = m;
+			parallel_flights[i].chunk = chunk;
+			parallel_flights[i].attempts = attempts;
 			st->in_flight++;
 			m->cursor = chunk.chunk_no;
 			started++;
@@ -1330,9 +1227,9 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			continue;
 		if (st->in_flight == 0)
 			break;
-		FinishFlight(st, WaitForFlight(nflights), cxt);
+		FinishFlight(st, WaitForFlight(parallel_nflights), cxt);
 		/* every other chunk that is over too, before any new start */
-		for (i = 0; i < nflights; i++)
+		for (i = 0; i < parallel_nflights; i++)
 		{
 			if (FlightEnded(i))
 				FinishFlight(st, i, cxt);
@@ -1429,12 +1326,12 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	st.lock_group = !CitusForbidsLockGroups();
 	if (st.lock_group)
 		BecomeLockGroupLeader();
-	flights = palloc0(sizeof(Flight) * parallel);
-	nflights = parallel;
+	parallel_flights = palloc0(sizeof(Flight) * parallel);
+	parallel_nflights = parallel;
 	for (k = 0; k < parallel; k++)
-		flights[k].slot = -1;
+		parallel_flights[k].slot = -1;
 	CreatePool(parallel);
-	if (pool == NULL)
+	if (parallel_pool == NULL)
 		ereport(NOTICE,
 				(errmsg("run %lld executes its chunks one at a time in this session",
 						(long long) runs[0]->run_id),
@@ -1457,7 +1354,7 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 	{
 		LeaderLoop(&st, max_chunks, parallel, cxt, evcxt);
 		/* nothing in flight: the pool's idle workers go */
-		if (pool != NULL)
+		if (parallel_pool != NULL)
 			ShutdownPool();
 	}
 	PG_CATCH();
@@ -1465,16 +1362,16 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		TerminateFlights(0, (Datum) 0);
 		ReleaseSlots();
 		DestroyPool();
-		flights = NULL;
-		nflights = 0;
+		parallel_flights = NULL;
+		parallel_nflights = 0;
 		/* session locks outlive the error */
 		ReleaseCallTarget(&st, InvalidOid);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	DestroyPool();
-	flights = NULL;
-	nflights = 0;
+	parallel_flights = NULL;
+	parallel_nflights = 0;
 	ReleaseCallTarget(&st, InvalidOid);
 
 	MemoryContextSwitchTo(evcxt);
