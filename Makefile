@@ -38,6 +38,9 @@ OBJS = \
 	src/orchestration/tally.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
+	src/orchestration/parallelpool.o \
+	src/orchestration/parallelstart.o \
+	src/orchestration/parallelworker.o \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
 	src/orchestration/refresh.o \

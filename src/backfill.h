@@ -1888,12 +1888,6 @@ extern void ParallelRunLoop(RunInfo *run, int max_chunks, int parallel,
 extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
 							  int parallel, MemoryContext cxt);
 
-/*
- * cancel's side: terminate the workers executing the run's chunks and wait
- * for them to go; returns how many.  Caller is connected to SPI.
- */
-extern int	TerminateRunWorkers(int64 run_id);
-
 /* ---- inside a parallel call: the leader, its pool, its workers ---- */
 
 /* What the leader hands a worker at its start, in bgw_extra. */
@@ -2063,6 +2057,14 @@ extern void ReleaseCallTarget(LeaderState *st, Oid relid);
  */
 extern Member *NextStartable(LeaderState *st, ChunkInfo *chunk,
 							 int32 *attempts, bool *here);
+
+/* ---- the worker of parallel chunks, cancel's side (parallelworker.c) ---- */
+
+/*
+ * cancel's side: terminate the workers executing the run's chunks and wait
+ * for them to go; returns how many.  Caller is connected to SPI.
+ */
+extern int	TerminateRunWorkers(int64 run_id);
 
 /* ---- runs (run.c) ---- */
 
