@@ -1179,6 +1179,103 @@ extern bool ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no);
 extern int64 ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 								  const ArchiveKeep *keep, int64 rows_now);
 
+/*
+ * Inside the archive (archive.c, archivemove.c, archivediff.c): the
+ * columns of a table, what a keeping chunk records, reading kept rows.
+ */
+
+/* The columns of a relation (not dropped), in attribute order. */
+typedef struct RelColumns
+{
+	int			n;
+	char	  **names;
+	AttrNumber *attnums;
+	Oid		   *types;			/* as declared (a domain, maybe) */
+	Oid		   *bases;			/* the base type of each */
+	int32	   *typmods;		/* the base type's typmod */
+	Oid		   *collations;
+	bool	   *generated;
+} RelColumns;
+
+/* The columns of rel (or relid) but dropped ones and the archive's own. */
+extern RelColumns *ReadColumns(Relation rel);
+extern RelColumns *ReadColumnsOf(Oid relid);
+
+/* The position of column "name" in cols, -1 when absent. */
+extern int	ColumnIndex(const RelColumns *cols, const char *name);
+
+/* The descriptor of rows of the columns "which" (n), each of its base type. */
+extern TupleDesc RowsDesc(const RelColumns *cols, const int *which, int n);
+
+/* The quoted names of the columns "which" (n), each after "prefix". */
+extern char *ColumnList(const RelColumns *cols, const int *which, int n,
+						const char *prefix);
+
+/* The owner of relation relid. */
+extern Oid	RelOwner(Oid relid);
+
+/* Whether archive table rel takes rows of cols as they are; fills map. */
+extern bool ArchiveFits(Relation rel, Oid owner, const RelColumns *cols,
+						int *map);
+
+/* The archive table that takes the rows chunk keep of target deletes. */
+extern Oid	ArchiveFor(Oid target, const RelColumns *cols,
+					   const ArchiveKeep *keep);
+
+/* The catalog's record of a kept chunk (archive InvalidOid: kept leaves). */
+extern void RecordKept(Oid target, const ArchiveKeep *keep, Oid archive,
+					   int64 rows);
+
+/* The catalog's record that chunk keep kept leaf's files in table kept. */
+extern void RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf,
+					   Oid kept);
+
+/* The leaves chunk chunk_no of run_id kept (0: every chunk), in 3 lists. */
+extern void KeptLeaves(int64 run_id, int32 chunk_no, List **leaves,
+					   List **kepts, List **chunks);
+
+/* 55000 unless chunk chunk_no of run_id kept rows not purged: how many. */
+extern int64 CheckKept(int64 run_id, int32 chunk_no, Oid *archive);
+
+/* 55000 when archive table rel lost a column (a DROP ... CASCADE). */
+extern void CheckNoLostColumn(Relation rel, int64 run_id);
+
+/* 42501 unless the kept rows of rel (from table "from") are the caller's. */
+extern void CheckKeptOwner(Relation rel, Oid from, int64 run_id);
+
+/*
+ * How a kept column is read into a store: from attribute "attnum" of the
+ * archive (0: none, NULL), as it is or as its text ("out": the output
+ * function of its type).
+ */
+typedef struct StoreColumn
+{
+	AttrNumber	attnum;
+	Oid			out;			/* InvalidOid: the value as it is */
+} StoreColumn;
+
+/* The state of ArchiveStoreScan's callback that fills a store. */
+typedef struct FillState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;			/* of the store's rows */
+	int			ncols;			/* columns of desc read from the archive */
+	StoreColumn *cols;
+	int32		chunk_no;		/* with_chunk and chunk_no 0: the row's */
+	AttrNumber	chunkatt;		/* the archive's chunk column; 0: none */
+	bool		with_chunk;		/* the last column of desc is the chunk */
+	Datum	   *values;
+	bool	   *nulls;
+	MemoryContext row_cxt;
+} FillState;
+
+/* Put one kept row into the store of arg (a FillState *): ArchiveRowFn. */
+extern void FillRow(TupleTableSlot *slot, void *arg);
+
+/* A FillState for rows of desc into store, ncols read from the archive. */
+extern FillState *FillStart(Tuplestorestate *store, TupleDesc desc, int ncols,
+							bool with_chunk);
+
 /* ---- kept leaves (keptleaf.c) ---- */
 
 /* Whether a leaf's files can be kept: a plain heap, no dropped column. */

@@ -75,25 +75,12 @@
 /* the name the rows crossing between the target and the archive go by */
 #define ARCHIVE_ROWS "backfill_rows"
 
-/* The columns of a relation (not dropped), in attribute order. */
-typedef struct RelColumns
-{
-	int			n;
-	char	  **names;
-	AttrNumber *attnums;
-	Oid		   *types;			/* as declared (a domain, maybe) */
-	Oid		   *bases;			/* the base type of each */
-	int32	   *typmods;		/* the base type's typmod */
-	Oid		   *collations;
-	bool	   *generated;
-} RelColumns;
-
 /*
  * ReadColumns
  *		The columns of relation rel that are not dropped, and not the
  *		archive's own _backfill_run and _backfill_chunk.
  */
-static RelColumns *
+RelColumns *
 ReadColumns(Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -132,7 +119,7 @@ ReadColumns(Relation rel)
  * ReadColumnsOf
  *		ReadColumns of relation relid.
  */
-static RelColumns *
+RelColumns *
 ReadColumnsOf(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
@@ -146,7 +133,7 @@ ReadColumnsOf(Oid relid)
  * ColumnIndex
  *		The position of column "name" in cols, -1 when absent.
  */
-static int
+int
 ColumnIndex(const RelColumns *cols, const char *name)
 {
 	int			i;
@@ -163,7 +150,7 @@ ColumnIndex(const RelColumns *cols, const char *name)
  *		cols, n of them), each of its base type, for a tuplestore read as
  *		a relation.
  */
-static TupleDesc
+TupleDesc
 RowsDesc(const RelColumns *cols, const int *which, int n)
 {
 	TupleDesc	desc = CreateTemplateTupleDesc(Max(n, 1));
@@ -189,7 +176,7 @@ RowsDesc(const RelColumns *cols, const int *which, int n)
  *		"a", "b", ... of the columns "which", each prefixed by "prefix"
  *		(e.g. "o.") when not empty.
  */
-static char *
+char *
 ColumnList(const RelColumns *cols, const int *which, int n,
 		   const char *prefix)
 {
@@ -207,7 +194,7 @@ ColumnList(const RelColumns *cols, const int *which, int n,
  * RelOwner
  *		The owner of relation relid.
  */
-static Oid
+Oid
 RelOwner(Oid relid)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -255,7 +242,7 @@ ArchiveDesc(const RelColumns *cols)
  *		per attribute of rel): the position in cols of each column, or
  *		ARCHIVE_MAP_RUN, ARCHIVE_MAP_CHUNK, ARCHIVE_MAP_NULL (dropped).
  */
-static bool
+bool
 ArchiveFits(Relation rel, Oid owner, const RelColumns *cols, int *map)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -332,7 +319,7 @@ NewestArchive(Oid target)
  *		backfill.archives.  Caller is connected to SPI and holds the
  *		chunk's lock on the target.
  */
-static Oid
+Oid
 ArchiveFor(Oid target, const RelColumns *cols, const ArchiveKeep *keep)
 {
 	Oid			owner = RelOwner(target);
@@ -387,7 +374,7 @@ ArchiveFor(Oid target, const RelColumns *cols, const ArchiveKeep *keep)
  *		rows (InvalidOid: none, they are in kept leaves), how many, and
  *		until when (keep_for; NULL: until purged).
  */
-static void
+void
 RecordKept(Oid target, const ArchiveKeep *keep, Oid archive, int64 rows)
 {
 	CatalogArgs args;
@@ -528,7 +515,7 @@ LeafRules(Oid leaf)
  *		"leaf"'s files in table "kept", with the leaf's rules now
  *		(LeafRules).
  */
-static void
+void
 RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf, Oid kept)
 {
 	CatalogArgs args;
@@ -579,7 +566,7 @@ static void KeptLeavesRules(int64 run_id, int32 chunk_no, List **leaves,
  *		The leaves chunk chunk_no of run_id kept (chunk_no 0: of every
  *		chunk), with their kept tables and chunk numbers, in three lists.
  */
-static void
+void
 KeptLeaves(int64 run_id, int32 chunk_no, List **leaves, List **kepts,
 		   List **chunks)
 {
@@ -644,7 +631,7 @@ ArchiveHasKeptLeaves(int64 run_id, int32 chunk_no)
  *		not be purged (55000 otherwise).  Returns how many rows it kept,
  *		and in *archive the table that holds them.
  */
-static int64
+int64
 CheckKept(int64 run_id, int32 chunk_no, Oid *archive)
 {
 	Oid			argtypes[2] = {INT8OID, INT4OID};
@@ -724,7 +711,7 @@ ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no)
  *		and the values it held are gone; a revert would put back NULLs and
  *		a diff would not show the column.
  */
-static void
+void
 CheckNoLostColumn(Relation rel, int64 run_id)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -753,7 +740,7 @@ CheckNoLostColumn(Relation rel, int64 run_id)
  *		its OID taken by another table (after a dump and restore, say),
  *		they are not the new owner's to read or put back.
  */
-static void
+void
 CheckKeptOwner(Relation rel, Oid from, int64 run_id)
 {
 	Oid			owner = rel->rd_rel->relowner;
@@ -801,39 +788,13 @@ OpenKeptTable(Oid archive, Oid target, int64 run_id, int32 chunk_no,
 }
 
 /*
- * How a kept column is read into a store: from attribute "attnum" of the
- * archive (0: none, NULL), as it is or as its text ("out": the output
- * function of its type).
- */
-typedef struct StoreColumn
-{
-	AttrNumber	attnum;
-	Oid			out;			/* InvalidOid: the value as it is */
-} StoreColumn;
-
-/* The state of ArchiveStoreScan's callback that fills a store. */
-typedef struct FillState
-{
-	Tuplestorestate *store;
-	TupleDesc	desc;			/* of the store's rows */
-	int			ncols;			/* columns of desc read from the archive */
-	StoreColumn *cols;
-	int32		chunk_no;		/* with_chunk and chunk_no 0: the row's */
-	AttrNumber	chunkatt;		/* the archive's chunk column; 0: none */
-	bool		with_chunk;		/* the last column of desc is the chunk */
-	Datum	   *values;
-	bool	   *nulls;
-	MemoryContext row_cxt;
-} FillState;
-
-/*
  * FillRow
  *		ArchiveRowFn that puts one kept row into the store (FillState).
  *		Values rendered as text go through their type's output function:
  *		for every type that is C code (a base type's, made by a
  *		superuser), or PostgreSQL's own (enum, composite, range, array).
  */
-static void
+void
 FillRow(TupleTableSlot *slot, void *arg)
 {
 	FillState  *state = (FillState *) arg;
@@ -879,7 +840,7 @@ FillRow(TupleTableSlot *slot, void *arg)
  *		the archive (cols filled by the caller), with or without the chunk
  *		number last.
  */
-static FillState *
+FillState *
 FillStart(Tuplestorestate *store, TupleDesc desc, int ncols, bool with_chunk)
 {
 	FillState  *state = palloc0(sizeof(FillState));
