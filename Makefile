@@ -28,6 +28,9 @@ OBJS = \
 	src/engine/keptleaf.o \
 	src/engine/archivestore.o \
 	src/engine/archive.o \
+	src/engine/archivemove.o \
+	src/engine/archivediff.o \
+	src/engine/archivepurge.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \

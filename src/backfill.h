@@ -1085,7 +1085,7 @@ extern int64 ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no);
 extern Relation IndexOnColumn(Relation rel, Oid am, AttrNumber attnum,
 							  Oid opfamily);
 
-/* ---- the archive of replaced rows (archive.c) ---- */
+/* ---- the archive of replaced rows (archive.c, archivemove.c, archivediff.c) ---- */
 
 /* Where a keeping chunk puts the rows it replaces: its run and chunk. */
 typedef struct ArchiveKeep
@@ -1293,6 +1293,8 @@ extern Oid	KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no);
  * and rebuild the leaf's indexes; the caller holds the chunk's lock.
  */
 extern void KeptLeafExchange(Oid leaf, Oid kept);
+
+/* ---- purging the archive (archivepurge.c) ---- */
 
 /*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of
