@@ -361,6 +361,104 @@ NoWorkerNotice(int64 run_id, bool no_slot, int in_flight, int parallel)
 }
 
 /*
+ * NextChunkToStart
+ *		After the chunks handed out have started (the next starts after
+ *		them), the run whose next chunk may start now and that chunk
+ *		(NextStartable), in a transaction of its own; NULL when nothing may
+ *		start now, or when a chunk in flight has already recorded a failure
+ *		or a deferral (its worker commits the outcome before it says so:
+ *		nothing new starts then, st->stop).
+ */
+static Member *
+NextChunkToStart(LeaderState *st, ChunkInfo *chunk, int32 *attempts,
+				 bool *here)
+{
+	Member	   *m;
+
+	/* the chunks handed out have started: the next starts after */
+	if (st->in_flight > 0 && parallel_pool != NULL)
+		WaitForStarts();
+	SpiConnect();
+	/* a failure committed by a worker that has not exited yet */
+	if (st->in_flight > 0 && FlightFailed())
+	{
+		SpiFinish();
+		SPI_commit();
+		st->stop = true;
+		return NULL;
+	}
+	m = NextStartable(st, chunk, attempts, here);
+	SpiFinish();
+	SPI_commit();
+	return m;
+}
+
+/*
+ * StartNewWorker
+ *		No idle worker of the pool takes the chunk: a new worker, at a free
+ *		place of the pool (fewer workers than places: a busy worker per
+ *		chunk in flight, and no idle one), handed chunk chunk_no of m's
+ *		run; first a slot of backfill.max_workers, then a worker of the
+ *		server.  Returns the place, or -1 when no slot was free (*no_slot)
+ *		or no worker of the server.  The worker's handle is allocated in
+ *		cxt.
+ */
+static int
+StartNewWorker(LeaderState *st, Member *m, int32 chunk_no,
+			   MemoryContext cxt, bool *no_slot)
+{
+	BackgroundWorkerHandle *handle;
+	MemoryContext old;
+	int			slot = TakeSlot();
+	int			i;
+
+	*no_slot = (slot < 0);
+	if (slot < 0)
+		return -1;
+	for (i = 0; i < parallel_nflights; i++)
+	{
+		if (parallel_flights[i].handle == NULL)
+			break;
+	}
+	Assert(i < parallel_nflights);
+	HandChunk(i, m->run->run_id, chunk_no);
+	old = MemoryContextSwitchTo(cxt);
+	handle = StartPoolWorker(i, st->lock_group);
+	MemoryContextSwitchTo(old);
+	if (handle == NULL)
+	{
+		/* the place's chunk goes back: no worker will take it */
+		SpinLockAcquire(&parallel_pool->mutex);
+		parallel_pool->places[i].state = PLACE_IDLE;
+		SpinLockRelease(&parallel_pool->mutex);
+		ReleaseSlot(slot);
+		return -1;
+	}
+	parallel_flights[i].handle = handle;
+	parallel_flights[i].slot = slot;
+	return i;
+}
+
+/*
+ * FinishFlights
+ *		Wait until a chunk in flight is over and take in its outcome
+ *		(FinishFlight), then that of every other chunk that is over too,
+ *		before any new start.
+ */
+static void
+FinishFlights(LeaderState *st, MemoryContext cxt)
+{
+	int			i;
+
+	FinishFlight(st, WaitForFlight(parallel_nflights), cxt);
+	for (i = 0; i < parallel_nflights; i++)
+	{
+		if (FlightEnded(i))
+			FinishFlight(st, i, cxt);
+	}
+}
+
+/*
  * LeaderLoop
  *		The loop of ParallelRunLoop, inside its cleanup: hand out chunks
  *		while there is a place (to an idle worker of the pool, else to a new
@@ -394,28 +492,12 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 		{
 			ChunkInfo	chunk;
 			int32		attempts = 0;
-			BackgroundWorkerHandle *handle;
-			MemoryContext old;
 			Member	   *m;
 			bool		here;
-			int			slot;
+			bool		no_slot;
 
 			CHECK_FOR_INTERRUPTS();
-			/* the chunks handed out have started: the next starts after */
-			if (st->in_flight > 0 && parallel_pool != NULL)
-				WaitForStarts();
-			SpiConnect();
-			/* a failure committed by a worker that has not exited yet */
-			if (st->in_flight > 0 && FlightFailed())
-			{
-				SpiFinish();
-				SPI_commit();
-				st->stop = true;
-				break;
-			}
-			m = NextStartable(st, &chunk, &attempts, &here);
-			SpiFinish();
-			SPI_commit();
+			m = NextChunkToStart(st, &chunk, &attempts, &here);
 			if (m == NULL)
 				break;
 			if (here)
@@ -440,66 +522,33 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 				break;
 			}
 
-			/* an idle worker of the pool takes the chunk */
+			/* an idle worker of the pool takes the chunk, else a new one */
 			ReapIdleWorkers();
 			i = IdlePlace();
 			if (i >= 0)
 				HandChunk(i, m->run->run_id, chunk.chunk_no);
-			else
+			else if ((i = StartNewWorker(st, m, chunk.chunk_no, cxt,
+										 &no_slot)) < 0)
 			{
-				/*
-				 * None: a new worker, at a free place of the pool (fewer
-				 * workers than places: a busy worker per chunk in flight,
-				 * and no idle one); first a slot of backfill.max_workers,
-				 * then a worker of the server.
-				 */
-				slot = TakeSlot();
-				handle = NULL;
-				if (slot >= 0)
+				/* no slot, or no worker of the server */
+				if (!st->lock_group && !TargetInFlight(m->run->target))
+					ReleaseCallTarget(st, m->run->target);
+				if (!warned)
+					NoWorkerNotice(m->run->run_id, no_slot, st->in_flight,
+								   parallel);
+				warned = true;
+				if (st->in_flight > 0)
 				{
-					for (i = 0; i < parallel_nflights; i++)
-					{
-						if (parallel_flights[i].handle == NULL)
-							break;
-					}
-					Assert(i < parallel_nflights);
-					HandChunk(i, m->run->run_id, chunk.chunk_no);
-					old = MemoryContextSwitchTo(cxt);
-					handle = StartPoolWorker(i, st->lock_group);
-					MemoryContextSwitchTo(old);
-					if (handle == NULL)
-					{
-						/* the place's chunk goes back: no worker will take it */
-						SpinLockAcquire(&parallel_pool->mutex);
-						parallel_pool->places[i].state = PLACE_IDLE;
-						SpinLockRelease(&parallel_pool->mutex);
-						ReleaseSlot(slot);
-					}
-				}
-				if (handle == NULL)
-				{
-					/* no slot, or no worker of the server */
-					if (!st->lock_group && !TargetInFlight(m->run->target))
-						ReleaseCallTarget(st, m->run->target);
-					if (!warned)
-						NoWorkerNotice(m->run->run_id, slot < 0, st->in_flight,
-									   parallel);
-					warned = true;
-					if (st->in_flight > 0)
-					{
-						/* fewer places from now on; this chunk starts later */
-						st->cap = st->in_flight;
-						break;
-					}
-					/* no worker at all: the chunk runs in this session */
-					RunChunkHere(m, st, &chunk, via, user, cxt);
-					m->cursor = chunk.chunk_no;
-					started++;
-					ran_here = true;
+					/* fewer places from now on; this chunk starts later */
+					st->cap = st->in_flight;
 					break;
 				}
-				parallel_flights[i].handle = handle;
-				parallel_flights[i].slot = slot;
+				/* no worker at all: the chunk runs in this session */
+				RunChunkHere(m, st, &chunk, via, user, cxt);
+				m->cursor = chunk.chunk_no;
+				started++;
+				ran_here = true;
+				break;
 			}
 			parallel_flights[i].busy = true;
 			parallel_flights[i].member = m;
@@ -515,13 +564,7 @@ LeaderLoop(LeaderState *st, int max_chunks, int parallel,
 			continue;
 		if (st->in_flight == 0)
 			break;
-		FinishFlight(st, WaitForFlight(parallel_nflights), cxt);
-		/* every other chunk that is over too, before any new start */
-		for (i = 0; i < parallel_nflights; i++)
-		{
-			if (FlightEnded(i))
-				FinishFlight(st, i, cxt);
-		}
+		FinishFlights(st, cxt);
 	}
 }
 
@@ -564,6 +607,42 @@ SettleMember(Member *m)
 						m->run->relname, RunStatusName(final_status))));
 		if (final_status == RUN_DONE)
 			ReportRevertDefinition(m->run);
+	}
+}
+
+/*
+ * NoticeFirstWaiting
+ *		The end of a group call that ends with runs still to do: the first
+ *		of them says what it waits for (PipelineChunkReady's NOTICE; silent
+ *		when it was only max_chunks): nothing in flight can change it any
+ *		more.
+ */
+static void
+NoticeFirstWaiting(LeaderState *st)
+{
+	int			k;
+
+	for (k = 0; k < st->nmembers; k++)
+	{
+		Member	   *m = &st->members[k];
+		ChunkInfo	chunk;
+		int32		attempts;
+		RunStatus	run_status;
+		bool		waits = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (m->finished)
+			continue;
+		SpiConnect();
+		if (PeekChunkAfter(m->run, m->cursor, &chunk, &attempts,
+						   &run_status) &&
+			run_status != RUN_CANCELLED && run_status != RUN_DONE)
+			waits = !PipelineChunkReady(m->run->run_id, m->run->relname,
+										chunk.start, chunk.end);
+		SpiFinish();
+		SPI_commit();
+		if (waits)
+			break;
 	}
 }
 
@@ -689,36 +768,9 @@ ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks, int parallel,
 		RaiseChunkFailure(st.failed_member->run, &st.failed_chunk, &failure);
 	}
 
-	/*
-	 * A group call that ends with runs still to do says what the first of
-	 * them waits for (PipelineChunkReady's NOTICE; silent when it was only
-	 * max_chunks): nothing in flight can change it any more.
-	 */
+	/* a group call that ends with runs still to do: what the first waits for */
 	if (nruns > 1 && !st.stop)
-	{
-		for (k = 0; k < nruns; k++)
-		{
-			Member	   *m = &st.members[k];
-			ChunkInfo	chunk;
-			int32		attempts;
-			RunStatus	run_status;
-			bool		waits = false;
-
-			CHECK_FOR_INTERRUPTS();
-			if (m->finished)
-				continue;
-			SpiConnect();
-			if (PeekChunkAfter(m->run, m->cursor, &chunk, &attempts,
-							   &run_status) &&
-				run_status != RUN_CANCELLED && run_status != RUN_DONE)
-				waits = !PipelineChunkReady(m->run->run_id, m->run->relname,
-											chunk.start, chunk.end);
-			SpiFinish();
-			SPI_commit();
-			if (waits)
-				break;
-		}
-	}
+		NoticeFirstWaiting(&st);
 	MemoryContextSwitchTo(cxt);
 	MemoryContextDelete(evcxt);
 }
