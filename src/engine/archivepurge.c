@@ -225,6 +225,77 @@ DropEmptyArchives(void)
 }
 
 /*
+ * PurgeRun
+ *		ArchivePurge for one run of target: under the target lock in
+ *		EXCLUSIVE (chunks of the target wait, and a revert never reads
+ *		half), mark its chunks kept before now() - older_than (NULL: past
+ *		their keep_until) purged, delete their rows from their archive
+ *		tables (from C; a table someone holds keeps them until it is
+ *		dropped), and forget its kept leaves (PurgeLeaves).  Returns the
+ *		number of chunks purged.
+ */
+static int64
+PurgeRun(int64 run_id, Oid target, Interval *older_than)
+{
+	LOCKTAG		tag;
+	CatalogArgs args;
+	int			nchunks;
+	int32	   *chunk_nos;
+	Oid		   *archives;
+	int			c;
+
+	/* chunks of the target wait, and a revert never reads half */
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) target);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
+	CatalogArg(&args, INTERVALOID, PointerGetDatum(older_than),
+			   older_than == NULL);
+	CatalogExecArgs("UPDATE backfill.archived_chunks"
+					" SET purged_at = pg_catalog.now()"
+					" WHERE run_id OPERATOR(pg_catalog.=) $1"
+					" AND purged_at IS NULL"
+					" AND CASE WHEN $2 IS NULL"
+					"  THEN keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
+					"  ELSE kept_at OPERATOR(pg_catalog.<=)"
+					"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
+					" RETURNING chunk_no, archive::pg_catalog.oid",
+					&args, SPI_OK_UPDATE_RETURNING);
+	nchunks = (int) SPI_processed;
+	chunk_nos = palloc(sizeof(int32) * Max(nchunks, 1));
+	archives = palloc(sizeof(Oid) * Max(nchunks, 1));
+	for (c = 0; c < nchunks; c++)
+	{
+		bool		isnull;
+
+		chunk_nos[c] = SpiGetInt32(c, 1, &isnull);
+		archives[c] = SpiGetOid(c, 2, &isnull);
+		if (isnull)
+			archives[c] = InvalidOid;
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* the purged chunks' rows leave their archive tables, from C */
+	for (c = 0; c < nchunks; c++)
+	{
+		Relation	rel;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!OidIsValid(archives[c]) || get_rel_name(archives[c]) == NULL)
+			continue;
+		/* held by someone: the rows go when the table is dropped */
+		if (!ConditionalLockRelationOid(archives[c], RowExclusiveLock))
+			continue;
+		rel = ArchiveStoreOpen(archives[c], NoLock);
+		(void) ArchiveStoreDelete(rel, run_id, chunk_nos[c]);
+		table_close(rel, NoLock);
+	}
+	PurgeLeaves(run_id);
+	return nchunks;
+}
+
+/*
  * ArchivePurge
  *		See backfill.h.
  */
@@ -284,66 +355,12 @@ ArchivePurge(Oid target, Interval *older_than, bool only_permitted)
 	for (r = 0; r < nruns; r++)
 	{
 		MemoryContext old;
-		LOCKTAG		tag;
-		int			nchunks;
-		int32	   *chunk_nos;
-		Oid		   *archives;
-		int			c;
 
 		CHECK_FOR_INTERRUPTS();
 		if (only_permitted && !HasRunPermission(planners[r]))
 			continue;
 		old = MemoryContextSwitchTo(loop_cxt);
-
-		/* chunks of the target wait, and a revert never reads half */
-		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_TARGET, (uint32) targets[r]);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
-
-		CatalogArgsInit(&args);
-		CatalogArg(&args, INT8OID, Int64GetDatum(run_ids[r]), false);
-		CatalogArg(&args, INTERVALOID, PointerGetDatum(older_than),
-				   older_than == NULL);
-		CatalogExecArgs("UPDATE backfill.archived_chunks"
-						" SET purged_at = pg_catalog.now()"
-						" WHERE run_id OPERATOR(pg_catalog.=) $1"
-						" AND purged_at IS NULL"
-						" AND CASE WHEN $2 IS NULL"
-						"  THEN keep_until OPERATOR(pg_catalog.<=) pg_catalog.now()"
-						"  ELSE kept_at OPERATOR(pg_catalog.<=)"
-						"   (pg_catalog.now() OPERATOR(pg_catalog.-) $2) END"
-						" RETURNING chunk_no, archive::pg_catalog.oid",
-						&args, SPI_OK_UPDATE_RETURNING);
-		nchunks = (int) SPI_processed;
-		purged += nchunks;
-		chunk_nos = palloc(sizeof(int32) * Max(nchunks, 1));
-		archives = palloc(sizeof(Oid) * Max(nchunks, 1));
-		for (c = 0; c < nchunks; c++)
-		{
-			bool		isnull;
-
-			chunk_nos[c] = SpiGetInt32(c, 1, &isnull);
-			archives[c] = SpiGetOid(c, 2, &isnull);
-			if (isnull)
-				archives[c] = InvalidOid;
-		}
-		SPI_freetuptable(SPI_tuptable);
-
-		/* the purged chunks' rows leave their archive tables, from C */
-		for (c = 0; c < nchunks; c++)
-		{
-			Relation	rel;
-
-			CHECK_FOR_INTERRUPTS();
-			if (!OidIsValid(archives[c]) || get_rel_name(archives[c]) == NULL)
-				continue;
-			/* held by someone: the rows go when the table is dropped */
-			if (!ConditionalLockRelationOid(archives[c], RowExclusiveLock))
-				continue;
-			rel = ArchiveStoreOpen(archives[c], NoLock);
-			(void) ArchiveStoreDelete(rel, run_ids[r], chunk_nos[c]);
-			table_close(rel, NoLock);
-		}
-		PurgeLeaves(run_ids[r]);
+		purged += PurgeRun(run_ids[r], targets[r], older_than);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(loop_cxt);
 	}
