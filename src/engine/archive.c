@@ -2,10 +2,13 @@
  *
  * archive.c
  *	  The archive of what backfills replaced (keep_replaced, doc/undo.md):
- *	  which archive table holds a chunk's kept rows, the rows a chunk
- *	  deletes moved into it in the chunk's transaction, the rows of a kept
- *	  chunk put back into the target (a revert chunk), the kept rows of a
- *	  run read for diff, purging.
+ *	  which archive table holds a chunk's kept rows (the generations
+ *	  below, ArchiveFor) and the catalog's records of kept chunks and kept
+ *	  leaves.  This header describes the archive as a whole; its other
+ *	  parts live in archivemove.c (the rows a chunk deletes moved into it
+ *	  in the chunk's transaction, and put back into the target by a revert
+ *	  chunk), archivediff.c (the kept rows of a run read for diff) and
+ *	  archivepurge.c (purging).
  *
  * Rights.  The target is read and written as the current user (the
  * definition's author, inside a chunk's author gate).  The archive tables
@@ -39,35 +42,16 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/nbtree.h"
 #include "access/table.h"
-#include "access/tableam.h"
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
-#include "catalog/pg_collation.h"
-#include "catalog/pg_index.h"
-#include "catalog/pg_inherits.h"
-#include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
-#include "commands/defrem.h"
-#include "executor/executor.h"
 #include "miscadmin.h"
-#include "parser/parse_relation.h"
-#include "storage/lmgr.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/date.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "backfill.h"

@@ -3,11 +3,15 @@
  * parallel.c
  *	  Parallel chunks (run, backfill, run_group with parallel => N): the
  *	  leader's loop, which hands the chunks out to a pool of at most N
- *	  dynamic background workers, in plan order, and stops handing out at
- *	  the first failure; the pool worker's main, which connects once and
- *	  executes the chunks it is handed with the chunk engine, one
- *	  transaction each, until the leader tells it to go; and cancel's side,
- *	  which terminates a run's workers.
+ *	  dynamic background workers, in plan order, takes in their outcomes
+ *	  and stops handing out at the first failure.  This header describes
+ *	  the whole design; its other parts live in parallelpool.c (the pool
+ *	  on the leader's side: shared memory, places, worker slots, waits),
+ *	  parallelstart.c (which chunk starts next) and parallelworker.c (the
+ *	  pool worker's main, which connects once and executes the chunks it
+ *	  is handed with the chunk engine, one transaction each, until the
+ *	  leader tells it to go; and cancel's side, which terminates a run's
+ *	  workers).
  *
  * The pool: a call starts a worker only when a chunk may start and no
  * worker of the call is idle, so it never has more than N (fewer when
@@ -89,30 +93,17 @@
  */
 #include "postgres.h"
 
-#include <signal.h>
-
-#include "access/xact.h"
-#include "catalog/pg_authid.h"
-#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
-#include "storage/dsm.h"
 #include "storage/proc.h"
-#include "storage/procarray.h"
 #include "storage/spin.h"
-#include "tcop/tcopprot.h"
-#include "utils/builtins.h"
-#include "utils/guc.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 
 #include "backfill.h"
 
+/* TerminateFlights is registered as an exit callback (once per backend) */
 static bool exit_callback_registered = false;
 
 /*
