@@ -1179,10 +1179,7 @@ extern bool ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no);
 extern int64 ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 								  const ArchiveKeep *keep, int64 rows_now);
 
-/*
- * Inside the archive (archive.c, archivemove.c, archivediff.c): the
- * columns of a table, what a keeping chunk records, reading kept rows.
- */
+/* ---- inside the archive: columns, generations, records (archive.c) ---- */
 
 /* The columns of a relation (not dropped), in attribute order. */
 typedef struct RelColumns
@@ -1236,6 +1233,8 @@ extern void KeptLeaves(int64 run_id, int32 chunk_no, List **leaves,
 
 /* 55000 unless chunk chunk_no of run_id kept rows not purged: how many. */
 extern int64 CheckKept(int64 run_id, int32 chunk_no, Oid *archive);
+
+/* ---- inside the archive: kept rows read back (archivemove.c) ---- */
 
 /* 55000 when archive table rel lost a column (a DROP ... CASCADE). */
 extern void CheckNoLostColumn(Relation rel, int64 run_id);
@@ -1987,7 +1986,7 @@ extern void ParallelRunLoop(RunInfo *run, int max_chunks, int parallel,
 extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
 							  int parallel, MemoryContext cxt);
 
-/* ---- inside a parallel call: the leader, its pool, its workers ---- */
+/* ---- inside a parallel call: what the leader, its pool and its workers share ---- */
 
 /* What the leader hands a worker at its start, in bgw_extra. */
 typedef struct ChunkWorkerArgs
@@ -2070,7 +2069,32 @@ typedef struct Flight
 } Flight;
 
 /*
- * The pool of the current call (parallelpool.c), in the leader: its places
+ * The state of one parallel call, as the leader loop keeps it.
+ */
+typedef struct LeaderState
+{
+	Member	   *members;		/* the call's runs, in dependency order */
+	int			nmembers;
+	int			in_flight;
+	int			cap;			/* places usable: parallel, fewer when no
+								 * worker slot was free */
+	bool		stop;			/* start nothing new */
+	bool		lock_group;		/* the workers join this backend's lock
+								 * group; else (Citus) the call target
+								 * locks below */
+	Oid		   *held;			/* targets whose call lock is held */
+	int			nheld;
+	bool		failed;
+	Member	   *failed_member;	/* the first failure: earliest run, */
+	ChunkInfo	failed_chunk;	/* first in plan order */
+	ErrorData  *failed_error;	/* in the run's context */
+	FailureCause failed_cause;	/* its cause (failures.c) */
+} LeaderState;
+
+/* ---- the pool of a parallel call (parallelpool.c) ---- */
+
+/*
+ * The pool of the current call, in the leader: its places
  * as the leader keeps them (parallel_nflights of them; NULL between calls),
  * and its shared memory (NULL: none, the chunks run in the session).
  */
@@ -2078,7 +2102,7 @@ extern Flight *parallel_flights;
 extern int	parallel_nflights;
 extern PoolShared *parallel_pool;
 
-/* Cleanup of the leader: terminate every worker of the pool (parallelpool.c). */
+/* Cleanup of the leader: terminate every worker of the pool. */
 extern void TerminateFlights(int code, Datum arg);
 
 /* A worker slot of backfill.max_workers, -1 when all are taken; and back. */
@@ -2121,30 +2145,9 @@ extern int	WaitForFlight(int n);
 /* Wait until every chunk handed out has started in its worker. */
 extern void WaitForStarts(void);
 
-/*
- * The state of one parallel call, as the leader loop keeps it.
- */
-typedef struct LeaderState
-{
-	Member	   *members;		/* the call's runs, in dependency order */
-	int			nmembers;
-	int			in_flight;
-	int			cap;			/* places usable: parallel, fewer when no
-								 * worker slot was free */
-	bool		stop;			/* start nothing new */
-	bool		lock_group;		/* the workers join this backend's lock
-								 * group; else (Citus) the call target
-								 * locks below */
-	Oid		   *held;			/* targets whose call lock is held */
-	int			nheld;
-	bool		failed;
-	Member	   *failed_member;	/* the first failure: earliest run, */
-	ChunkInfo	failed_chunk;	/* first in plan order */
-	ErrorData  *failed_error;	/* in the run's context */
-	FailureCause failed_cause;	/* its cause (failures.c) */
-} LeaderState;
+/* ---- which chunk a parallel call starts next (parallelstart.c) ---- */
 
-/* Whether a chunk of the call on target relid is in flight (parallelstart.c). */
+/* Whether a chunk of the call on target relid is in flight. */
 extern bool TargetInFlight(Oid relid);
 
 /* Release the call's lock on target relid (InvalidOid: every one). */
