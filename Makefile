@@ -28,6 +28,9 @@ OBJS = \
 	src/engine/keptleaf.o \
 	src/engine/archivestore.o \
 	src/engine/archive.o \
+	src/engine/archivemove.o \
+	src/engine/archivediff.o \
+	src/engine/archivepurge.o \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
@@ -38,6 +41,9 @@ OBJS = \
 	src/orchestration/tally.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
+	src/orchestration/parallelpool.o \
+	src/orchestration/parallelstart.o \
+	src/orchestration/parallelworker.o \
 	src/orchestration/reconcile.o \
 	src/orchestration/standing.o \
 	src/orchestration/refresh.o \

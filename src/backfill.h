@@ -22,7 +22,10 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "nodes/pg_list.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
 #include "storage/lock.h"
+#include "storage/spin.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -1083,7 +1086,7 @@ extern int64 ArchiveStoreDelete(Relation rel, int64 run_id, int32 chunk_no);
 extern Relation IndexOnColumn(Relation rel, Oid am, AttrNumber attnum,
 							  Oid opfamily);
 
-/* ---- the archive of replaced rows (archive.c) ---- */
+/* ---- the archive of replaced rows (archive.c, archivemove.c, archivediff.c) ---- */
 
 /* Where a keeping chunk puts the rows it replaces: its run and chunk. */
 typedef struct ArchiveKeep
@@ -1177,6 +1180,102 @@ extern bool ArchiveLeavesUnchanged(Oid target, int64 run_id, int32 chunk_no);
 extern int64 ArchiveRestoreLeaves(Oid target, int64 reverted, int32 chunk_no,
 								  const ArchiveKeep *keep, int64 rows_now);
 
+/* ---- inside the archive: columns, generations, records (archive.c) ---- */
+
+/* The columns of a relation (not dropped), in attribute order. */
+typedef struct RelColumns
+{
+	int			n;
+	char	  **names;
+	AttrNumber *attnums;
+	Oid		   *types;			/* as declared (a domain, maybe) */
+	Oid		   *bases;			/* the base type of each */
+	int32	   *typmods;		/* the base type's typmod */
+	Oid		   *collations;
+	bool	   *generated;
+} RelColumns;
+
+/* The columns of rel (or relid) but dropped ones and the archive's own. */
+extern RelColumns *ReadColumns(Relation rel);
+extern RelColumns *ReadColumnsOf(Oid relid);
+
+/* The position of column "name" in cols, -1 when absent. */
+extern int	ColumnIndex(const RelColumns *cols, const char *name);
+
+/* The descriptor of rows of the columns "which" (n), each of its base type. */
+extern TupleDesc RowsDesc(const RelColumns *cols, const int *which, int n);
+
+/* The quoted names of the columns "which" (n), each after "prefix". */
+extern char *ColumnList(const RelColumns *cols, const int *which, int n,
+						const char *prefix);
+
+/* The owner of relation relid. */
+extern Oid	RelOwner(Oid relid);
+
+/* Whether archive table rel takes rows of cols as they are; fills map. */
+extern bool ArchiveFits(Relation rel, Oid owner, const RelColumns *cols,
+						int *map);
+
+/* The archive table that takes the rows chunk keep of target deletes. */
+extern Oid	ArchiveFor(Oid target, const RelColumns *cols,
+					   const ArchiveKeep *keep);
+
+/* The catalog's record of a kept chunk (archive InvalidOid: kept leaves). */
+extern void RecordKept(Oid target, const ArchiveKeep *keep, Oid archive,
+					   int64 rows);
+
+/* The catalog's record that chunk keep kept leaf's files in table kept. */
+extern void RecordLeaf(Oid target, const ArchiveKeep *keep, Oid leaf,
+					   Oid kept);
+
+/* The leaves chunk chunk_no of run_id kept (0: every chunk), in 3 lists. */
+extern void KeptLeaves(int64 run_id, int32 chunk_no, List **leaves,
+					   List **kepts, List **chunks);
+
+/* 55000 unless chunk chunk_no of run_id kept rows not purged: how many. */
+extern int64 CheckKept(int64 run_id, int32 chunk_no, Oid *archive);
+
+/* ---- inside the archive: kept rows read back (archivemove.c) ---- */
+
+/* 55000 when archive table rel lost a column (a DROP ... CASCADE). */
+extern void CheckNoLostColumn(Relation rel, int64 run_id);
+
+/* 42501 unless the kept rows of rel (from table "from") are the caller's. */
+extern void CheckKeptOwner(Relation rel, Oid from, int64 run_id);
+
+/*
+ * How a kept column is read into a store: from attribute "attnum" of the
+ * archive (0: none, NULL), as it is or as its text ("out": the output
+ * function of its type).
+ */
+typedef struct StoreColumn
+{
+	AttrNumber	attnum;
+	Oid			out;			/* InvalidOid: the value as it is */
+} StoreColumn;
+
+/* The state of ArchiveStoreScan's callback that fills a store. */
+typedef struct FillState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;			/* of the store's rows */
+	int			ncols;			/* columns of desc read from the archive */
+	StoreColumn *cols;
+	int32		chunk_no;		/* with_chunk and chunk_no 0: the row's */
+	AttrNumber	chunkatt;		/* the archive's chunk column; 0: none */
+	bool		with_chunk;		/* the last column of desc is the chunk */
+	Datum	   *values;
+	bool	   *nulls;
+	MemoryContext row_cxt;
+} FillState;
+
+/* Put one kept row into the store of arg (a FillState *): ArchiveRowFn. */
+extern void FillRow(TupleTableSlot *slot, void *arg);
+
+/* A FillState for rows of desc into store, ncols read from the archive. */
+extern FillState *FillStart(Tuplestorestate *store, TupleDesc desc, int ncols,
+							bool with_chunk);
+
 /* ---- kept leaves (keptleaf.c) ---- */
 
 /* Whether a leaf's files can be kept: a plain heap, no dropped column. */
@@ -1194,6 +1293,8 @@ extern Oid	KeptLeafCreate(Oid leaf, int64 run_id, int32 chunk_no);
  * and rebuild the leaf's indexes; the caller holds the chunk's lock.
  */
 extern void KeptLeafExchange(Oid leaf, Oid kept);
+
+/* ---- purging the archive (archivepurge.c) ---- */
 
 /*
  * Remove the kept rows of chunks kept at least older_than ago (NULL: of
@@ -2114,6 +2215,182 @@ extern void ParallelRunLoop(RunInfo *run, int max_chunks, int parallel,
  */
 extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
 							  int parallel, MemoryContext cxt);
+
+/* ---- inside a parallel call: what the leader, its pool and its workers share ---- */
+
+/* What the leader hands a worker at its start, in bgw_extra. */
+typedef struct ChunkWorkerArgs
+{
+	dsm_handle	pool;			/* the call's PoolShared */
+	int32		place;			/* the worker's place in it */
+	Oid			database;
+	Oid			role;
+	int			leader_pgprocno;
+	int			leader_pid;
+	int32		lock_timeout;
+	int32		chunk_timeout;
+	int32		max_attempts;
+	bool		lock_group;		/* join the leader's lock group */
+} ChunkWorkerArgs;
+
+/*
+ * The state of a place of the pool, as its worker and the leader share it.
+ * The leader moves a place from IDLE to ASSIGNED (a chunk is handed out)
+ * and from DONE back to IDLE (it has read the outcome), or to EXIT; the
+ * worker moves it from ASSIGNED to BUSY (it took the chunk), from BUSY to
+ * RUNNING (it claimed the chunk and starts executing it; WaitForStarts) and
+ * from BUSY or RUNNING to DONE (the chunk's transaction is over).
+ */
+typedef enum PlaceState
+{
+	PLACE_IDLE,
+	PLACE_ASSIGNED,
+	PLACE_BUSY,
+	PLACE_RUNNING,
+	PLACE_DONE,
+	PLACE_EXIT
+} PlaceState;
+
+/* One place of the pool: its worker, and the chunk handed to it. */
+typedef struct PoolPlace
+{
+	PlaceState	state;
+	int64		run_id;
+	int32		chunk_no;
+	int			procno;			/* the worker's PGPROC number; -1 before it
+								 * attached */
+} PoolPlace;
+
+/* The dynamic shared memory of a call: its places, under one spinlock. */
+typedef struct PoolShared
+{
+	slock_t		mutex;
+	int			nplaces;
+	PoolPlace	places[FLEXIBLE_ARRAY_MEMBER];
+} PoolShared;
+
+/*
+ * One run of the call (a group call has several): where the leader is in
+ * its plan, and how it ended for this call.
+ */
+typedef struct Member
+{
+	RunInfo    *run;
+	int32		cursor;			/* the last chunk started (0: none) */
+	bool		finished;		/* nothing more to start: see below */
+	bool		exhausted;		/* no chunk left to start */
+	bool		cancelled;		/* the run was cancelled meanwhile */
+	int			meet;			/* ChunksMayMeet: -1 not known yet */
+	RunTally	tally;			/* what this call did to it (its summary) */
+} Member;
+
+/*
+ * One place of the pool, as the leader keeps it: its worker (NULL: none
+ * at this place now) and, while busy, the chunk handed to it.
+ */
+typedef struct Flight
+{
+	BackgroundWorkerHandle *handle; /* NULL: no worker at this place */
+	bool		busy;			/* a chunk is in flight at this place */
+	Member	   *member;
+	ChunkInfo	chunk;
+	int32		attempts;		/* the chunk's attempts before the worker */
+	int			slot;			/* its worker slot of the cluster (TakeSlot) */
+} Flight;
+
+/*
+ * The state of one parallel call, as the leader loop keeps it.
+ */
+typedef struct LeaderState
+{
+	Member	   *members;		/* the call's runs, in dependency order */
+	int			nmembers;
+	int			in_flight;
+	int			cap;			/* places usable: parallel, fewer when no
+								 * worker slot was free */
+	bool		stop;			/* start nothing new */
+	bool		lock_group;		/* the workers join this backend's lock
+								 * group; else (Citus) the call target
+								 * locks below */
+	Oid		   *held;			/* targets whose call lock is held */
+	int			nheld;
+	bool		failed;
+	Member	   *failed_member;	/* the first failure: earliest run, */
+	ChunkInfo	failed_chunk;	/* first in plan order */
+	ErrorData  *failed_error;	/* in the run's context */
+	FailureCause failed_cause;	/* its cause (failures.c) */
+} LeaderState;
+
+/* ---- the pool of a parallel call (parallelpool.c) ---- */
+
+/*
+ * The pool of the current call, in the leader: its places
+ * as the leader keeps them (parallel_nflights of them; NULL between calls),
+ * and its shared memory (NULL: none, the chunks run in the session).
+ */
+extern Flight *parallel_flights;
+extern int	parallel_nflights;
+extern PoolShared *parallel_pool;
+
+/* Cleanup of the leader: terminate every worker of the pool. */
+extern void TerminateFlights(int code, Datum arg);
+
+/* A worker slot of backfill.max_workers, -1 when all are taken; and back. */
+extern int	TakeSlot(void);
+extern void ReleaseSlot(int slot);
+
+/* Give back the slots of every flight (after TerminateFlights). */
+extern void ReleaseSlots(void);
+
+/* Register the background worker of place i (NULL: no slot of the server). */
+extern BackgroundWorkerHandle *StartPoolWorker(int i, bool lock_group);
+
+/* The call's shared memory of n places (parallel_pool NULL: none); unmap it. */
+extern void CreatePool(int n);
+extern void DestroyPool(void);
+
+/* Set the state of place i and wake its worker. */
+extern void SetPlace(int i, PlaceState state);
+
+/* Hand chunk chunk_no of run_id to idle place i and wake its worker. */
+extern void HandChunk(int i, int64 run_id, int32 chunk_no);
+
+/* Whether the worker of place i has stopped; whether its chunk is over. */
+extern bool WorkerStopped(int i);
+extern bool FlightEnded(int i);
+
+/* Free place i of a worker that has stopped; the same for every idle one. */
+extern void ReapWorker(int i);
+extern void ReapIdleWorkers(void);
+
+/* A place whose worker waits for a chunk, or -1. */
+extern int	IdlePlace(void);
+
+/* Tell every worker of the pool to exit and wait for them (nothing in flight). */
+extern void ShutdownPool(void);
+
+/* Wait until a chunk in flight at one of places 0 .. n-1 is over: its place. */
+extern int	WaitForFlight(int n);
+
+/* Wait until every chunk handed out has started in its worker. */
+extern void WaitForStarts(void);
+
+/* ---- which chunk a parallel call starts next (parallelstart.c) ---- */
+
+/* Whether a chunk of the call on target relid is in flight. */
+extern bool TargetInFlight(Oid relid);
+
+/* Release the call's lock on target relid (InvalidOid: every one). */
+extern void ReleaseCallTarget(LeaderState *st, Oid relid);
+
+/*
+ * The run whose next chunk may start now and that chunk (*here: it runs in
+ * the session), or NULL.  Caller is connected to SPI.
+ */
+extern Member *NextStartable(LeaderState *st, ChunkInfo *chunk,
+							 int32 *attempts, bool *here);
+
+/* ---- the worker of parallel chunks, cancel's side (parallelworker.c) ---- */
 
 /*
  * cancel's side: terminate the workers executing the run's chunks and wait

@@ -87,7 +87,7 @@ my @rules = (
 	[ 'SetUserIdAndSecContext', { 'src/base/catalog.c:CatalogRun' => 1, %allowed_gate } ],
 	[ 'ExtensionOwner', { 'src/base/catalog.c:CatalogRun' => 1, 'src/base/catalog.c:ExtensionOwner' => 1,
 		'src/base/catalog.c:CatalogCronQuery' => 1 } ],
-	[ 'BackgroundWorkerInitializeConnectionByOid', { 'src/orchestration/parallel.c:backfill_chunk_worker' => 1,
+	[ 'BackgroundWorkerInitializeConnectionByOid', { 'src/orchestration/parallelworker.c:backfill_chunk_worker' => 1,
 		'src/base/cronrelay.c:backfill_cron_relay' => 1 } ],
 	[ 'BackgroundWorkerInitializeConnection', {} ],
 	[ 'CronRelayRun', { 'src/base/catalog.c:CatalogCronQuery' => 1 } ],

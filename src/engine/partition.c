@@ -138,6 +138,121 @@ BoundToTimestamptz(Const *c, Oid typid, TimestampTz *result)
 }
 
 /*
+ * TimeRangeKey
+ *		Whether partition key "key" is a range on the time column (attribute
+ *		timeatt) alone, of type timestamptz, timestamp or date, under the
+ *		default btree operator family of its type: then each partition's
+ *		bounds say which times it holds.
+ */
+static bool
+TimeRangeKey(PartitionKey key, AttrNumber timeatt)
+{
+	Oid			opclass;
+
+	if (!(key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
+		  key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
+		  (key->parttypid[0] == TIMESTAMPTZOID ||
+		   key->parttypid[0] == TIMESTAMPOID ||
+		   key->parttypid[0] == DATEOID)))
+		return false;
+	opclass = GetDefaultOpClass(key->parttypid[0], BTREE_AM_OID);
+	return OidIsValid(opclass) &&
+		get_opclass_family(opclass) == key->partopfamily[0];
+}
+
+/*
+ * PartitionTimeBounds
+ *		The bounds of partition "child" of a table partitioned by a range on
+ *		time (TimeRangeKey; keytype: the key's type) as timestamptz, into
+ *		*clo and *chi (MINVALUE and MAXVALUE as -infinity and infinity);
+ *		false for the default partition, which has none.  The bound's parse
+ *		tree lives in boundcxt, reset first: it is needed for this
+ *		partition only.
+ */
+static bool
+PartitionTimeBounds(Oid child, Oid keytype, MemoryContext boundcxt,
+					TimestampTz *clo, TimestampTz *chi)
+{
+	HeapTuple	tup;
+	Datum		d;
+	bool		isnull;
+	PartitionBoundSpec *spec;
+	PartitionRangeDatum *l;
+	PartitionRangeDatum *u;
+	MemoryContext oldcxt;
+
+	MemoryContextReset(boundcxt);
+	oldcxt = MemoryContextSwitchTo(boundcxt);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(child));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "backfill: cache lookup failed for relation %u", child);
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+	if (isnull)
+		elog(ERROR, "backfill: partition %u has no bound", child);
+	spec = (PartitionBoundSpec *) stringToNode(TextDatumGetCString(d));
+	ReleaseSysCache(tup);
+	MemoryContextSwitchTo(oldcxt);
+
+	if (spec->is_default)
+		return false;
+	l = linitial(spec->lowerdatums);
+	u = linitial(spec->upperdatums);
+	if (l->kind == PARTITION_RANGE_DATUM_MINVALUE)
+		TIMESTAMP_NOBEGIN(*clo);
+	else if (l->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+		TIMESTAMP_NOEND(*clo);
+	else if (!BoundToTimestamptz(castNode(Const, l->value), keytype, clo))
+		elog(ERROR, "backfill: unexpected partition bound type");
+	if (u->kind == PARTITION_RANGE_DATUM_MINVALUE)
+		TIMESTAMP_NOBEGIN(*chi);
+	else if (u->kind == PARTITION_RANGE_DATUM_MAXVALUE)
+		TIMESTAMP_NOEND(*chi);
+	else if (!BoundToTimestamptz(castNode(Const, u->value), keytype, chi))
+		elog(ERROR, "backfill: unexpected partition bound type");
+	return true;
+}
+
+/*
+ * SpansCover
+ *		Whether the spans span_lo[i] to span_hi[i] (nspans of them, in
+ *		bound order) cover [lo, hi) without a gap.
+ */
+static bool
+SpansCover(TimestampTz lo, TimestampTz hi, const TimestampTz *span_lo,
+		   const TimestampTz *span_hi, int nspans)
+{
+	TimestampTz covered = lo;
+	int			i;
+
+	for (i = 0; i < nspans && span_lo[i] <= covered; i++)
+	{
+		if (span_hi[i] > covered)
+			covered = span_hi[i];
+	}
+	return covered >= hi;
+}
+
+/*
+ * AddLeaf
+ *		Add leaf partition "child" of partitioned table "parent" to plan,
+ *		with its bounds [lo, hi) when time_bounds.
+ */
+static void
+AddLeaf(PartPlan *plan, Oid child, Oid parent, bool time_bounds,
+		TimestampTz lo, TimestampTz hi, bool is_default)
+{
+	LeafPart   *leaf = palloc0(sizeof(LeafPart));
+
+	leaf->relid = child;
+	leaf->parent = parent;
+	leaf->time_bounds = time_bounds;
+	leaf->lo = lo;
+	leaf->hi = hi;
+	leaf->is_default = is_default;
+	plan->leaves = lappend(plan->leaves, leaf);
+}
+
+/*
  * CollectLeaves
  *		Add to plan the leaves under partitioned table relid that can hold
  *		rows of [lo, hi).  "whole" says relid itself lies entirely inside
@@ -154,7 +269,7 @@ CollectLeaves(Oid relid, const char *time_column,
 	PartitionKey key;
 	PartitionDesc pd;
 	AttrNumber	timeatt;
-	bool		timekey = false;
+	bool		timekey;
 	int			default_idx = -1;
 	TimestampTz *span_lo;		/* bounds of the affected partitions */
 	TimestampTz *span_hi;
@@ -170,18 +285,7 @@ CollectLeaves(Oid relid, const char *time_column,
 	span_lo = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
 	span_hi = palloc(sizeof(TimestampTz) * (pd->nparts + 1));
 
-	if (key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1 &&
-		key->partattrs[0] != 0 && key->partattrs[0] == timeatt &&
-		(key->parttypid[0] == TIMESTAMPTZOID ||
-		 key->parttypid[0] == TIMESTAMPOID ||
-		 key->parttypid[0] == DATEOID))
-	{
-		Oid			opclass = GetDefaultOpClass(key->parttypid[0], BTREE_AM_OID);
-
-		timekey = OidIsValid(opclass) &&
-			get_opclass_family(opclass) == key->partopfamily[0];
-	}
-
+	timekey = TimeRangeKey(key, timeatt);
 	if (!whole && !timekey && plan->why == NULL)
 		plan->why = psprintf("The partition key of \"%s\" is not a range on column \"%s\" alone",
 							 RelationGetRelationName(rel), time_column);
@@ -200,58 +304,20 @@ CollectLeaves(Oid relid, const char *time_column,
 		CHECK_FOR_INTERRUPTS();
 		if (!whole && timekey)
 		{
-			HeapTuple	tup;
-			Datum		d;
-			bool		isnull;
-			PartitionBoundSpec *spec;
-			MemoryContext oldcxt;
-
-			/* the bound's parse tree is needed for this partition only */
-			MemoryContextReset(boundcxt);
-			oldcxt = MemoryContextSwitchTo(boundcxt);
-			tup = SearchSysCache1(RELOID, ObjectIdGetDatum(child));
-			if (!HeapTupleIsValid(tup))
-				elog(ERROR, "backfill: cache lookup failed for relation %u", child);
-			d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
-			if (isnull)
-				elog(ERROR, "backfill: partition %u has no bound", child);
-			spec = (PartitionBoundSpec *) stringToNode(TextDatumGetCString(d));
-			ReleaseSysCache(tup);
-			MemoryContextSwitchTo(oldcxt);
-
-			if (spec->is_default)
+			if (!PartitionTimeBounds(child, key->parttypid[0], boundcxt,
+									 &clo, &chi))
 			{
 				default_idx = i;
 				continue;		/* decided after the others */
 			}
-			else
-			{
-				PartitionRangeDatum *l = linitial(spec->lowerdatums);
-				PartitionRangeDatum *u = linitial(spec->upperdatums);
+			has_bounds = true;
 
-				if (l->kind == PARTITION_RANGE_DATUM_MINVALUE)
-					TIMESTAMP_NOBEGIN(clo);
-				else if (l->kind == PARTITION_RANGE_DATUM_MAXVALUE)
-					TIMESTAMP_NOEND(clo);
-				else if (!BoundToTimestamptz(castNode(Const, l->value),
-											 key->parttypid[0], &clo))
-					elog(ERROR, "backfill: unexpected partition bound type");
-				if (u->kind == PARTITION_RANGE_DATUM_MINVALUE)
-					TIMESTAMP_NOBEGIN(chi);
-				else if (u->kind == PARTITION_RANGE_DATUM_MAXVALUE)
-					TIMESTAMP_NOEND(chi);
-				else if (!BoundToTimestamptz(castNode(Const, u->value),
-											 key->parttypid[0], &chi))
-					elog(ERROR, "backfill: unexpected partition bound type");
-				has_bounds = true;
-
-				/* [clo, chi) and [lo, hi) do not meet: not affected */
-				if (!(clo < hi && chi > lo))
-					continue;
-				child_whole = (clo >= lo && chi <= hi);
-				span_lo[nspans] = clo;
-				span_hi[nspans++] = chi;
-			}
+			/* [clo, chi) and [lo, hi) do not meet: not affected */
+			if (!(clo < hi && chi > lo))
+				continue;
+			child_whole = (clo >= lo && chi <= hi);
+			span_lo[nspans] = clo;
+			span_hi[nspans++] = chi;
 		}
 
 		/* a partly covered sub-partitioned table: its own key decides */
@@ -260,8 +326,6 @@ CollectLeaves(Oid relid, const char *time_column,
 						  parentlock, plan);
 		else
 		{
-			LeafPart   *leaf = palloc0(sizeof(LeafPart));
-
 			if (!child_whole)
 			{
 				plan->aligned = false;
@@ -270,14 +334,8 @@ CollectLeaves(Oid relid, const char *time_column,
 										 get_rel_name(child),
 										 TimestampText(clo), TimestampText(chi));
 			}
-
-			leaf->relid = child;
-			leaf->parent = relid;
-			leaf->time_bounds = has_bounds;
-			leaf->lo = clo;
-			leaf->hi = chi;
-			leaf->is_default = (get_default_oid_from_partdesc(pd) == child);
-			plan->leaves = lappend(plan->leaves, leaf);
+			AddLeaf(plan, child, relid, has_bounds, clo, chi,
+					get_default_oid_from_partdesc(pd) == child);
 		}
 	}
 
@@ -285,36 +343,19 @@ CollectLeaves(Oid relid, const char *time_column,
 	 * The default partition may hold rows of [lo, hi) unless the affected
 	 * bounded partitions cover it without a gap.  They come in bound order.
 	 */
-	if (default_idx >= 0)
+	if (default_idx >= 0 && !SpansCover(lo, hi, span_lo, span_hi, nspans))
 	{
-		TimestampTz covered = lo;
+		Oid			child = pd->oids[default_idx];
 
-		for (i = 0; i < nspans && span_lo[i] <= covered; i++)
-		{
-			if (span_hi[i] > covered)
-				covered = span_hi[i];
-		}
-		if (covered < hi)
-		{
-			Oid			child = pd->oids[default_idx];
-
-			plan->default_affected = true;
-			plan->aligned = false;
-			if (plan->why == NULL)
-				plan->why = psprintf("Default partition \"%s\" may hold rows of the range",
-									 get_rel_name(child));
-			if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
-				CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
-			else
-			{
-				LeafPart   *leaf = palloc0(sizeof(LeafPart));
-
-				leaf->relid = child;
-				leaf->parent = relid;
-				leaf->is_default = true;
-				plan->leaves = lappend(plan->leaves, leaf);
-			}
-		}
+		plan->default_affected = true;
+		plan->aligned = false;
+		if (plan->why == NULL)
+			plan->why = psprintf("Default partition \"%s\" may hold rows of the range",
+								 get_rel_name(child));
+		if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+			CollectLeaves(child, time_column, lo, hi, false, parentlock, plan);
+		else
+			AddLeaf(plan, child, relid, false, 0, 0, true);
 	}
 
 	MemoryContextDelete(boundcxt);
