@@ -918,6 +918,9 @@ typedef struct RunInfo
 	int32		restored_version;	/* made current again; 0: none */
 	bool		restored_by_undo;	/* by the revert of a revert */
 	int32		kept_version;	/* registered since, stays current; 0: none */
+	/* a status the chunk engine wrote, for FinishRun (WriteRunStatus) */
+	bool		finish_pending; /* done or failed: its pg_cron job goes */
+	bool		restore_pending;	/* a revert run now done: its definition */
 } RunInfo;
 
 /*
@@ -1357,14 +1360,38 @@ typedef struct ChunkReport
 
 /* The chunk engine; callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
+
+/*
+ * The run's status written by the chunk engine, after chunk chunk_no
+ * decided it (0: none), which the notification of the status names; no
+ * pg_cron job and no definition is touched: a run it finishes is marked
+ * for FinishRun (run->finish_pending, run->restore_pending).
+ */
+extern RunStatus WriteRunStatus(RunInfo *run, RunStatus status,
+								int32 chunk_no);
+
+/*
+ * What a run finished by WriteRunStatus still needs, in the same
+ * transaction, before its commit: its pg_cron job removed, a revert run's
+ * definition restored.  Every path that commits after the chunk engine
+ * wrote a run's status calls it (CommitChunk, RecordCommitFailure, the
+ * parallel worker and leader).
+ */
+extern void FinishRun(RunInfo *run);
 extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
 
 /*
  * SetRunStatus after chunk chunk_no decided it (0: none), which the
- * notification of the status names.
+ * notification of the status names: WriteRunStatus, then FinishRun.
  */
 extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
 								   int32 chunk_no);
+
+/*
+ * A revert run is done: the definition in force before the reverted run's
+ * is made current again (undo), noted on run for ReportRevertDefinition.
+ */
+extern void RevertRestoreDefinition(RunInfo *run);
 
 /*
  * The NOTICE of what a revert run that is done did to the target's current

@@ -256,7 +256,7 @@ RemainingChunks(RunInfo *run)
 
 /*
  * RevertRestoreDefinition
- *		A revert run is done: the definition goes back with the rows.  The
+ *		See backfill.h.  A revert run is done: the definition goes back with the rows.  The
  *		revert of a run built under version V makes the version that was
  *		current before V (definitions.previous_version) current again, if V
  *		is still current: a version registered since stays.  The revert of
@@ -275,7 +275,7 @@ RemainingChunks(RunInfo *run)
  *		(restored_version, kept_version) for ReportRevertDefinition.
  *		Caller is connected to SPI.
  */
-static void
+void
 RevertRestoreDefinition(RunInfo *run)
 {
 	Oid			argtypes[3] = {REGCLASSOID, INT4OID, INT8OID};
@@ -405,27 +405,21 @@ ReportRevertDefinition(RunInfo *run)
 }
 
 /*
- * SetRunStatus
- *		SetRunStatusAfter, no chunk named.
+ * WriteRunStatus
+ *		See backfill.h: set the run's status (finished_at with done) unless
+ *		it has been cancelled meanwhile.  A status that changes to done,
+ *		failed or probed is notified (NOTIFY backfill, naming chunk_no, the
+ *		chunk that decided it; 0: none), at commit.  What a finished run
+ *		still needs is left to FinishRun (orchestration/runstatus.c), in
+ *		the same transaction: its pg_cron job removed when it is done or
+ *		failed (run->finish_pending; a job may have been added since the
+ *		run was loaded, so even when the status does not change), and a
+ *		revert run's definition restored when it becomes done
+ *		(run->restore_pending).  Returns the status the run has now:
+ *		status, or RUN_CANCELLED when a cancel came first.
  */
 RunStatus
-SetRunStatus(RunInfo *run, RunStatus status)
-{
-	return SetRunStatusAfter(run, status, 0);
-}
-
-/*
- * SetRunStatusAfter
- *		Set the run's status (finished_at with done) unless it has been
- *		cancelled meanwhile; remove its pg_cron job when it is finished.
- *		A status that changes to done, failed or probed is notified
- *		(NOTIFY backfill, naming chunk_no, the chunk that decided it; 0:
- *		none), at commit.  A revert run that is done restores the
- *		definition too (RevertRestoreDefinition).  Returns the status the
- *		run has now: status, or RUN_CANCELLED when a cancel came first.
- */
-RunStatus
-SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
+WriteRunStatus(RunInfo *run, RunStatus status, int32 chunk_no)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
@@ -446,15 +440,59 @@ SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
 				"  THEN pg_catalog.clock_timestamp() END"
 				" WHERE run_id OPERATOR(pg_catalog.=) $1",
 				2, argtypes, values, NULL, SPI_OK_UPDATE);
-	/* a job may have been added since the run was loaded: always look */
 	if (status == RUN_DONE || status == RUN_FAILED)
-		(void) ScheduleRemoveJob(run->run_id, false);
+		run->finish_pending = true;
 	if (before != status)
 	{
 		if (status == RUN_DONE && run->reverts != 0)
-			RevertRestoreDefinition(run);
+			run->restore_pending = true;
 		NotifyRunEvent(run->run_id, status, chunk_no);
 	}
+	return status;
+}
+
+/*
+ * FinishRun
+ *		See backfill.h: what a run that WriteRunStatus has just finished
+ *		still needs, in the same transaction: its pg_cron job removed
+ *		(done or failed), and, a revert run that became done, the
+ *		definition restored (RevertRestoreDefinition, the undo feature).
+ *		Nothing when nothing is pending.  Caller is connected to SPI.
+ */
+void
+FinishRun(RunInfo *run)
+{
+	/* a job may have been added since the run was loaded: always look */
+	if (run->finish_pending)
+		(void) ScheduleRemoveJob(run->run_id, false);
+	if (run->restore_pending)
+		RevertRestoreDefinition(run);
+	run->finish_pending = false;
+	run->restore_pending = false;
+}
+
+/*
+ * SetRunStatus
+ *		SetRunStatusAfter, no chunk named.
+ */
+RunStatus
+SetRunStatus(RunInfo *run, RunStatus status)
+{
+	return SetRunStatusAfter(run, status, 0);
+}
+
+/*
+ * SetRunStatusAfter
+ *		Set the run's status (WriteRunStatus) and finish it (FinishRun):
+ *		its pg_cron job is removed when it is done or failed, and a revert
+ *		run that is done restores the definition too.  Returns the status
+ *		the run has now: status, or RUN_CANCELLED when a cancel came first.
+ */
+RunStatus
+SetRunStatusAfter(RunInfo *run, RunStatus status, int32 chunk_no)
+{
+	status = WriteRunStatus(run, status, chunk_no);
+	FinishRun(run);
 	return status;
 }
 
@@ -734,7 +772,7 @@ ChunkRunStatus(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	else
 		status = RUN_PLANNED;
 	if (status != run_status)
-		status = SetRunStatusAfter(run, status, chunk->chunk_no);
+		status = WriteRunStatus(run, status, chunk->chunk_no);
 	return status;
 }
 
@@ -894,7 +932,7 @@ WriteChunkFailure(RunInfo *run, ChunkInfo *chunk, const ChunkWork *work,
 					" AND chunk_no OPERATOR(pg_catalog.=) $2"
 					" AND status OPERATOR(pg_catalog.<>) 'cancelled'",
 					&args, SPI_OK_UPDATE);
-	SetRunStatusAfter(run, RUN_FAILED, chunk->chunk_no);
+	WriteRunStatus(run, RUN_FAILED, chunk->chunk_no);
 }
 
 /*
@@ -1049,7 +1087,7 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
  *		as failed: a commit that failed (CommitChunk), or a parallel
  *		chunk whose background worker ended before it recorded an outcome
  *		(parallel.c), with its cause and next step (failures.c).  Caller
- *		is connected to SPI and commits.
+ *		is connected to SPI, finishes the run (FinishRun) and commits.
  */
 void
 RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
@@ -1064,8 +1102,9 @@ RecordChunkFailure(RunInfo *run, ChunkInfo *chunk, ErrorData *edata,
  *		commit_error (rolled back; the caller is in a new transaction):
  *		record the chunk as failed with the chunk's own error when it had
  *		one (the cause; the commit's error is its consequence), else the
- *		commit's, and update report to match.  Shared by CommitChunk and
- *		the parallel worker's commit.  Caller commits.
+ *		commit's, and update report to match; the failed run is finished
+ *		(FinishRun).  Shared by CommitChunk and the parallel worker's
+ *		commit.  Caller commits.
  */
 void
 RecordCommitFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report,
@@ -1080,6 +1119,7 @@ RecordCommitFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report,
 										run->reverts == 0);
 	SpiConnect();
 	RecordChunkFailure(run, chunk, edata, report->cause);
+	FinishRun(run);
 	SpiFinish();
 	report->outcome = OUTCOME_FAILED;
 	report->error = edata;
@@ -1088,7 +1128,8 @@ RecordCommitFailure(RunInfo *run, ChunkInfo *chunk, ChunkReport *report,
 
 /*
  * CommitChunk
- *		Commit the chunk's transaction (SPI_commit).  When the commit itself
+ *		Commit the chunk's transaction (SPI_commit), after what a run that
+ *		the chunk finished still needs (FinishRun).  When the commit itself
  *		fails, e.g. Citus refusing to commit over a connection to a worker
  *		that died during the chunk, or a deferred constraint: SPI_commit has
  *		rolled the transaction back and started a new one, where the chunk
@@ -1102,6 +1143,14 @@ CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 	MemoryContext cxt = CurrentMemoryContext;
 	ErrorData  *volatile edata = NULL;
 
+	/* a run the chunk finished: its job and definition, before the commit */
+	if (run->finish_pending || run->restore_pending)
+	{
+		SpiConnect();
+		FinishRun(run);
+		SpiFinish();
+		MemoryContextSwitchTo(cxt);
+	}
 	PG_TRY();
 	{
 		SPI_commit();

@@ -1007,6 +1007,7 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 			report.error = LostChunkError(&f->chunk);
 			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
 			RecordChunkFailure(m->run, &f->chunk, report.error, report.cause);
+			FinishRun(m->run);
 		}
 	}
 	MemoryContextSwitchTo(spicxt);
@@ -1651,6 +1652,7 @@ WorkerRunChunk(int64 run_id, int32 chunk_no, MemoryContext cxt)
 		MemoryContextSwitchTo(cxt);
 		ExecuteChunk(run, &chunk, false, run_status, "worker",
 					 CurrentUserName(), &report);
+		FinishRun(run);
 	}
 	else
 		found = false;
