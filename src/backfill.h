@@ -1709,6 +1709,37 @@ typedef struct PlanRequest
 } PlanRequest;
 
 /*
+ * A run to create (CreateRun): its target (and its name as the run keeps
+ * it), range, chunk interval, note, options, pinned definition version and
+ * settings, whether it keeps what it replaces, and the run it reverts (0:
+ * none).  Its planner is the current user.
+ */
+typedef struct RunRequest
+{
+	Oid			target;
+	const char *target_name;
+	TimestampTz range_start;
+	TimestampTz range_end;
+	Interval   *chunk;
+	const char *note;			/* NULL: none */
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	int32		definition_version;
+	const char *timezone;
+	const char *search_path;
+	bool		keep_replaced;
+	int64		reverts;		/* the run a revert run undoes; 0: none */
+} RunRequest;
+
+/*
+ * Insert the run req describes into backfill.runs (no chunk) and return
+ * its run_id: the one place that creates runs (PlanRun, RevertRun).
+ * Caller is connected to SPI.
+ */
+extern int64 CreateRun(const RunRequest *req);
+
+/*
  * Create the run the request describes and its chunks, executing nothing;
  * only and cascade are ignored (cascade.c handles them).  Checks
  * privileges, registration and overlaps.  Caller is connected to SPI.

@@ -225,7 +225,7 @@ RevertRun(int64 run_id)
 	RunInfo    *run = LoadRun(run_id);
 	int64		revert_id;
 	bool		isnull;
-	CatalogArgs args;
+	RunRequest	revert;
 
 	CheckRunIdentity(run, "revert", true);
 	CheckKeptRowsReadable(run->target);
@@ -274,24 +274,23 @@ RevertRun(int64 run_id)
 	}
 	CheckNoLaterRun(run_id, "reverted");
 
-	CatalogArgsInit(&args);
-	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
-	CatalogArgText(&args, psprintf("revert of run %lld", (long long) run_id));
-	CatalogArgText(&args, CurrentUserName());
-	CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
-	CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
-					" range_end, chunk, note, probe, backwards, clear_no_source,"
-					" definition_version, timezone, search_path, created_by,"
-					" created_by_oid, keep_replaced, reverts)"
-					" SELECT r.target, r.target_name, r.range_start, r.range_end,"
-					" r.chunk, $2, true, NOT r.backwards, false,"
-					" r.definition_version, r.timezone, r.search_path,"
-					" $3::pg_catalog.name, $4, true, r.run_id"
-					" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1"
-					" RETURNING run_id",
-					&args, SPI_OK_INSERT_RETURNING);
-	revert_id = SpiGetInt64(0, 1, &isnull);
-	SPI_freetuptable(SPI_tuptable);
+	/* the reverted run's range, chunk and pins; backwards, probed, kept */
+	memset(&revert, 0, sizeof(revert));
+	revert.target = run->target;
+	revert.target_name = run->target_name;
+	revert.range_start = run->range_start;
+	revert.range_end = run->range_end;
+	revert.chunk = run->chunk;
+	revert.note = psprintf("revert of run %lld", (long long) run_id);
+	revert.probe = true;
+	revert.backwards = !run->backwards;
+	revert.clear_no_source = false;
+	revert.definition_version = run->definition_version;
+	revert.timezone = run->timezone;
+	revert.search_path = run->search_path;
+	revert.keep_replaced = true;
+	revert.reverts = run->run_id;
+	revert_id = CreateRun(&revert);
 
 	{
 		Oid			argtypes[2] = {INT8OID, INT8OID};
