@@ -418,14 +418,8 @@ extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
  */
 extern ResultRelInfo *OpenPlainIndexes(Relation rel, EState **estate);
 
-/*
- * The OID of backfill.watches (InvalidOid without it), and the relcache
- * invalidation of it that tells every backend's cache of watches and
- * watermarks (watchlog.c) to read them again, sent at commit: called by
- * whatever changes the watches, a target's watermark or its chunk.
- */
+/* The OID of backfill.watches (InvalidOid without it). */
 extern Oid	WatchesRelid(void);
-extern void InvalidateWatchCache(void);
 
 /*
  * The parameters of one catalog statement, added in $n order, each one's
@@ -1321,6 +1315,38 @@ extern void ReplaceRange(Oid target, const char *time_column,
 						 const char *source, ReplaceStrategy strategy,
 						 const char *measure, const ArchiveKeep *keep,
 						 ReplaceResult *result);
+
+/* ---- changed regions: the chunk engine's hooks (watchhook.c) ---- */
+
+/*
+ * A chunk whose end passes target's watermark waits for the writers of its
+ * watched sources and holds the watch lock until it commits (after the
+ * target lock).
+ */
+extern void ChunkLockWatermark(Oid target, TimestampTz hi);
+
+/*
+ * Delete target's logged changes in [lo, hi) that the statement's snapshot
+ * sees, before the chunk reads its source; a logged region sticking out of
+ * the chunk keeps its parts outside.
+ */
+extern void ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi);
+
+/*
+ * Run "record" (an UPDATE of backfill.chunks, its parameters in args) and
+ * move target's watermark forward to "end", in one statement; args gets two
+ * more parameters.
+ */
+extern void ChunkAdvanceWatermark(const char *record, CatalogArgs *args,
+								  Oid target, TimestampTz end);
+
+/*
+ * The relcache invalidation of backfill.watches that tells every backend's
+ * cache of watches and watermarks (watchlog.c) to read them again, sent at
+ * commit: called by whatever changes the watches, a target's watermark or
+ * its chunk.
+ */
+extern void InvalidateWatchCache(void);
 
 /* ---- one chunk of a run (chunk.c) ---- */
 

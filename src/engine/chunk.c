@@ -96,7 +96,7 @@ ChunkLockTarget(Oid target, const char *time_column,
 
 /*
  * ChunkLockWatermark
- *		A chunk whose end passes the target's watermark (or the first chunk
+ *		See backfill.h.  A chunk whose end passes the target's watermark (or the first chunk
  *		ever built) will move it: it waits, within lock_timeout, for the
  *		writers to watched sources that may have left rows unlogged because
  *		they were beyond the old watermark (they hold the watch lock in
@@ -113,7 +113,7 @@ ChunkLockTarget(Oid target, const char *time_column,
  *		watermark moves by GREATEST; ShareLock does not conflict with
  *		itself, with shared chunk locks on Citus too).
  */
-static void
+void
 ChunkLockWatermark(Oid target, TimestampTz hi)
 {
 	Oid			argtypes[1] = {REGCLASSOID};
@@ -137,7 +137,7 @@ ChunkLockWatermark(Oid target, TimestampTz hi)
 
 /*
  * ChunkConsumeChanges
- *		Delete the logged changes of the target in [lo, hi) that this
+ *		See backfill.h.  Delete the logged changes of the target in [lo, hi) that this
  *		statement's snapshot sees, before the chunk reads its source (a
  *		later snapshot): a change committed before it is in the chunk's
  *		rows, one committed after it stays logged.  A logged region that
@@ -145,7 +145,7 @@ ChunkLockWatermark(Oid target, TimestampTz hi)
  *		size or TimeZone) keeps the parts outside [lo, hi), with their
  *		changed_at.
  */
-static void
+void
 ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
 {
 	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
@@ -167,6 +167,41 @@ ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
 				" SELECT target, $3, chunk_end, changed_at, source FROM d"
 				"  WHERE chunk_end OPERATOR(pg_catalog.>) $3",
 				3, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * ChunkAdvanceWatermark
+ *		See backfill.h: run "record", the statement that records a chunk
+ *		that worked (an UPDATE of backfill.chunks whose parameters are in
+ *		args), and move target's watermark to the chunk's end when that is
+ *		newer, in one statement: the record in a WITH that always runs to
+ *		completion, then the newest chunk end any build has covered, moved
+ *		only forward (args gets the target and the end as its next two
+ *		parameters).  When the watermark moved, every backend's cached
+ *		watermarks (watchlog.c) are read again after the commit.  Caller
+ *		is connected to SPI.
+ */
+void
+ChunkAdvanceWatermark(const char *record, CatalogArgs *args, Oid target,
+					  TimestampTz end)
+{
+	int			target_param;
+	int			end_param;
+
+	target_param = CatalogArg(args, REGCLASSOID, ObjectIdGetDatum(target),
+							  false);
+	end_param = CatalogArg(args, TIMESTAMPTZOID, TimestampTzGetDatum(end),
+						   false);
+	CatalogExecArgs(psprintf("WITH c AS (%s)"
+							 " UPDATE backfill.targets"
+							 " SET watermark = GREATEST(watermark, $%d)"
+							 " WHERE target OPERATOR(pg_catalog.=) $%d"
+							 " AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $%d)",
+							 record, end_param, target_param, end_param),
+					args, SPI_OK_UPDATE);
+	/* writers' cached watermarks (watchlog.c) are read again */
+	if (SPI_processed > 0)
+		InvalidateWatchCache();
 }
 
 /*
@@ -721,35 +756,25 @@ ChunkRecordDone(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
 	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(work->started), false);
 	CatalogArgText(&args, user);
 	CatalogArgText(&args, via);
-	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(run->target), false);
-	CatalogArg(&args, TIMESTAMPTZOID, TimestampTzGetDatum(chunk->end), false);
 
 	/*
 	 * One statement for both rows (a catalog round trip per chunk less):
-	 * the chunk's record, in a WITH that always runs to completion, and
-	 * the newest chunk end any build has covered, moved only forward.  The
-	 * rows affected are the target's (0 or 1).
+	 * the chunk's record, and the target's watermark moved to the chunk's
+	 * end (ChunkAdvanceWatermark, the changed regions' hook).
 	 */
-	CatalogExecArgs("WITH c AS (UPDATE backfill.chunks SET status = $3,"
-					" attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
-					" strategy = $4, rows_deleted = $5, rows_inserted = $6,"
-					" before_value = $7, after_value = $8, ledger_value = $9,"
-					" ledger_ok = $10, verdict = $11, started_at = $12,"
-					" finished_at = pg_catalog.clock_timestamp(),"
-					" executed_by = $13::pg_catalog.name, executed_via = $14,"
-					" error_sqlstate = NULL, error_message = NULL,"
-					" error_detail = NULL, error_hint = NULL,"
-					" error_cause = NULL, next_step = NULL"
-					" WHERE run_id OPERATOR(pg_catalog.=) $1"
-					" AND chunk_no OPERATOR(pg_catalog.=) $2)"
-					" UPDATE backfill.targets"
-					" SET watermark = GREATEST(watermark, $16)"
-					" WHERE target OPERATOR(pg_catalog.=) $15"
-					" AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $16)",
-					&args, SPI_OK_UPDATE);
-	/* writers' cached watermarks (watchlog.c) are read again */
-	if (SPI_processed > 0)
-		InvalidateWatchCache();
+	ChunkAdvanceWatermark("UPDATE backfill.chunks SET status = $3,"
+						  " attempts = attempts OPERATOR(pg_catalog.+) 1, deferrals = 0,"
+						  " strategy = $4, rows_deleted = $5, rows_inserted = $6,"
+						  " before_value = $7, after_value = $8, ledger_value = $9,"
+						  " ledger_ok = $10, verdict = $11, started_at = $12,"
+						  " finished_at = pg_catalog.clock_timestamp(),"
+						  " executed_by = $13::pg_catalog.name, executed_via = $14,"
+						  " error_sqlstate = NULL, error_message = NULL,"
+						  " error_detail = NULL, error_hint = NULL,"
+						  " error_cause = NULL, next_step = NULL"
+						  " WHERE run_id OPERATOR(pg_catalog.=) $1"
+						  " AND chunk_no OPERATOR(pg_catalog.=) $2",
+						  &args, run->target, chunk->end);
 }
 
 /*
