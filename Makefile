@@ -31,11 +31,15 @@ OBJS = \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
+	src/engine/watchhook.o \
+	src/engine/chunkstate.o \
 	src/engine/chunk.o \
+	src/engine/preview.o \
 	src/orchestration/registry.o \
 	src/orchestration/export.o \
 	src/orchestration/plan.o \
 	src/orchestration/tally.o \
+	src/orchestration/runstatus.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
 	src/orchestration/reconcile.o \
