@@ -1511,6 +1511,26 @@ typedef struct Registration
 	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Registration;
 
+/* A registration checked, its texts validated (CheckRegistration). */
+typedef struct ValidRegistration
+{
+	SourceQuery *sq;			/* the source */
+	const char *measure;
+	const char *ledger;			/* NULL: none */
+	const char *horizon;		/* NULL: none */
+} ValidRegistration;
+
+/*
+ * register in two steps (registry.c): the checks of what it is given, then
+ * the target's plan lock (CheckRegistration); the definition version it
+ * makes, made current (WriteRegistration) -> the version.  What a feature
+ * adds in between is RegisterTarget's (lifecycle.c).  Callers are
+ * connected to SPI.
+ */
+extern ValidRegistration *CheckRegistration(const Registration *reg);
+extern int32 WriteRegistration(const Registration *reg,
+							   const ValidRegistration *valid);
+
 /*
  * register -> the current definition version; unregister; set_strategy ->
  * the previous strategy.  Callers are connected to SPI.
