@@ -54,6 +54,7 @@ OBJS = \
 	src/orchestration/cascade.o \
 	src/orchestration/undo.o \
 	src/orchestration/replan.o \
+	src/orchestration/lifecycle.o \
 	src/api/args.o \
 	src/api/primitives.o \
 	src/api/targets.o \
