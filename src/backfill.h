@@ -115,7 +115,7 @@ extern char *GuardRefusal(Query *query);
  * from its first statement to its commit, or, when a chunk holds or awaits
  * it, in RowShareLock (and logs every row); a chunk whose end passes the
  * target's watermark takes it in ShareLock before it reads its source
- * (orchestration/watchlog.c, engine/chunk.c).
+ * (orchestration/watchlog.c, engine/watchhook.c).
  */
 #define BACKFILL_LOCK_CLASS_WATCH	0x42460006
 
@@ -908,7 +908,7 @@ typedef struct RunInfo
 	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
 	int64		reverts;		/* the run a revert run undoes; 0: none */
 	bool		allow_empty;	/* no rows from the source is a valid answer */
-	/* a revert run that is done: what it did to the definition (chunk.c) */
+	/* a revert run that is done: what it did to the definition (undo.c) */
 	int32		restored_version;	/* made current again; 0: none */
 	bool		restored_by_undo;	/* by the revert of a revert */
 	int32		kept_version;	/* registered since, stays current; 0: none */

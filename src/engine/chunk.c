@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * chunk.c
- *	  The chunk engine: pick a run's next chunk, execute it in an internal
- *	  subtransaction as the definition's author (lock, replace, ledger
- *	  gate), record its outcome in the same transaction, and report it;
- *	  and preview's engine part (PreviewRange), the same replacement always
- *	  rolled back.
+ *	  The chunk engine: execute one chunk of a run in an internal
+ *	  subtransaction as the definition's author (lock, replace, empty
+ *	  guard, ledger gate) and record its outcome in the same transaction.
+ *	  Which chunk is next and the run's status are chunkstate.c's, the
+ *	  changed regions' hooks watchhook.c's, preview is preview.c; the
+ *	  commit of a chunk, a finished run's pg_cron job and the reports are
+ *	  orchestration's (runstatus.c).
  *
  * Each chunk applies the run's recorded TimeZone and search_path, takes
  * the target's locks under backfill.lock_timeout (a timeout defers the

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * registry.c
- *	  Targets and their definition versions: register a table with its
- *	  source and settings (a new definition version when anything
- *	  differs), unregister it, and set_strategy (a new version with
- *	  another strategy).
+ *	  Targets and their definition versions: a registration's checks
+ *	  (CheckRegistration) and the definition version it makes, new when
+ *	  anything differs (WriteRegistration), and set_strategy (a new
+ *	  version with another strategy).  register and unregister, which
+ *	  know the other features, are lifecycle.c's.
  *
  * Register, unregister and plan of one target serialize on the
  * transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid); see
