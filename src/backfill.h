@@ -1348,7 +1348,7 @@ extern void ChunkAdvanceWatermark(const char *record, CatalogArgs *args,
  */
 extern void InvalidateWatchCache(void);
 
-/* ---- one chunk of a run (chunk.c) ---- */
+/* ---- one chunk of a run (chunk.c, chunkstate.c, preview.c) ---- */
 
 /* One chunk picked for execution, copied out of SPI. */
 typedef struct ChunkInfo
@@ -1396,41 +1396,11 @@ extern bool RemainingChunks(RunInfo *run);
 extern RunStatus WriteRunStatus(RunInfo *run, RunStatus status,
 								int32 chunk_no);
 
-/*
- * What a run finished by WriteRunStatus still needs, in the same
- * transaction, before its commit: its pg_cron job removed, a revert run's
- * definition restored.  Every path that commits after the chunk engine
- * wrote a run's status calls it (CommitChunk, RecordCommitFailure, the
- * parallel worker and leader).
- */
-extern void FinishRun(RunInfo *run);
-extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
-
-/*
- * SetRunStatus after chunk chunk_no decided it (0: none), which the
- * notification of the status names: WriteRunStatus, then FinishRun.
- */
-extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
-								   int32 chunk_no);
-
-/*
- * A revert run is done: the definition in force before the reverted run's
- * is made current again (undo), noted on run for ReportRevertDefinition.
- */
-extern void RevertRestoreDefinition(RunInfo *run);
-
-/*
- * The NOTICE of what a revert run that is done did to the target's current
- * definition (the one before the reverted run's is current again, or a
- * newer one stays), after the NOTICE that it is done.
- */
-extern void ReportRevertDefinition(RunInfo *run);
 extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
 extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 RunStatus run_status, const char *via,
 						 const char *user, ChunkReport *report);
-extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 
 /*
  * Whether this backend's chunks take their target's locks in modes that do
@@ -1438,7 +1408,6 @@ extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
  * lock group, on a Citus coordinator; chunk.c).
  */
 extern void SetChunkLocksShared(bool shared);
-extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 
 /*
  * Parallel chunks (parallel.c): the leader's next chunk after chunk_no
@@ -1462,10 +1431,6 @@ extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 ChunkReport *report);
 extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							   ErrorData *edata, FailureCause cause);
-extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
-								ChunkReport *report, ErrorData *commit_error);
-extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							  ChunkReport *report);
 
 /* What preview finds: the replacement's figures and the ledger's. */
 typedef struct PreviewResult
@@ -1532,13 +1497,6 @@ extern int32 WriteRegistration(const Registration *reg,
 							   const ValidRegistration *valid);
 
 /*
- * register -> the current definition version; unregister; set_strategy ->
- * the previous strategy.  Callers are connected to SPI.
- */
-extern int32 RegisterTarget(const Registration *reg);
-extern void UnregisterTarget(Oid target, bool cascade);
-
-/*
  * export_definitions: the SQL that registers again the current definitions
  * of targets (NULL: every target the caller may read), with their
  * strategies, watches, dependencies, standing checks and refresh jobs;
@@ -1546,6 +1504,8 @@ extern void UnregisterTarget(Oid target, bool cascade);
  * Caller is connected to SPI.
  */
 extern char *ExportDefinitions(ArrayType *targets);
+
+/* set_strategy -> the previous strategy.  Caller is connected to SPI. */
 extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
 
 /* ---- dependencies between targets (dependencies.c) ---- */
@@ -1864,6 +1824,19 @@ extern int64 RevertRun(int64 run_id);
 extern void DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest);
 extern int64 PurgeArchive(Interval *older_than, Oid target);
 
+/*
+ * A revert run is done: the definition in force before the reverted run's
+ * is made current again (undo), noted on run for ReportRevertDefinition.
+ */
+extern void RevertRestoreDefinition(RunInfo *run);
+
+/*
+ * The NOTICE of what a revert run that is done did to the target's current
+ * definition (the one before the reverted run's is current again, or a
+ * newer one stays), after the NOTICE that it is done.
+ */
+extern void ReportRevertDefinition(RunInfo *run);
+
 /* ---- scheduling with pg_cron (schedule.c) ---- */
 
 /*
@@ -1995,6 +1968,39 @@ extern void ParallelGroupLoop(RunInfo **runs, int nruns, int max_chunks,
  */
 extern int	TerminateRunWorkers(int64 run_id);
 
+/* ---- a run's status finished, a chunk committed and reported (runstatus.c) ---- */
+
+/*
+ * What a run finished by WriteRunStatus still needs, in the same
+ * transaction, before its commit: its pg_cron job removed, a revert run's
+ * definition restored.  Every path that commits after the chunk engine
+ * wrote a run's status calls it (CommitChunk, RecordCommitFailure, the
+ * parallel worker and leader).
+ */
+extern void FinishRun(RunInfo *run);
+extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+
+/*
+ * SetRunStatus after chunk chunk_no decided it (0: none), which the
+ * notification of the status names: WriteRunStatus, then FinishRun.
+ */
+extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
+								   int32 chunk_no);
+
+/*
+ * Commit the chunk's transaction after FinishRun (SPI_commit; a commit that
+ * fails records the chunk as failed); RecordCommitFailure is that record,
+ * shared with the parallel worker's commit.
+ */
+extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
+								ChunkReport *report, ErrorData *commit_error);
+extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							  ChunkReport *report);
+
+/* The NOTICE of one chunk, and the error of a failed chunk after its commit. */
+extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+
 /* ---- runs (run.c) ---- */
 
 /* Check the caller and execute a run (CALL backfill.run). */
@@ -2109,6 +2115,16 @@ extern bool UnscheduleRefresh(int64 refresh_id);
 /* unregister: remove the target's refresh and its job, if any */
 extern void RefreshForgetTarget(Oid target);
 extern void RefreshTick(int64 refresh_id);
+
+
+/* ---- a target across the features: register, unregister (lifecycle.c) ---- */
+
+/*
+ * register -> the current definition version; unregister.  Callers are
+ * connected to SPI.
+ */
+extern int32 RegisterTarget(const Registration *reg);
+extern void UnregisterTarget(Oid target, bool cascade);
 
 
 /* ================================================================
