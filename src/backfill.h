@@ -480,6 +480,12 @@ extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
 								  int nparams, const char **params,
 								  ErrorData **error);
 
+/* Name of the current (real) user, for created_by / executed_by. */
+extern char *CurrentUserName(void);
+
+/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
+extern bool RoleCanLogin(Oid role);
+
 /* ---- the relay to pg_cron's database (cronrelay.c) ---- */
 
 /*
@@ -491,12 +497,6 @@ extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
 extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
 							  int nparams, const char **params,
 							  ErrorData **error);
-
-/* Name of the current (real) user, for created_by / executed_by. */
-extern char *CurrentUserName(void);
-
-/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
-extern bool RoleCanLogin(Oid role);
 
 /* ---- identity of user text and of run actions (identity.c) ---- */
 
