@@ -34,11 +34,15 @@ OBJS = \
 	src/engine/replace.o \
 	src/engine/partition.o \
 	src/engine/strategy.o \
+	src/engine/watchhook.o \
+	src/engine/chunkstate.o \
 	src/engine/chunk.o \
+	src/engine/preview.o \
 	src/orchestration/registry.o \
 	src/orchestration/export.o \
 	src/orchestration/plan.o \
 	src/orchestration/tally.o \
+	src/orchestration/runstatus.o \
 	src/orchestration/run.o \
 	src/orchestration/parallel.o \
 	src/orchestration/parallelpool.o \
@@ -60,6 +64,7 @@ OBJS = \
 	src/orchestration/cascade.o \
 	src/orchestration/undo.o \
 	src/orchestration/replan.o \
+	src/orchestration/lifecycle.o \
 	src/api/args.o \
 	src/api/primitives.o \
 	src/api/targets.o \

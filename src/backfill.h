@@ -118,7 +118,7 @@ extern char *GuardRefusal(Query *query);
  * from its first statement to its commit, or, when a chunk holds or awaits
  * it, in RowShareLock (and logs every row); a chunk whose end passes the
  * target's watermark takes it in ShareLock before it reads its source
- * (orchestration/watchlog.c, engine/chunk.c).
+ * (orchestration/watchlog.c, engine/watchhook.c).
  */
 #define BACKFILL_LOCK_CLASS_WATCH	0x42460006
 
@@ -421,14 +421,8 @@ extern bool CatalogAppendRows(const char *relname, int ncols, int nrows,
  */
 extern ResultRelInfo *OpenPlainIndexes(Relation rel, EState **estate);
 
-/*
- * The OID of backfill.watches (InvalidOid without it), and the relcache
- * invalidation of it that tells every backend's cache of watches and
- * watermarks (watchlog.c) to read them again, sent at commit: called by
- * whatever changes the watches, a target's watermark or its chunk.
- */
+/* The OID of backfill.watches (InvalidOid without it). */
 extern Oid	WatchesRelid(void);
-extern void InvalidateWatchCache(void);
 
 /*
  * The parameters of one catalog statement, added in $n order, each one's
@@ -489,6 +483,12 @@ extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
 								  int nparams, const char **params,
 								  ErrorData **error);
 
+/* Name of the current (real) user, for created_by / executed_by. */
+extern char *CurrentUserName(void);
+
+/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
+extern bool RoleCanLogin(Oid role);
+
 /* ---- the relay to pg_cron's database (cronrelay.c) ---- */
 
 /*
@@ -500,12 +500,6 @@ extern CronRows *CatalogCronQuery(const char *crondb, const char *sql,
 extern CronRows *CronRelayRun(Oid database, Oid role, const char *sql,
 							  int nparams, const char **params,
 							  ErrorData **error);
-
-/* Name of the current (real) user, for created_by / executed_by. */
-extern char *CurrentUserName(void);
-
-/* Whether role may log in (pg_cron's ticks, parallel workers connect as it). */
-extern bool RoleCanLogin(Oid role);
 
 /* ---- identity of user text and of run actions (identity.c) ---- */
 
@@ -917,11 +911,14 @@ typedef struct RunInfo
 	Interval   *keep_for;		/* the definition's keep_for; NULL: none */
 	int64		reverts;		/* the run a revert run undoes; 0: none */
 	bool		allow_empty;	/* no rows from the source is a valid answer */
-	/* a revert run that is done: what it did to the definition (chunk.c) */
+	/* a revert run that is done: what it did to the definition (undo.c) */
 	int32		restored_version;	/* made current again; 0: none */
 	bool		restored_by_undo;	/* by the revert of a revert */
 	int32		kept_version;	/* registered since, stays current; 0: none */
 	struct ReplaceCache *replace_cache; /* this call's (RunReplaceCache) */
+	/* a status the chunk engine wrote, for FinishRun (WriteRunStatus) */
+	bool		finish_pending; /* done or failed: its pg_cron job goes */
+	bool		restore_pending;	/* a revert run now done: its definition */
 } RunInfo;
 
 /*
@@ -1457,7 +1454,39 @@ extern void LockAffectedPartitions(Oid target, const char *time_column,
  */
 extern void ReplaceRange(const ReplaceRequest *req, ReplaceResult *result);
 
-/* ---- one chunk of a run (chunk.c) ---- */
+/* ---- changed regions: the chunk engine's hooks (watchhook.c) ---- */
+
+/*
+ * A chunk whose end passes target's watermark waits for the writers of its
+ * watched sources and holds the watch lock until it commits (after the
+ * target lock).
+ */
+extern void ChunkLockWatermark(Oid target, TimestampTz hi);
+
+/*
+ * Delete target's logged changes in [lo, hi) that the statement's snapshot
+ * sees, before the chunk reads its source; a logged region sticking out of
+ * the chunk keeps its parts outside.
+ */
+extern void ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi);
+
+/*
+ * Run "record" (an UPDATE of backfill.chunks, its parameters in args) and
+ * move target's watermark forward to "end", in one statement; args gets two
+ * more parameters.
+ */
+extern void ChunkAdvanceWatermark(const char *record, CatalogArgs *args,
+								  Oid target, TimestampTz end);
+
+/*
+ * The relcache invalidation of backfill.watches that tells every backend's
+ * cache of watches and watermarks (watchlog.c) to read them again, sent at
+ * commit: called by whatever changes the watches, a target's watermark or
+ * its chunk.
+ */
+extern void InvalidateWatchCache(void);
+
+/* ---- one chunk of a run (chunk.c, chunkstate.c, preview.c) ---- */
 
 /* One chunk picked for execution, copied out of SPI. */
 typedef struct ChunkInfo
@@ -1495,27 +1524,21 @@ typedef struct ChunkReport
 
 /* The chunk engine; callers are connected to SPI. */
 extern bool RemainingChunks(RunInfo *run);
-extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
 
 /*
- * SetRunStatus after chunk chunk_no decided it (0: none), which the
- * notification of the status names.
+ * The run's status written by the chunk engine, after chunk chunk_no
+ * decided it (0: none), which the notification of the status names; no
+ * pg_cron job and no definition is touched: a run it finishes is marked
+ * for FinishRun (run->finish_pending, run->restore_pending).
  */
-extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
-								   int32 chunk_no);
+extern RunStatus WriteRunStatus(RunInfo *run, RunStatus status,
+								int32 chunk_no);
 
-/*
- * The NOTICE of what a revert run that is done did to the target's current
- * definition (the one before the reverted run's is current again, or a
- * newer one stays), after the NOTICE that it is done.
- */
-extern void ReportRevertDefinition(RunInfo *run);
 extern bool NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status);
 extern bool RunHasDoneChunk(int64 run_id);
 extern void ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 						 RunStatus run_status, const char *via,
 						 const char *user, ChunkReport *report);
-extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 
 /*
  * Whether this backend's chunks take their target's locks in modes that do
@@ -1523,7 +1546,6 @@ extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
  * lock group, on a Citus coordinator; chunk.c).
  */
 extern void SetChunkLocksShared(bool shared);
-extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 
 /*
  * Parallel chunks (parallel.c): the leader's next chunk after chunk_no
@@ -1547,10 +1569,6 @@ extern bool ReadChunkOutcome(RunInfo *run, ChunkInfo *chunk,
 							 ChunkReport *report);
 extern void RecordChunkFailure(RunInfo *run, ChunkInfo *chunk,
 							   ErrorData *edata, FailureCause cause);
-extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
-								ChunkReport *report, ErrorData *commit_error);
-extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
-							  ChunkReport *report);
 
 /* What preview finds: the replacement's figures and the ledger's. */
 typedef struct PreviewResult
@@ -1596,12 +1614,25 @@ typedef struct Registration
 	bool		allow_empty;	/* no rows from the source is a valid answer */
 } Registration;
 
+/* A registration checked, its texts validated (CheckRegistration). */
+typedef struct ValidRegistration
+{
+	SourceQuery *sq;			/* the source */
+	const char *measure;
+	const char *ledger;			/* NULL: none */
+	const char *horizon;		/* NULL: none */
+} ValidRegistration;
+
 /*
- * register -> the current definition version; unregister; set_strategy ->
- * the previous strategy.  Callers are connected to SPI.
+ * register in two steps (registry.c): the checks of what it is given, then
+ * the target's plan lock (CheckRegistration); the definition version it
+ * makes, made current (WriteRegistration) -> the version.  What a feature
+ * adds in between is RegisterTarget's (lifecycle.c).  Callers are
+ * connected to SPI.
  */
-extern int32 RegisterTarget(const Registration *reg);
-extern void UnregisterTarget(Oid target, bool cascade);
+extern ValidRegistration *CheckRegistration(const Registration *reg);
+extern int32 WriteRegistration(const Registration *reg,
+							   const ValidRegistration *valid);
 
 /*
  * export_definitions: the SQL that registers again the current definitions
@@ -1611,6 +1642,8 @@ extern void UnregisterTarget(Oid target, bool cascade);
  * Caller is connected to SPI.
  */
 extern char *ExportDefinitions(ArrayType *targets);
+
+/* set_strategy -> the previous strategy.  Caller is connected to SPI. */
 extern ReplaceStrategy SetTargetStrategy(Oid target, ReplaceStrategy strategy);
 
 /* ---- dependencies between targets (dependencies.c) ---- */
@@ -1674,6 +1707,22 @@ extern int32 WatchForgetTarget(Oid target, Oid source);
  * holds the target's plan lock and is connected to SPI.
  */
 extern void CheckWatchedChunk(Oid target, const Interval *chunk, bool watching);
+
+/* One logged region of a target and its earliest change. */
+typedef struct ChangedRegion
+{
+	TimestampTz lo;
+	TimestampTz hi;
+	TimestampTz changed_at;
+} ChangedRegion;
+
+/*
+ * The logged regions of target that overlap [lo, hi), distinct, in order
+ * of start, with their earliest changed_at; returns their number, *out
+ * palloc'd.  Caller is connected to SPI.
+ */
+extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
+							   ChangedRegion **out);
 
 /* ---- the watches of a relation, cached and per transaction (watchcache.c) ---- */
 
@@ -1777,22 +1826,6 @@ extern bool WatchTriggerIdle(struct TriggerData *trigdata);
  */
 extern void WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 						 Datum value);
-
-/* One logged region of a target and its earliest change. */
-typedef struct ChangedRegion
-{
-	TimestampTz lo;
-	TimestampTz hi;
-	TimestampTz changed_at;
-} ChangedRegion;
-
-/*
- * The logged regions of target that overlap [lo, hi), distinct, in order
- * of start, with their earliest changed_at; returns their number, *out
- * palloc'd.  Caller is connected to SPI.
- */
-extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
-							   ChangedRegion **out);
 
 /* ---- the history lineage reads (lineagereader.c) ---- */
 
@@ -2002,6 +2035,37 @@ typedef struct PlanRequest
 } PlanRequest;
 
 /*
+ * A run to create (CreateRun): its target (and its name as the run keeps
+ * it), range, chunk interval, note, options, pinned definition version and
+ * settings, whether it keeps what it replaces, and the run it reverts (0:
+ * none).  Its planner is the current user.
+ */
+typedef struct RunRequest
+{
+	Oid			target;
+	const char *target_name;
+	TimestampTz range_start;
+	TimestampTz range_end;
+	Interval   *chunk;
+	const char *note;			/* NULL: none */
+	bool		probe;
+	bool		backwards;
+	bool		clear_no_source;
+	int32		definition_version;
+	const char *timezone;
+	const char *search_path;
+	bool		keep_replaced;
+	int64		reverts;		/* the run a revert run undoes; 0: none */
+} RunRequest;
+
+/*
+ * Insert the run req describes into backfill.runs (no chunk) and return
+ * its run_id: the one place that creates runs (PlanRun, RevertRun).
+ * Caller is connected to SPI.
+ */
+extern int64 CreateRun(const RunRequest *req);
+
+/*
  * Create the run the request describes and its chunks, executing nothing;
  * only and cascade are ignored (cascade.c handles them).  Checks
  * privileges, registration and overlaps.  Caller is connected to SPI.
@@ -2090,6 +2154,19 @@ extern bool PipelineChunkSettled(int64 run_id, TimestampTz lo,
 extern int64 RevertRun(int64 run_id);
 extern void DiffRun(int64 run_id, int32 chunk_no, DestReceiver *dest);
 extern int64 PurgeArchive(Interval *older_than, Oid target);
+
+/*
+ * A revert run is done: the definition in force before the reverted run's
+ * is made current again (undo), noted on run for ReportRevertDefinition.
+ */
+extern void RevertRestoreDefinition(RunInfo *run);
+
+/*
+ * The NOTICE of what a revert run that is done did to the target's current
+ * definition (the one before the reverted run's is current again, or a
+ * newer one stays), after the NOTICE that it is done.
+ */
+extern void ReportRevertDefinition(RunInfo *run);
 
 /* ---- scheduling with pg_cron (schedule.c) ---- */
 
@@ -2398,6 +2475,39 @@ extern Member *NextStartable(LeaderState *st, ChunkInfo *chunk,
  */
 extern int	TerminateRunWorkers(int64 run_id);
 
+/* ---- a run's status finished, a chunk committed and reported (runstatus.c) ---- */
+
+/*
+ * What a run finished by WriteRunStatus still needs, in the same
+ * transaction, before its commit: its pg_cron job removed, a revert run's
+ * definition restored.  Every path that commits after the chunk engine
+ * wrote a run's status calls it (CommitChunk, RecordCommitFailure, the
+ * parallel worker and leader).
+ */
+extern void FinishRun(RunInfo *run);
+extern RunStatus SetRunStatus(RunInfo *run, RunStatus status);
+
+/*
+ * SetRunStatus after chunk chunk_no decided it (0: none), which the
+ * notification of the status names: WriteRunStatus, then FinishRun.
+ */
+extern RunStatus SetRunStatusAfter(RunInfo *run, RunStatus status,
+								   int32 chunk_no);
+
+/*
+ * Commit the chunk's transaction after FinishRun (SPI_commit; a commit that
+ * fails records the chunk as failed); RecordCommitFailure is that record,
+ * shared with the parallel worker's commit.
+ */
+extern void CommitChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+extern void RecordCommitFailure(RunInfo *run, ChunkInfo *chunk,
+								ChunkReport *report, ErrorData *commit_error);
+extern void RaiseChunkFailure(RunInfo *run, ChunkInfo *chunk,
+							  ChunkReport *report);
+
+/* The NOTICE of one chunk, and the error of a failed chunk after its commit. */
+extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
+
 /* ---- runs (run.c) ---- */
 
 /* Check the caller and execute a run (CALL backfill.run). */
@@ -2512,6 +2622,16 @@ extern bool UnscheduleRefresh(int64 refresh_id);
 /* unregister: remove the target's refresh and its job, if any */
 extern void RefreshForgetTarget(Oid target);
 extern void RefreshTick(int64 refresh_id);
+
+
+/* ---- a target across the features: register, unregister (lifecycle.c) ---- */
+
+/*
+ * register -> the current definition version; unregister.  Callers are
+ * connected to SPI.
+ */
+extern int32 RegisterTarget(const Registration *reg);
+extern void UnregisterTarget(Oid target, bool cascade);
 
 
 /* ================================================================

@@ -13,6 +13,13 @@
 #     RequireCatalogVersion (base/version.c), except the few that
 #     touch neither the catalog nor a user table, and the event trigger
 #     (listed below).
+#   - the feature homes (CONTRIBUTING.md, "Feature homes", read from there:
+#     the one list): every file and backfill.h heading the table names
+#     exists; a file outside a feature calls into the feature's files only
+#     through its interface, the functions and variables declared in
+#     src/backfill.h under the feature's headings; no file of src/engine
+#     calls a file of the scheduling feature (pg_cron); exactly one C file
+#     inserts into backfill.runs.
 # The picture of the layers is printed (prove -v, or perl t/003_layers.pl).
 #
 # The object files are those of the tested tree (scripts/test.sh builds it
@@ -291,6 +298,140 @@ is(join("\n", @unchecked), '',
 	'every entry point that reads the catalog or a user table calls CitusRequireCoordinator');
 is(join("\n", @unversioned), '',
 	'and RequireCatalogVersion: no new library runs against an old catalog');
+
+# ---- the feature homes ------------------------------------------------
+
+# The table of CONTRIBUTING.md's "Feature homes": feature -> its files
+# (globs under src/) and the headings of its interface in backfill.h.
+my (@features, %files_of, %headings_of);
+{
+	open my $fh, '<', 'CONTRIBUTING.md' or die "cannot read CONTRIBUTING.md: $!";
+	my $in = 0;
+	while (my $line = <$fh>)
+	{
+		if ($line =~ /^#+\s+Feature homes\s*$/) { $in = 1; next; }
+		next unless $in;
+		last if $line =~ /^#/;
+		next unless $line =~ /^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$/;
+		my ($feature, $files, $heads) = ($1, $2, $3);
+		next if $feature eq 'Feature' || $feature =~ /^-+$/;
+		push @features, $feature;
+		$files_of{$feature} = [ $files =~ /`([^`]+)`/g ];
+		$headings_of{$feature} = [ $heads =~ /`([^`]+)`/g ];
+	}
+	close $fh;
+}
+ok(@features >= 2, 'CONTRIBUTING.md has the table of feature homes');
+
+# The sections of backfill.h: heading -> the names its extern
+# declarations declare (functions and variables).
+my @sections;
+{
+	open my $fh, '<', 'src/backfill.h' or die "cannot read src/backfill.h: $!";
+	my $text = do { local $/; <$fh> };
+	close $fh;
+	my @parts = split m{^(/\* ---- .*? ---- \*/|/\* =+\n.*?=+\n \*/)$}ms, $text;
+	my $heading = '';
+	for my $part (@parts)
+	{
+		if ($part =~ m{\A/\* ---- (.*?) ---- \*/\z})
+		{
+			$heading = $1;
+			next;
+		}
+		if ($part =~ m{\A/\* =})
+		{
+			$heading = '';
+			next;
+		}
+		(my $code = $part) =~ s{/\*.*?\*/}{}gs;
+		my %names;
+		while ($code =~ /\bextern\b([^;]*);/g)
+		{
+			my $decl = $1;
+			if ($decl =~ /(\w+)\s*\(/) { $names{$1} = 1; }
+			elsif ($decl =~ /(\w+)\s*(?:\[[^\]]*\]\s*)*\z/) { $names{$1} = 1; }
+		}
+		push @sections, [ $heading, \%names ];
+	}
+}
+
+my (%feature_of, @homeless, @unheaded, @twice, %interface);
+for my $feature (@features)
+{
+	for my $pattern (@{ $files_of{$feature} })
+	{
+		(my $re = quotemeta("src/$pattern")) =~ s/\\\*/[^\/]*/g;
+		my @matched = grep { /\A$re\z/ } @sources;
+		push @homeless, "$feature: $pattern" if !@matched && $pattern !~ /\*/;
+		for my $f (@matched)
+		{
+			push @twice, "$f ($feature_of{$f}, $feature)"
+			  if exists $feature_of{$f} && $feature_of{$f} ne $feature;
+			$feature_of{$f} = $feature;
+		}
+	}
+	for my $head (@{ $headings_of{$feature} })
+	{
+		my @found = grep { index($_->[0], $head) == 0 } @sections;
+		push @unheaded, "$feature: $head" unless @found;
+		$interface{$feature}{$_} = 1 for map { keys %{ $_->[1] } } @found;
+	}
+}
+is(join("\n", @homeless), '', 'every file the table of feature homes names exists');
+is(join("\n", @unheaded), '', 'every interface heading the table names is a heading of backfill.h');
+is(join("\n", @twice), '', 'a file is in one feature at most');
+
+# The interface as the table names it: its headings are sections of
+# backfill.h, and what is declared there is defined in the feature's files
+# (a feature's hooks live at home, not in the file that calls them).
+my @around = map { "no section of backfill.h for the interface heading $_" } @unheaded;
+for my $feature (@features)
+{
+	for my $sym (sort keys %{ $interface{$feature} || {} })
+	{
+		my $home = $defines{$sym};
+		push @around, "$sym, in the interface of $feature, is defined in $home"
+		  if defined $home && ($feature_of{$home} // '') ne $feature;
+	}
+}
+for my $from (@sources)
+{
+	my $mine = $feature_of{$from} // '';
+	for my $to (sort keys %{ $calls{$from} || {} })
+	{
+		my $feature = $feature_of{$to};
+		next unless defined $feature && $feature ne $mine;
+		my @private = grep { !$interface{$feature}{$_} } @{ $calls{$from}{$to} };
+		push @around, "$from -> $to ($feature): " . join(', ', @private) if @private;
+	}
+}
+is(join("\n", @around), '',
+	'a file outside a feature calls into its files only through its interface (its backfill.h sections, defined at home)');
+
+my ($scheduling) = grep { /^scheduling\b/ } @features;
+my @engine_cron;
+for my $from (grep { layer_of($_) eq 'engine' } @sources)
+{
+	for my $to (sort keys %{ $calls{$from} || {} })
+	{
+		push @engine_cron, edge_text($from, $to)
+		  if defined $scheduling && ($feature_of{$to} // '') eq $scheduling;
+	}
+}
+ok(defined $scheduling, 'the table has the scheduling feature');
+is(join("\n", @engine_cron), '', 'no file of src/engine calls a file of scheduling (pg_cron)');
+
+my @inserters;
+for my $c (@sources)
+{
+	open my $fh, '<', $c or die "cannot read $c: $!";
+	my $text = do { local $/; <$fh> };
+	close $fh;
+	push @inserters, $c if $text =~ /INSERT INTO backfill\.runs\b/i;
+}
+is(join(', ', @inserters), 'src/orchestration/plan.c',
+	'exactly one C file inserts into backfill.runs (CreateRun, orchestration/plan.c)');
 
 diag(join("\n", 'the layers of src/, top to bottom (file -> the files it calls):', @picture))
   unless Test::More->builder->is_passing;

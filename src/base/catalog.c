@@ -789,18 +789,3 @@ WatchesRelid(void)
 	return OidIsValid(nsp) ? get_relname_relid("watches", nsp) : InvalidOid;
 }
 
-/*
- * InvalidateWatchCache
- *		See backfill.h: a relcache invalidation of backfill.watches, sent
- *		when the current transaction commits, which every backend's cache
- *		of watches and watermarks (orchestration/watchlog.c) takes as "read
- *		again".
- */
-void
-InvalidateWatchCache(void)
-{
-	Oid			relid = WatchesRelid();
-
-	if (OidIsValid(relid))
-		CacheInvalidateRelcacheByRelid(relid);
-}

@@ -267,6 +267,7 @@ FinishFlight(LeaderState *st, int i, MemoryContext cxt)
 			report.error = LostChunkError(&f->chunk);
 			report.cause = ClassifyFailure(report.error->sqlerrcode, false);
 			RecordChunkFailure(m->run, &f->chunk, report.error, report.cause);
+			FinishRun(m->run);
 		}
 	}
 	MemoryContextSwitchTo(spicxt);

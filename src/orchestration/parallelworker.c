@@ -146,6 +146,7 @@ WorkerRunChunk(int64 run_id, int32 chunk_no, MemoryContext cxt)
 		MemoryContextSwitchTo(cxt);
 		ExecuteChunk(run, &chunk, false, run_status, "worker",
 					 CurrentUserName(), &report);
+		FinishRun(run);
 	}
 	else
 		found = false;

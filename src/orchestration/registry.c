@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * registry.c
- *	  Targets and their definition versions: register a table with its
- *	  source and settings (a new definition version when anything
- *	  differs), unregister it, and set_strategy (a new version with
- *	  another strategy).
+ *	  Targets and their definition versions: a registration's checks
+ *	  (CheckRegistration) and the definition version it makes, new when
+ *	  anything differs (WriteRegistration), and set_strategy (a new
+ *	  version with another strategy).  register and unregister, which
+ *	  know the other features, are lifecycle.c's.
  *
  * Register, unregister and plan of one target serialize on the
  * transaction-level lock (BACKFILL_LOCK_CLASS_PLAN, relid); see
@@ -91,38 +92,20 @@ CheckDiffKey(Oid target, ArrayType *key)
 }
 
 /*
- * RegisterTarget
- *		See backfill.h: register -> the current definition version.
- *
- * Anyone who may rewrite the target (CheckTargetPrivileges) may register
- * it, and register it again, also while other roles' runs are unfinished:
- * those runs keep their pinned version.  A new definition version, whose
- * author is the caller (by OID), is created when any setting, the source,
- * the label or the author differs from the latest version's (versions
- * continue after an unregister).  Its text runs only as its author
- * (identity.c).  Caller is connected to SPI.
+ * CheckRegistrationSettings
+ *		The settings of a registration that need no query: a positive
+ *		chunk, source_retention and keep_for, not both source_retention and
+ *		source_horizon, a finite tolerance that is not negative, keep_for
+ *		only with keep_replaced, and a diff key of the table's columns.
  */
-int32
-RegisterTarget(const Registration *reg)
+static void
+CheckRegistrationSettings(const Registration *reg)
 {
 	Oid			target = reg->target;
-	const char *time_column = reg->time_column;
-	const char *label = reg->label;
 	Interval   *chunk = reg->chunk;
 	Interval   *retention = reg->retention;
 	const char *horizon = reg->horizon;
-	const char *ledger = reg->ledger;
-	const char *measure = reg->measure;
 	Datum		tolerance = reg->tolerance;
-	bool		ledger_gate = reg->ledger_gate;
-	SourceQuery *sq;
-	int32		version = 0;
-	bool		new_version;
-	char	   *user = CurrentUserName();
-
-	CheckTargetPrivileges(target);
-	(void) TimeColumnType(target, time_column);
-	RequireMaxLength(label, "definition label", BACKFILL_MAX_LABEL);
 
 	if (!IntervalIsPositive(chunk))
 		ereport(ERROR,
@@ -166,274 +149,231 @@ RegisterTarget(const Registration *reg)
 				 errhint("keep_for is how long the rows a run replaced are kept.")));
 	if (reg->key != (Datum) 0)
 		CheckDiffKey(target, DatumGetArrayTypeP(reg->key));
+}
 
-	sq = ValidateSourceQuery(reg->source, target, time_column);
+/*
+ * CheckRegistration
+ *		See backfill.h: check what register is given (the caller may
+ *		rewrite the target, the time column, the label's length, the
+ *		settings) and validate its texts (the source, which must use the
+ *		chunk's range, the measure, ledger and horizon), then take the
+ *		target's plan lock.  The validated texts, in the current memory
+ *		context.  Caller is connected to SPI.
+ */
+ValidRegistration *
+CheckRegistration(const Registration *reg)
+{
+	Oid			target = reg->target;
+	ValidRegistration *valid = palloc0(sizeof(ValidRegistration));
+
+	CheckTargetPrivileges(target);
+	(void) TimeColumnType(target, reg->time_column);
+	RequireMaxLength(reg->label, "definition label", BACKFILL_MAX_LABEL);
+	CheckRegistrationSettings(reg);
+
+	valid->sq = ValidateSourceQuery(reg->source, target, reg->time_column);
 
 	/*
 	 * A source that reads neither $1 nor $2 returns the same rows for every
 	 * chunk: all but one chunk would fail on a row outside its range.  One
 	 * bound alone can be right (WHERE day = $1::date for daily chunks).
 	 */
-	if (!sq->uses_range)
+	if (!valid->sq->uses_range)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("source query does not use the chunk's range"),
 				 errdetail("The source is run once per chunk with $1 = the chunk's start and $2 = its end, and must return the rows of [$1, $2) only."),
 				 errhint("Filter the source on $1 and $2: WHERE time >= $1 AND time < $2.")));
-	measure = ValidateMeasure(measure, target);
-	if (ledger != NULL)
-		ledger = ValidateLedger(ledger);
-	if (horizon != NULL)
-		horizon = ValidateHorizon(horizon);
+	valid->measure = ValidateMeasure(reg->measure, target);
+	valid->ledger = reg->ledger;
+	if (valid->ledger != NULL)
+		valid->ledger = ValidateLedger(valid->ledger);
+	valid->horizon = reg->horizon;
+	if (valid->horizon != NULL)
+		valid->horizon = ValidateHorizon(valid->horizon);
 
 	TakeTargetPlanLock(target);
-	/* a watched target's chunk bounds the log its sources' writes make */
-	CheckWatchedChunk(target, chunk, false);
+	return valid;
+}
 
-	/*
-	 * The version these settings and this author make: the current one
-	 * (the latest, after an unregister) when every setting, the source,
-	 * the label and the author are the same, else a new one, numbered
-	 * after the latest (versions continue after an unregister).  The
-	 * current version is not the latest after a revert made an earlier
-	 * one current again (chunk.c): registering the current text again is
-	 * still a no-op.  The strategy is kept from the current registration
-	 * (set_strategy).  A new version records the version current before
-	 * it, the one a revert of its runs makes current again.
-	 */
+/*
+ * DefinitionVersion
+ *		The version these settings and this author make: the current one
+ *		(the latest, after an unregister) when every setting, the source,
+ *		the label and the author are the same, else a new one, numbered
+ *		after the latest (versions continue after an unregister).  The
+ *		current version is not the latest after a revert made an earlier
+ *		one current again (undo.c): registering the current text again is
+ *		still a no-op.  The strategy is kept from the current registration
+ *		(set_strategy).  A new version records the version current before
+ *		it, the one a revert of its runs makes current again.
+ */
+static int32
+DefinitionVersion(const Registration *reg, const ValidRegistration *valid)
+{
+	Oid			target = reg->target;
+	const char *time_column = reg->time_column;
+	const char *label = reg->label;
+	Interval   *chunk = reg->chunk;
+	Interval   *retention = reg->retention;
+	const char *horizon = valid->horizon;
+	const char *ledger = valid->ledger;
+	const char *measure = valid->measure;
+	Datum		tolerance = reg->tolerance;
+	bool		ledger_gate = reg->ledger_gate;
+	SourceQuery *sq = valid->sq;
+	int32		version = 0;
+	bool		new_version;
+	CatalogArgs args;
+	bool		isnull;
+	int32		latest = 0;
+
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArgText(&args, sq->sql);
+	CatalogArgText(&args, label);
+	CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
+	CatalogArgText(&args, time_column);
+	CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
+	CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
+			   retention == NULL);
+	CatalogArgText(&args, horizon);
+	CatalogArgText(&args, ledger);
+	CatalogArgText(&args, measure);
+	CatalogArg(&args, NUMERICOID, tolerance, false);
+	CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
+	CatalogArg(&args, BOOLOID, BoolGetDatum(reg->keep_replaced), false);
+	CatalogArg(&args, INTERVALOID, PointerGetDatum(reg->keep_for),
+			   reg->keep_for == NULL);
+	CatalogArg(&args, NAMEARRAYOID, reg->key, reg->key == (Datum) 0);
+	CatalogArg(&args, BOOLOID, BoolGetDatum(reg->allow_empty), false);
+	CatalogExecArgs("SELECT d.version,"
+					" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
+					"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
+					"  d.measure, d.tolerance, d.ledger_gate, d.keep_replaced,"
+					"  d.keep_for, d.key, d.allow_empty)"
+					"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
+					"  $11, $12, $13, $14, $15, $16),"
+					" d.strategy IS NOT DISTINCT FROM"
+					"  coalesce(t.strategy, d.strategy),"
+					" (SELECT pg_catalog.max(m.version) FROM backfill.definitions m"
+					"   WHERE m.target OPERATOR(pg_catalog.=) $1)"
+					" FROM backfill.definitions d"
+					" LEFT JOIN backfill.targets t"
+					"  ON t.target OPERATOR(pg_catalog.=) d.target"
+					" WHERE d.target OPERATOR(pg_catalog.=) $1"
+					" AND (t.target IS NULL"
+					"  OR d.version OPERATOR(pg_catalog.=) t.current_version)"
+					" ORDER BY d.version DESC LIMIT 1",
+					&args, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		new_version = true;
+	else
 	{
-		CatalogArgs args;
-		bool		isnull;
-		int32		latest = 0;
-
-		CatalogArgsInit(&args);
-		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
-		CatalogArgText(&args, sq->sql);
-		CatalogArgText(&args, label);
-		CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
-		CatalogArgText(&args, time_column);
-		CatalogArg(&args, INTERVALOID, IntervalPGetDatum(chunk), false);
-		CatalogArg(&args, INTERVALOID, PointerGetDatum(retention),
-				   retention == NULL);
-		CatalogArgText(&args, horizon);
-		CatalogArgText(&args, ledger);
-		CatalogArgText(&args, measure);
-		CatalogArg(&args, NUMERICOID, tolerance, false);
-		CatalogArg(&args, BOOLOID, BoolGetDatum(ledger_gate), false);
-		CatalogArg(&args, BOOLOID, BoolGetDatum(reg->keep_replaced), false);
-		CatalogArg(&args, INTERVALOID, PointerGetDatum(reg->keep_for),
-				   reg->keep_for == NULL);
-		CatalogArg(&args, NAMEARRAYOID, reg->key, reg->key == (Datum) 0);
-		CatalogArg(&args, BOOLOID, BoolGetDatum(reg->allow_empty), false);
-		CatalogExecArgs("SELECT d.version,"
-						" (d.source, d.label, d.author, d.time_column::pg_catalog.text,"
-						"  d.chunk, d.source_retention, d.source_horizon, d.ledger,"
-						"  d.measure, d.tolerance, d.ledger_gate, d.keep_replaced,"
-						"  d.keep_for, d.key, d.allow_empty)"
-						"  IS NOT DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10,"
-						"  $11, $12, $13, $14, $15, $16),"
-						" d.strategy IS NOT DISTINCT FROM"
-						"  coalesce(t.strategy, d.strategy),"
-						" (SELECT pg_catalog.max(m.version) FROM backfill.definitions m"
-						"   WHERE m.target OPERATOR(pg_catalog.=) $1)"
-						" FROM backfill.definitions d"
-						" LEFT JOIN backfill.targets t"
-						"  ON t.target OPERATOR(pg_catalog.=) d.target"
-						" WHERE d.target OPERATOR(pg_catalog.=) $1"
-						" AND (t.target IS NULL"
-						"  OR d.version OPERATOR(pg_catalog.=) t.current_version)"
-						" ORDER BY d.version DESC LIMIT 1",
-						&args, SPI_OK_SELECT);
-		if (SPI_processed == 0)
-			new_version = true;
-		else
-		{
-			version = SpiGetInt32(0, 1, &isnull);
-			new_version = !SpiGetBool(0, 2, &isnull) || !SpiGetBool(0, 3, &isnull);
-			latest = SpiGetInt32(0, 4, &isnull);
-		}
-		SPI_freetuptable(SPI_tuptable);
-
-		if (new_version)
-		{
-			/* the same sixteen parameters, and the version as $17 */
-			version = latest + 1;
-			CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
-			CatalogExecArgs("INSERT INTO backfill.definitions"
-							" (target, version, label, source, source_hash, created_by,"
-							"  author, time_column, chunk, source_retention,"
-							"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-							"  strategy, keep_replaced, keep_for, key, allow_empty,"
-							"  previous_version)"
-							" SELECT $1, $17, $3, $2,"
-							" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
-							" (SELECT rolname FROM pg_catalog.pg_roles"
-							"  WHERE oid OPERATOR(pg_catalog.=) $4),"
-							" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
-							" coalesce((SELECT strategy FROM backfill.targets"
-							"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto'),"
-							" $13, $14, $15, $16,"
-							" (SELECT current_version FROM backfill.targets"
-							"  WHERE target OPERATOR(pg_catalog.=) $1)",
-							&args, SPI_OK_INSERT);
-		}
+		version = SpiGetInt32(0, 1, &isnull);
+		new_version = !SpiGetBool(0, 2, &isnull) || !SpiGetBool(0, 3, &isnull);
+		latest = SpiGetInt32(0, 4, &isnull);
 	}
+	SPI_freetuptable(SPI_tuptable);
 
+	if (new_version)
 	{
-		CatalogArgs args;
-
-		CatalogArgsInit(&args);
-		CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
-		CatalogArgText(&args, QualifiedRelName(target));
+		/* the same sixteen parameters, and the version as $17 */
+		version = latest + 1;
 		CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
-		CatalogArgText(&args, user);
-
-		/*
-		 * A read-only copy of the current version (the engine never reads
-		 * it), its settings taken from that version's row: they are packed
-		 * once, above.
-		 */
-		CatalogExecArgs("INSERT INTO backfill.targets AS t"
-						" (target, target_name, time_column, chunk, source_retention,"
+		CatalogExecArgs("INSERT INTO backfill.definitions"
+						" (target, version, label, source, source_hash, created_by,"
+						"  author, time_column, chunk, source_retention,"
 						"  source_horizon, ledger, measure, tolerance, ledger_gate,"
-						"  current_version, registered_by, strategy, keep_replaced,"
-						"  keep_for, key, allow_empty)"
-						" SELECT $1, $2, d.time_column, d.chunk, d.source_retention,"
-						"  d.source_horizon, d.ledger, d.measure, d.tolerance,"
-						"  d.ledger_gate, $3, $4::pg_catalog.name, d.strategy,"
-						"  d.keep_replaced, d.keep_for, d.key, d.allow_empty"
-						" FROM backfill.definitions d"
-						" WHERE d.target OPERATOR(pg_catalog.=) $1"
-						" AND d.version OPERATOR(pg_catalog.=) $3"
-						" ON CONFLICT (target) DO UPDATE SET"
-						"  target_name = excluded.target_name,"
-						"  time_column = excluded.time_column,"
-						"  chunk = excluded.chunk,"
-						"  source_retention = excluded.source_retention,"
-						"  source_horizon = excluded.source_horizon,"
-						"  ledger = excluded.ledger,"
-						"  measure = excluded.measure,"
-						"  tolerance = excluded.tolerance,"
-						"  ledger_gate = excluded.ledger_gate,"
-						"  strategy = excluded.strategy,"
-						"  keep_replaced = excluded.keep_replaced,"
-						"  keep_for = excluded.keep_for,"
-						"  key = excluded.key,"
-						"  allow_empty = excluded.allow_empty,"
-						"  current_version = excluded.current_version,"
-						"  registered_at = pg_catalog.now(),"
-						"  registered_by = excluded.registered_by",
+						"  strategy, keep_replaced, keep_for, key, allow_empty,"
+						"  previous_version)"
+						" SELECT $1, $17, $3, $2,"
+						" pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($2, 'UTF8')), 'hex'),"
+						" (SELECT rolname FROM pg_catalog.pg_roles"
+						"  WHERE oid OPERATOR(pg_catalog.=) $4),"
+						" $4, $5::pg_catalog.name, $6, $7, $8, $9, $10, $11, $12,"
+						" coalesce((SELECT strategy FROM backfill.targets"
+						"  WHERE target OPERATOR(pg_catalog.=) $1), 'auto'),"
+						" $13, $14, $15, $16,"
+						" (SELECT current_version FROM backfill.targets"
+						"  WHERE target OPERATOR(pg_catalog.=) $1)",
 						&args, SPI_OK_INSERT);
 	}
-	/* a watched target's chunk may have changed (watchlog.c's cache) */
-	InvalidateWatchCache();
 	return version;
 }
 
 /*
- * UnregisterTarget
- *		See backfill.h: forget a target.  Refused (55006) while it has runs
- *		that are planned, probed or failed, and (2BP01) while targets
- *		depend on it unless cascade (dependencies.c); definitions, runs and
- *		chunks stay as history.  The caller must be allowed to rewrite the
- *		table; when the table has been dropped, its registration can be
- *		removed (by OID, e.g. unregister(16384)) by the role that
- *		registered its current version (identified by OID, as the author
- *		in backfill.definitions), a role with its privileges, or a
- *		superuser.  Caller is connected to SPI.
+ * WriteTargetRow
+ *		backfill.targets' row of target: a read-only copy of its current
+ *		definition version (the engine never reads it), registered by
+ *		user now.
  */
-void
-UnregisterTarget(Oid target, bool cascade)
+static void
+WriteTargetRow(Oid target, int32 version, const char *user)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
-	char	   *unfinished;
-	char	   *name;
-	char	   *registrant;
-	Oid			author;
-	bool		isnull;
-	bool		dropped;
+	CatalogArgs args;
 
-	values[0] = ObjectIdGetDatum(target);
-	dropped = (get_rel_name(target) == NULL);
-
-	if (!dropped)
-		CheckTargetPrivileges(target);
-
-	TakeTargetPlanLock(target);
-
-	CatalogExec("SELECT t.target_name, t.registered_by::pg_catalog.text, d.author"
-				" FROM backfill.targets t LEFT JOIN backfill.definitions d"
-				"  ON d.target OPERATOR(pg_catalog.=) t.target"
-				"  AND d.version OPERATOR(pg_catalog.=) t.current_version"
-				" WHERE t.target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-	{
-		if (dropped)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", target)));
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not registered for backfill",
-						QualifiedRelName(target)),
-				 errhint("Registered tables are listed in backfill.targets.")));
-	}
-	name = SpiGetText(0, 1);
-	registrant = SpiGetText(0, 2);
-	author = SpiGetOid(0, 3, &isnull);
-	SPI_freetuptable(SPI_tuptable);
+	CatalogArgsInit(&args);
+	CatalogArg(&args, REGCLASSOID, ObjectIdGetDatum(target), false);
+	CatalogArgText(&args, QualifiedRelName(target));
+	CatalogArg(&args, INT4OID, Int32GetDatum(version), false);
+	CatalogArgText(&args, user);
 
 	/*
-	 * The registration of a dropped table: the role that registered its
-	 * current version, by OID (a role created again under the same name
-	 * is another role), or a role with its privileges; a superuser when
-	 * it is gone.
+	 * A read-only copy of the current version (the engine never reads
+	 * it), its settings taken from that version's row: they are packed
+	 * once, above.
 	 */
-	if (dropped)
-	{
-		bool		exists = OidIsValid(author) &&
-			SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(author));
+	CatalogExecArgs("INSERT INTO backfill.targets AS t"
+					" (target, target_name, time_column, chunk, source_retention,"
+					"  source_horizon, ledger, measure, tolerance, ledger_gate,"
+					"  current_version, registered_by, strategy, keep_replaced,"
+					"  keep_for, key, allow_empty)"
+					" SELECT $1, $2, d.time_column, d.chunk, d.source_retention,"
+					"  d.source_horizon, d.ledger, d.measure, d.tolerance,"
+					"  d.ledger_gate, $3, $4::pg_catalog.name, d.strategy,"
+					"  d.keep_replaced, d.keep_for, d.key, d.allow_empty"
+					" FROM backfill.definitions d"
+					" WHERE d.target OPERATOR(pg_catalog.=) $1"
+					" AND d.version OPERATOR(pg_catalog.=) $3"
+					" ON CONFLICT (target) DO UPDATE SET"
+					"  target_name = excluded.target_name,"
+					"  time_column = excluded.time_column,"
+					"  chunk = excluded.chunk,"
+					"  source_retention = excluded.source_retention,"
+					"  source_horizon = excluded.source_horizon,"
+					"  ledger = excluded.ledger,"
+					"  measure = excluded.measure,"
+					"  tolerance = excluded.tolerance,"
+					"  ledger_gate = excluded.ledger_gate,"
+					"  strategy = excluded.strategy,"
+					"  keep_replaced = excluded.keep_replaced,"
+					"  keep_for = excluded.keep_for,"
+					"  key = excluded.key,"
+					"  allow_empty = excluded.allow_empty,"
+					"  current_version = excluded.current_version,"
+					"  registered_at = pg_catalog.now(),"
+					"  registered_by = excluded.registered_by",
+					&args, SPI_OK_INSERT);
+}
 
-		if (!(exists ? has_privs_of_role(GetUserId(), author) : superuser()))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied to unregister dropped table %s", name),
-					 exists ?
-					 errdetail("Only the role that registered it (\"%s\"), a role with its privileges, or a superuser may.",
-							   GetUserNameFromId(author, false)) :
-					 errdetail("The role that registered it (role OID %u, registered as \"%s\") no longer exists; only a superuser may.",
-							   author, registrant)));
-	}
+/*
+ * WriteRegistration
+ *		See backfill.h: the definition version that a registration checked
+ *		by CheckRegistration makes (DefinitionVersion) made current, in
+ *		backfill.targets too; every backend's cache of watched targets'
+ *		chunks is read again after the commit.  Returns the version.
+ *		Caller is connected to SPI and holds the target's plan lock.
+ */
+int32
+WriteRegistration(const Registration *reg, const ValidRegistration *valid)
+{
+	int32		version = DefinitionVersion(reg, valid);
 
-	CatalogExec("SELECT pg_catalog.string_agg(run_id::pg_catalog.text, ', ' ORDER BY run_id)"
-				" FROM backfill.runs WHERE target OPERATOR(pg_catalog.=) $1"
-				" AND status OPERATOR(pg_catalog.=) ANY ('{planned,probed,failed}'::pg_catalog.text[])",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
-	unfinished = SpiGetText(0, 1);
-	if (unfinished != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s has unfinished backfill runs", name),
-				 errdetail("Unfinished runs: %s.", unfinished),
-				 errhint("Finish them with CALL backfill.run(run_id) or cancel them with backfill.cancel(run_id).")));
-
-	/* its dependencies (refused with dependents unless cascade) */
-	PipelineForgetTarget(target, name, cascade);
-
-	/*
-	 * its watches (the triggers of sources nothing else watches go) and its
-	 * logged changes, which mean nothing without its registration
-	 */
-	(void) WatchForgetTarget(target, InvalidOid);
-	RefreshForgetTarget(target);
+	WriteTargetRow(reg->target, version, CurrentUserName());
+	/* a watched target's chunk may have changed (watchlog.c's cache) */
 	InvalidateWatchCache();
-	CatalogExec("DELETE FROM backfill.changed_regions WHERE target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_DELETE);
-
-	CatalogExec("DELETE FROM backfill.targets WHERE target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_DELETE);
+	return version;
 }
 
 /*

@@ -225,7 +225,7 @@ RevertRun(int64 run_id)
 	RunInfo    *run = LoadRun(run_id);
 	int64		revert_id;
 	bool		isnull;
-	CatalogArgs args;
+	RunRequest	revert;
 
 	CheckRunIdentity(run, "revert", true);
 	CheckKeptRowsReadable(run->target);
@@ -274,24 +274,23 @@ RevertRun(int64 run_id)
 	}
 	CheckNoLaterRun(run_id, "reverted");
 
-	CatalogArgsInit(&args);
-	CatalogArg(&args, INT8OID, Int64GetDatum(run_id), false);
-	CatalogArgText(&args, psprintf("revert of run %lld", (long long) run_id));
-	CatalogArgText(&args, CurrentUserName());
-	CatalogArg(&args, OIDOID, ObjectIdGetDatum(GetUserId()), false);
-	CatalogExecArgs("INSERT INTO backfill.runs (target, target_name, range_start,"
-					" range_end, chunk, note, probe, backwards, clear_no_source,"
-					" definition_version, timezone, search_path, created_by,"
-					" created_by_oid, keep_replaced, reverts)"
-					" SELECT r.target, r.target_name, r.range_start, r.range_end,"
-					" r.chunk, $2, true, NOT r.backwards, false,"
-					" r.definition_version, r.timezone, r.search_path,"
-					" $3::pg_catalog.name, $4, true, r.run_id"
-					" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1"
-					" RETURNING run_id",
-					&args, SPI_OK_INSERT_RETURNING);
-	revert_id = SpiGetInt64(0, 1, &isnull);
-	SPI_freetuptable(SPI_tuptable);
+	/* the reverted run's range, chunk and pins; backwards, probed, kept */
+	memset(&revert, 0, sizeof(revert));
+	revert.target = run->target;
+	revert.target_name = run->target_name;
+	revert.range_start = run->range_start;
+	revert.range_end = run->range_end;
+	revert.chunk = run->chunk;
+	revert.note = psprintf("revert of run %lld", (long long) run_id);
+	revert.probe = true;
+	revert.backwards = !run->backwards;
+	revert.clear_no_source = false;
+	revert.definition_version = run->definition_version;
+	revert.timezone = run->timezone;
+	revert.search_path = run->search_path;
+	revert.keep_replaced = true;
+	revert.reverts = run->run_id;
+	revert_id = CreateRun(&revert);
 
 	{
 		Oid			argtypes[2] = {INT8OID, INT8OID};
@@ -788,4 +787,154 @@ PurgeArchive(Interval *older_than, Oid target)
 	if (OidIsValid(target))
 		CheckTargetPrivileges(target);
 	return ArchivePurge(target, older_than, true);
+}
+
+/*
+ * RevertRestoreDefinition
+ *		See backfill.h.  A revert run is done: the definition goes back with the rows.  The
+ *		revert of a run built under version V makes the version that was
+ *		current before V (definitions.previous_version) current again, if V
+ *		is still current: a version registered since stays.  The revert of
+ *		a revert (the run's rows back) makes V current again, if the
+ *		version the first revert restored still is; and so on along a
+ *		chain of reverts, by its parity (each revert run reverts an earlier
+ *		run, so the chain ends).  The restored chunks
+ *		then count as built under the current version (lineage gives them
+ *		to the run before the reverted one), so that only_chunks =>
+ *		'outdated', refreshes and cascades leave them alone.  A version
+ *		that differs from the one before it only in its strategy or its
+ *		author (set_strategy, the same text registered by another role) is
+ *		the same definition: nothing changes.  A version of a chunk under
+ *		an hour is not made current while the target is watched (the bound
+ *		of CheckWatchedChunk).  What happened is noted on run
+ *		(restored_version, kept_version) for ReportRevertDefinition.
+ *		Caller is connected to SPI.
+ */
+void
+RevertRestoreDefinition(RunInfo *run)
+{
+	Oid			argtypes[3] = {REGCLASSOID, INT4OID, INT8OID};
+	Datum		values[3];
+	bool		isnull;
+	int32		from_version;
+	int32		to_version;
+	int32		current;
+	bool		undo_of_undo;
+	bool		same;
+
+	values[0] = ObjectIdGetDatum(run->target);
+	values[1] = Int32GetDatum(run->definition_version);
+	values[2] = Int64GetDatum(run->reverts);
+	CatalogExec("WITH RECURSIVE chain (run_id, reverts, depth) AS ("
+				"  SELECT r.run_id, r.reverts, 1 FROM backfill.runs r"
+				"  WHERE r.run_id OPERATOR(pg_catalog.=) $3"
+				"  UNION ALL"
+				"  SELECT r.run_id, r.reverts, c.depth OPERATOR(pg_catalog.+) 1"
+				"  FROM chain c JOIN backfill.runs r"
+				"   ON r.run_id OPERATOR(pg_catalog.=) c.reverts)"
+				" SELECT d.previous_version, t.current_version,"
+				" (SELECT pg_catalog.max(c.depth) OPERATOR(pg_catalog.%) 2"
+				"   OPERATOR(pg_catalog.=) 0 FROM chain c),"
+				" (d.source, d.label, d.time_column, d.chunk, d.source_retention,"
+				"  d.source_horizon, d.ledger, d.measure, d.tolerance,"
+				"  d.ledger_gate, d.keep_replaced, d.keep_for, d.key,"
+				"  d.allow_empty)"
+				"  IS NOT DISTINCT FROM"
+				" (p.source, p.label, p.time_column, p.chunk, p.source_retention,"
+				"  p.source_horizon, p.ledger, p.measure, p.tolerance,"
+				"  p.ledger_gate, p.keep_replaced, p.keep_for, p.key,"
+				"  p.allow_empty)"
+				" FROM backfill.definitions d"
+				" JOIN backfill.targets t ON t.target OPERATOR(pg_catalog.=) d.target"
+				" JOIN backfill.definitions p ON p.target OPERATOR(pg_catalog.=) d.target"
+				"  AND p.version OPERATOR(pg_catalog.=) d.previous_version"
+				" WHERE d.target OPERATOR(pg_catalog.=) $1"
+				" AND d.version OPERATOR(pg_catalog.=) $2",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		/* the first version, or the target unregistered since */
+		SPI_freetuptable(SPI_tuptable);
+		return;
+	}
+	to_version = SpiGetInt32(0, 1, &isnull);
+	current = SpiGetInt32(0, 2, &isnull);
+	undo_of_undo = SpiGetBool(0, 3, &isnull);
+	same = SpiGetBool(0, 4, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	if (same)
+		return;
+	from_version = run->definition_version;
+	if (undo_of_undo)
+	{
+		from_version = to_version;
+		to_version = run->definition_version;
+	}
+	if (current != from_version)
+	{
+		if (current != to_version)
+			run->kept_version = current;
+		return;
+	}
+
+	values[1] = Int32GetDatum(from_version);
+	argtypes[2] = INT4OID;
+	values[2] = Int32GetDatum(to_version);
+	CatalogExec("UPDATE backfill.targets t SET current_version = p.version,"
+				" time_column = p.time_column, chunk = p.chunk,"
+				" source_retention = p.source_retention,"
+				" source_horizon = p.source_horizon, ledger = p.ledger,"
+				" measure = p.measure, tolerance = p.tolerance,"
+				" ledger_gate = p.ledger_gate, strategy = p.strategy,"
+				" keep_replaced = p.keep_replaced, keep_for = p.keep_for,"
+				" key = p.key, allow_empty = p.allow_empty,"
+				" registered_at = pg_catalog.now()"
+				" FROM backfill.definitions p"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1"
+				" AND t.current_version OPERATOR(pg_catalog.=) $2"
+				" AND p.target OPERATOR(pg_catalog.=) t.target"
+				" AND p.version OPERATOR(pg_catalog.=) $3"
+				" AND NOT (p.chunk OPERATOR(pg_catalog.<) '1 hour'::pg_catalog.interval"
+				"  AND EXISTS (SELECT FROM backfill.watches w"
+				"   WHERE w.target OPERATOR(pg_catalog.=) t.target))",
+				3, argtypes, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed == 0)
+		return;
+	/* a watched target's chunk may have changed (watchlog.c's cache) */
+	InvalidateWatchCache();
+	run->restored_version = to_version;
+	run->restored_by_undo = undo_of_undo;
+}
+
+/*
+ * ReportRevertDefinition
+ *		See backfill.h: the NOTICE of what a revert run that is done did to
+ *		its target's definition (RevertRestoreDefinition), after the one
+ *		that says the run is done.
+ */
+void
+ReportRevertDefinition(RunInfo *run)
+{
+	if (run->restored_version != 0 && run->restored_by_undo)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s is current again",
+						run->restored_version, run->relname),
+				 errdetail("Run %lld reverted run %lld, itself a revert: the rows built under version %d are back, and so is that version.",
+						   (long long) run->run_id, (long long) run->reverts,
+						   run->restored_version)));
+	else if (run->restored_version != 0)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s is current again",
+						run->restored_version, run->relname),
+				 errdetail("Run %lld reverted run %lld: the rows and the definition in force before version %d are back, and the restored chunks count as built under it.",
+						   (long long) run->run_id, (long long) run->reverts,
+						   run->definition_version)));
+	else if (run->kept_version != 0)
+		ereport(NOTICE,
+				(errmsg("definition version %d of %s stays current",
+						run->kept_version, run->relname),
+				 errdetail("It was registered after version %d, under which run %lld was built; register the definition you want current again, if it is not this one.",
+						   run->definition_version, (long long) run->reverts)));
+	run->restored_version = 0;
+	run->kept_version = 0;
 }

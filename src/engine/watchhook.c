@@ -1,0 +1,149 @@
+/*-------------------------------------------------------------------------
+ *
+ * watchhook.c
+ *	  Changed regions: the chunk engine's hooks.  A chunk that moves its
+ *	  target's watermark waits for the writers of the watched sources
+ *	  (ChunkLockWatermark), consumes the logged changes of its range
+ *	  before it reads its source (ChunkConsumeChanges), and moves the
+ *	  watermark in the statement that records it (ChunkAdvanceWatermark);
+ *	  whatever changes the watches, a watermark or a chunk tells every
+ *	  backend's cache of them to read them again (InvalidateWatchCache).
+ *	  engine/chunk.c calls these four and nothing else of the feature.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+
+#include "backfill.h"
+
+/*
+ * ChunkLockWatermark
+ *		See backfill.h.  A chunk whose end passes the target's watermark (or the first chunk
+ *		ever built) will move it: it waits, within lock_timeout, for the
+ *		writers to watched sources that may have left rows unlogged because
+ *		they were beyond the old watermark (they hold the watch lock in
+ *		RowExclusiveLock until they commit), and holds the lock in ShareLock
+ *		until it commits.  Writers do not wait for it: one that finds the
+ *		lock held or awaited in ShareLock takes RowShareLock, which does not
+ *		conflict with it, and logs all its rows (orchestration/watchlog.c).
+ *		So a row is either committed before the chunk reads its source, or
+ *		logged, and a writer of the target alone cannot make the writers
+ *		of its sources wait for its chunk's source query.  A chunk behind
+ *		the watermark takes nothing: writes into it are always logged.
+ *		Called after the target lock, so no other chunk of the target moves
+ *		the watermark meanwhile, but the chunks of one parallel call (the
+ *		watermark moves by GREATEST; ShareLock does not conflict with
+ *		itself, with shared chunk locks on Citus too).
+ */
+void
+ChunkLockWatermark(Oid target, TimestampTz hi)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	bool		isnull = true;
+	TimestampTz watermark = 0;
+	LOCKTAG		tag;
+
+	values[0] = ObjectIdGetDatum(target);
+	CatalogExec("SELECT watermark FROM backfill.targets"
+				" WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		watermark = DatumGetTimestampTz(SpiGetDatumCopy(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (!isnull && hi <= watermark)
+		return;
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+}
+
+/*
+ * ChunkConsumeChanges
+ *		See backfill.h.  Delete the logged changes of the target in [lo, hi) that this
+ *		statement's snapshot sees, before the chunk reads its source (a
+ *		later snapshot): a change committed before it is in the chunk's
+ *		rows, one committed after it stays logged.  A logged region that
+ *		sticks out of the chunk (another grid: a run with another chunk
+ *		size or TimeZone) keeps the parts outside [lo, hi), with their
+ *		changed_at.
+ */
+void
+ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("WITH d AS (DELETE FROM backfill.changed_regions"
+				"  WHERE target OPERATOR(pg_catalog.=) $1"
+				"  AND chunk_start OPERATOR(pg_catalog.<) $3"
+				"  AND chunk_end OPERATOR(pg_catalog.>) $2"
+				"  RETURNING target, chunk_start, chunk_end, changed_at, source)"
+				" INSERT INTO backfill.changed_regions"
+				" (target, chunk_start, chunk_end, changed_at, source)"
+				" SELECT target, chunk_start, $2, changed_at, source FROM d"
+				"  WHERE chunk_start OPERATOR(pg_catalog.<) $2"
+				" UNION ALL"
+				" SELECT target, $3, chunk_end, changed_at, source FROM d"
+				"  WHERE chunk_end OPERATOR(pg_catalog.>) $3",
+				3, argtypes, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * ChunkAdvanceWatermark
+ *		See backfill.h: run "record", the statement that records a chunk
+ *		that worked (an UPDATE of backfill.chunks whose parameters are in
+ *		args), and move target's watermark to the chunk's end when that is
+ *		newer, in one statement: the record in a WITH that always runs to
+ *		completion, then the newest chunk end any build has covered, moved
+ *		only forward (args gets the target and the end as its next two
+ *		parameters).  When the watermark moved, every backend's cached
+ *		watermarks (watchlog.c) are read again after the commit.  Caller
+ *		is connected to SPI.
+ */
+void
+ChunkAdvanceWatermark(const char *record, CatalogArgs *args, Oid target,
+					  TimestampTz end)
+{
+	int			target_param;
+	int			end_param;
+
+	target_param = CatalogArg(args, REGCLASSOID, ObjectIdGetDatum(target),
+							  false);
+	end_param = CatalogArg(args, TIMESTAMPTZOID, TimestampTzGetDatum(end),
+						   false);
+	CatalogExecArgs(psprintf("WITH c AS (%s)"
+							 " UPDATE backfill.targets"
+							 " SET watermark = GREATEST(watermark, $%d)"
+							 " WHERE target OPERATOR(pg_catalog.=) $%d"
+							 " AND (watermark IS NULL OR watermark OPERATOR(pg_catalog.<) $%d)",
+							 record, end_param, target_param, end_param),
+					args, SPI_OK_UPDATE);
+	/* writers' cached watermarks (watchlog.c) are read again */
+	if (SPI_processed > 0)
+		InvalidateWatchCache();
+}
+
+/*
+ * InvalidateWatchCache
+ *		See backfill.h: a relcache invalidation of backfill.watches, sent
+ *		when the current transaction commits, which every backend's cache
+ *		of watches and watermarks (orchestration/watchlog.c) takes as "read
+ *		again".
+ */
+void
+InvalidateWatchCache(void)
+{
+	Oid			relid = WatchesRelid();
+
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+}
