@@ -12,6 +12,7 @@ OBJS = \
 	src/base/catalog.o \
 	src/base/identity.o \
 	src/base/range.o \
+	src/base/compose.o \
 	src/base/validate.o \
 	src/base/version.o \
 	src/base/citus.o \

@@ -610,9 +610,6 @@ BackfillNoReturn extern void ReThrowNamingSetting(MemoryContext cxt, const char 
 												  const char *prefix);
 extern char *ValidateHorizon(const char *horizon);
 
-/* The time column's type, after checking it exists and is usable. */
-extern Oid	TimeColumnType(Oid target, const char *time_column);
-
 /*
  * Check that target still exists and is a table or a partitioned table
  * (42P01, 42809).
@@ -624,6 +621,32 @@ extern void CheckTargetPrivileges(Oid target);
 
 /* 42P01 unless the target exists, 42501 unless the caller may read it. */
 extern void CheckSelectPrivilege(Oid relid);
+
+/*
+ * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
+ * numeric) FROM <from> AS backfill_rows [tail]" (from NULL: FROM the
+ * backfill_rows CTE), the measure on lines of its own; the text returned
+ * is proven (42601 when the measure would escape its parentheses).
+ */
+extern char *ComposeMeasureSelect(const char *lead, const char *measure,
+								  const char *from, const char *tail);
+
+/*
+ * The earliest time from which a target's source is complete: now() -
+ * retention, or the value of horizon_sql (run as the current user: the
+ * caller enters the author gate first); false when there is neither, or
+ * the query gives no row or NULL (used by plan and check).
+ */
+extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
+						  TimestampTz *horizon);
+
+/* ---- statements composed around a target (compose.c) ---- */
+
+/* The attribute number of a user column of target, 0 if none. */
+extern AttrNumber ColumnAttnum(Oid target, const char *name);
+
+/* The time column's type, after checking it exists and is usable. */
+extern Oid	TimeColumnType(Oid target, const char *time_column);
 
 /*
  * The statements that run on a target's range, each proven by the
@@ -641,15 +664,6 @@ extern char *ComposeRangeDelete(Oid target, const char *time_column);
 extern char *ComposeRangeExists(Oid target, const char *time_column);
 
 /*
- * The one composition of a measure: "SELECT [lead, ]CAST((<measure>) AS
- * numeric) FROM <from> AS backfill_rows [tail]" (from NULL: FROM the
- * backfill_rows CTE), the measure on lines of its own; the text returned
- * is proven (42601 when the measure would escape its parentheses).
- */
-extern char *ComposeMeasureSelect(const char *lead, const char *measure,
-								  const char *from, const char *tail);
-
-/*
  * The parameters $1, $2 of a statement from ComposeRangeDelete (and of
  * MeasureRange): [lo, hi) as values of the time column's base type
  * (timestamptz, timestamp or date), computed in the session's TimeZone.
@@ -665,15 +679,6 @@ extern void RangeParams(Oid target, const char *time_column, TimestampTz lo,
 extern void SourceInsertParams(Oid target, const char *time_column,
 							   TimestampTz lo, TimestampTz hi,
 							   Oid *argtypes, Datum *values);
-
-/*
- * The earliest time from which a target's source is complete: now() -
- * retention, or the value of horizon_sql (run as the current user: the
- * caller enters the author gate first); false when there is neither, or
- * the query gives no row or NULL (used by plan and check).
- */
-extern bool SourceHorizon(Interval *retention, const char *horizon_sql,
-						  TimestampTz *horizon);
 
 /* ---- The catalog's version (version.c) ---- */
 
