@@ -577,6 +577,54 @@ WriteChunkFailure(RunInfo *run, ChunkInfo *chunk, const ChunkWork *work,
 }
 
 /*
+ * ChunkRecordError
+ *		What ExecuteChunk does with the error of a chunk that failed (after
+ *		its subtransaction's rollback, a user's cancel excepted): a lock
+ *		not available while locking is a deferral, recorded as such until
+ *		backfill.max_attempts; anything else (or the last deferral) fails
+ *		the chunk with its cause, the gate's and the empty guard's first.
+ *		The error's text names the chunk and its phase (ChunkErrorText);
+ *		report is filled in.
+ */
+static void
+ChunkRecordError(RunInfo *run, ChunkInfo *chunk, ChunkWork *work,
+				 ErrorData *edata, bool timed_out, const char *via,
+				 const char *user, ChunkReport *report)
+{
+	bool		deferral;
+
+	deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+				work->phase == PHASE_LOCK);
+	report->error = edata;
+	report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
+	ChunkErrorText(edata, chunk, work->phase, timed_out,
+				   deferral && report->deferrals >= backfill_max_attempts,
+				   report->deferrals);
+	/* the gate and the empty guard have causes of their own */
+	if (work->gate_failed)
+		report->cause = CAUSE_LEDGER;
+	else if (work->emptied)
+		report->cause = CAUSE_EMPTY_SOURCE;
+	else
+		report->cause = ClassifyFailure(edata->sqlerrcode,
+										work->phase == PHASE_WORK &&
+										run->reverts == 0);
+
+	if (deferral && report->deferrals < backfill_max_attempts)
+	{
+		ChunkRecordDeferral(run, chunk, edata);
+		report->outcome = OUTCOME_DEFERRED;
+	}
+	else
+	{
+		WriteChunkFailure(run, chunk, work, edata, report->cause,
+						  report->deferrals, via, user);
+		report->outcome = OUTCOME_FAILED;
+		report->run_status = RUN_FAILED;
+	}
+}
+
+/*
  * ExecuteChunk
  *		Execute one chunk in an internal subtransaction of the current
  *		transaction and record its outcome (done, deferred or failed) in the
@@ -674,7 +722,6 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 	{
 		ErrorData  *edata;
 		bool		timed_out = chunk_timed_out;
-		bool		deferral;
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
@@ -688,35 +735,8 @@ ExecuteChunk(RunInfo *run, ChunkInfo *chunk, bool probe_pending,
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
 			ReThrowError(edata);
 
-		deferral = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
-					work->phase == PHASE_LOCK);
-		report->error = edata;
-		report->deferrals = chunk->deferrals + (deferral ? 1 : 0);
-		ChunkErrorText(edata, chunk, work->phase, timed_out,
-					   deferral && report->deferrals >= backfill_max_attempts,
-					   report->deferrals);
-		/* the gate and the empty guard have causes of their own */
-		if (work->gate_failed)
-			report->cause = CAUSE_LEDGER;
-		else if (work->emptied)
-			report->cause = CAUSE_EMPTY_SOURCE;
-		else
-			report->cause = ClassifyFailure(edata->sqlerrcode,
-											work->phase == PHASE_WORK &&
-											run->reverts == 0);
-
-		if (deferral && report->deferrals < backfill_max_attempts)
-		{
-			ChunkRecordDeferral(run, chunk, edata);
-			report->outcome = OUTCOME_DEFERRED;
-		}
-		else
-		{
-			WriteChunkFailure(run, chunk, work, edata, report->cause,
-							  report->deferrals, via, user);
-			report->outcome = OUTCOME_FAILED;
-			report->run_status = RUN_FAILED;
-		}
+		ChunkRecordError(run, chunk, work, edata, timed_out, via, user,
+						 report);
 	}
 	PG_END_TRY();
 
