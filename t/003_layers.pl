@@ -433,6 +433,33 @@ for my $c (@sources)
 is(join(', ', @inserters), 'src/orchestration/plan.c',
 	'exactly one C file inserts into backfill.runs (CreateRun, orchestration/plan.c)');
 
+# Sizes (CONTRIBUTING.md, "The rule"): a C file holds one concern in at
+# most 1,000 lines, a function at most 120 lines between its braces
+# (pgindent puts a function's braces in column 0; nothing else is).
+my (@big_files, @long_functions);
+for my $c (@sources)
+{
+	open my $fh, '<', $c or die "cannot read $c: $!";
+	my @lines = <$fh>;
+	close $fh;
+	push @big_files, "$c: " . scalar(@lines) . ' lines' if @lines > 1000;
+	my ($open, $name);
+	for my $i (0 .. $#lines)
+	{
+		$name = $1 if $lines[$i] =~ /^(\w+)\(/;
+		if ($lines[$i] =~ /^\{/) { $open = $i; next; }
+		if (defined $open && $lines[$i] =~ /^\}/)
+		{
+			my $body = $i - $open - 1;
+			push @long_functions, "$c: " . ($name // '?') . " ($body lines)"
+			  if $body > 120;
+			undef $open;
+		}
+	}
+}
+is(join("\n", @big_files), '', 'no C file of src/ is over 1,000 lines');
+is(join("\n", @long_functions), '', 'no function of src/ is over 120 lines');
+
 diag(join("\n", 'the layers of src/, top to bottom (file -> the files it calls):', @picture))
   unless Test::More->builder->is_passing;
 
