@@ -924,6 +924,12 @@ typedef struct RunInfo
 	/* a status the chunk engine wrote, for FinishRun (WriteRunStatus) */
 	bool		finish_pending; /* done or failed: its pg_cron job goes */
 	bool		restore_pending;	/* a revert run now done: its definition */
+	/*
+	 * NextChunk's last pick (0: none yet): no chunk before it in the run's
+	 * order is still to do, so the scans for the next one start there
+	 * instead of stepping over every chunk done so far (chunkstate.c).
+	 */
+	int32		todo_from;
 } RunInfo;
 
 /*

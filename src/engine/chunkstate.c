@@ -30,28 +30,61 @@
 	"status OPERATOR(pg_catalog.=) 'no_source' AND finished_at IS NULL"
 
 /*
+ * ScanBound
+ *		Where the run's scans for a chunk still to do start, as the bound
+ *		of an index condition on chunk_no: chunk_no >= it (<= for a
+ *		backwards run).  The done chunks' entries stay in the partial
+ *		indexes chunks_todo_idx and chunks_no_source_todo_idx until a vacuum
+ *		removes them, so a scan from the run's first chunk steps over every
+ *		chunk done so far, and a run of n chunks cost O(n^2); a scan from
+ *		the last pick (run->todo_from, which only the serial run loop
+ *		sets, with the run's session lock held: no chunk before it can
+ *		become one to do meanwhile) steps over none.
+ */
+static int32
+ScanBound(RunInfo *run)
+{
+	if (run->todo_from != 0)
+		return run->todo_from;
+	return run->backwards ? PG_INT32_MAX : 0;
+}
+
+/*
  * RemainingChunks
  *		Whether the run has chunks still to execute: pending or failed
- *		ones, and with clear_no_source the no_source ones not cleared yet.
- *		Caller is connected to SPI.
+ *		ones, and with clear_no_source the no_source ones not cleared yet
+ *		(from the last pick on: ScanBound).  Caller is connected to SPI.
  */
 bool
 RemainingChunks(RunInfo *run)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
 
 	values[0] = Int64GetDatum(run->run_id);
-	if (CatalogExists("SELECT 1 FROM backfill.chunks"
+	values[1] = Int32GetDatum(ScanBound(run));
+	if (CatalogExists(run->backwards ?
+					  "SELECT 1 FROM backfill.chunks"
 					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
-					  " LIMIT 1",
-					  1, argtypes, values))
+					  " AND chunk_no OPERATOR(pg_catalog.<=) $2"
+					  " ORDER BY chunk_no DESC LIMIT 1" :
+					  "SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_PENDING
+					  " AND chunk_no OPERATOR(pg_catalog.>=) $2"
+					  " ORDER BY chunk_no LIMIT 1",
+					  2, argtypes, values))
 		return true;
 	return run->clear_no_source &&
-		CatalogExists("SELECT 1 FROM backfill.chunks"
+		CatalogExists(run->backwards ?
+					  "SELECT 1 FROM backfill.chunks"
 					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
-					  " LIMIT 1",
-					  1, argtypes, values);
+					  " AND chunk_no OPERATOR(pg_catalog.<=) $2"
+					  " ORDER BY chunk_no DESC LIMIT 1" :
+					  "SELECT 1 FROM backfill.chunks"
+					  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND " TODO_NO_SOURCE
+					  " AND chunk_no OPERATOR(pg_catalog.>=) $2"
+					  " ORDER BY chunk_no LIMIT 1",
+					  2, argtypes, values);
 }
 
 /*
@@ -156,8 +189,10 @@ ReadRunStatusSettled(int64 run_id)
  * FirstTodoAfter
  *		The first (last, for a backwards run) chunk_no matching the "still
  *		to do" predicate, among the chunks after chunk_no "after" in the
- *		run's order (before it for a backwards run; after = 0: all), or 0.
- *		Caller is connected to SPI.
+ *		run's order (before it for a backwards run; after = 0: from
+ *		ScanBound on), or 0.  The bound is an index condition, so that the
+ *		scan starts there (ScanBound says why).  Caller is connected to
+ *		SPI.
  */
 static int32
 FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
@@ -168,13 +203,14 @@ FirstTodoAfter(RunInfo *run, const char *predicate, int32 after)
 	int32		chunk_no = 0;
 
 	values[0] = Int64GetDatum(run->run_id);
-	values[1] = Int32GetDatum(after);
+	values[1] = Int32GetDatum(after != 0 ? after : ScanBound(run));
 	CatalogExec(psprintf("SELECT chunk_no FROM backfill.chunks"
 						 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND %s"
-						 " AND ($2 OPERATOR(pg_catalog.=) 0"
-						 "  OR chunk_no OPERATOR(pg_catalog.%s) $2)"
+						 " AND chunk_no OPERATOR(pg_catalog.%s) $2"
 						 " ORDER BY chunk_no %s LIMIT 1",
-						 predicate, run->backwards ? "<" : ">",
+						 predicate,
+						 after != 0 ? (run->backwards ? "<" : ">") :
+						 (run->backwards ? "<=" : ">="),
 						 run->backwards ? "DESC" : "ASC"),
 				2, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed > 0)
@@ -269,25 +305,28 @@ ReadChunkRow(RunInfo *run, int32 chunk_no, bool claim, ChunkInfo *chunk,
 static RunStatus
 RunStatusAndFirstPending(RunInfo *run, int32 *pending)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
 	bool		isnull;
 	RunStatus	status = RUN_CANCELLED;
 
 	*pending = 0;
 	values[0] = Int64GetDatum(run->run_id);
+	values[1] = Int32GetDatum(ScanBound(run));
 	CatalogExec(run->backwards ?
 				"SELECT r.status, (SELECT c.chunk_no FROM backfill.chunks c"
 				"  WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id"
 				"  AND c." TODO_PENDING
+				"  AND c.chunk_no OPERATOR(pg_catalog.<=) $2"
 				"  ORDER BY c.chunk_no DESC LIMIT 1)"
 				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1" :
 				"SELECT r.status, (SELECT c.chunk_no FROM backfill.chunks c"
 				"  WHERE c.run_id OPERATOR(pg_catalog.=) r.run_id"
 				"  AND c." TODO_PENDING
+				"  AND c.chunk_no OPERATOR(pg_catalog.>=) $2"
 				"  ORDER BY c.chunk_no ASC LIMIT 1)"
 				" FROM backfill.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
+				2, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed > 0)
 	{
 		status = ParseRunStatus(SpiGetText(0, 1));
@@ -305,8 +344,10 @@ RunStatusAndFirstPending(RunInfo *run, int32 *pending)
  *		backwards run) and lock its row until the chunk's transaction ends,
  *		so that a concurrent cancel skips it.  Also returns the run's
  *		current status.  Returns false when no chunk is left, or when the
- *		chosen one changed under us (the caller looks again).  Caller is
- *		connected to SPI.
+ *		chosen one changed under us (the caller looks again).  Only the
+ *		serial run loop calls it, holding the run's session lock: the
+ *		chunks before its pick are not looked at again (ScanBound).
+ *		Caller is connected to SPI.
  */
 bool
 NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
@@ -317,6 +358,7 @@ NextChunk(RunInfo *run, ChunkInfo *chunk, RunStatus *run_status)
 	next = NextTodoOf(run, next, 0);
 	if (next == 0)
 		return false;
+	run->todo_from = next;
 	return ReadChunkRow(run, next, true, chunk, NULL);
 }
 
