@@ -82,6 +82,52 @@ ALTER TABLE cache.t RENAME COLUMN v TO value;
 CALL backfill.run(:r5);
 SELECT backfill.cancel(:r5);
 
+-- 6. A partitioned target, two days in two partitions, in 6-hour chunks
+-- with the delete strategy: every chunk is planned with its own bounds, so
+-- each one locks only its own day's partition.  PostgreSQL would reuse a
+-- generic plan for such a small table from the sixth chunk on, and on
+-- PostgreSQL 15 a generic plan locks every partition.  The source notes
+-- which of the target's partitions the chunk's transaction holds a lock on
+-- when it runs.
+CREATE TABLE cache.p (ts timestamptz NOT NULL, v int NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE cache.p_1 PARTITION OF cache.p FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+CREATE TABLE cache.p_2 PARTITION OF cache.p FOR VALUES FROM ('2024-01-02') TO ('2024-01-03');
+CREATE TABLE cache.locks_seen (chunk_start timestamptz, leaf text);
+CREATE FUNCTION cache.note_locks(lo timestamptz) RETURNS bool LANGUAGE sql VOLATILE AS $f$
+    INSERT INTO cache.locks_seen
+    SELECT lo, c.relname FROM pg_catalog.pg_locks l
+      JOIN pg_catalog.pg_class c ON c.oid = l.relation
+     WHERE l.pid = pg_catalog.pg_backend_pid() AND c.relname LIKE 'p\_%';
+    SELECT true;
+$f$;
+CREATE TABLE cache.src_p AS
+SELECT '2024-01-01'::timestamptz + i * interval '3 hours' AS ts, i AS v FROM generate_series(0, 15) i;
+SELECT backfill.register('cache.p', 'ts',
+    $q$SELECT ts, v FROM cache.src_p WHERE ts >= $1 AND ts < $2 AND cache.note_locks($1)$q$,
+    chunk => '6 hours') AS pv;
+SELECT backfill.set_strategy('cache.p', 'delete');
+SELECT backfill.plan('cache.p', '2024-01-01', '2024-01-03', probe => false) AS r6 \gset
+SET client_min_messages = warning;
+CALL backfill.run(:r6);
+RESET client_min_messages;
+SELECT chunk_start, string_agg(DISTINCT leaf, ', ' ORDER BY leaf) AS leaves_locked
+  FROM cache.locks_seen GROUP BY 1 ORDER BY 1;
+
+-- The same with plan_cache_mode = force_generic_plan in the session, which
+-- would override the custom plans: a chunk runs with auto instead.
+TRUNCATE cache.locks_seen;
+SELECT backfill.plan('cache.p', '2024-01-01', '2024-01-03', probe => false) AS r7 \gset
+SET client_min_messages = warning;
+SET plan_cache_mode = force_generic_plan;
+CALL backfill.run(:r7);
+SHOW plan_cache_mode;
+RESET plan_cache_mode;
+RESET client_min_messages;
+SELECT chunk_start, string_agg(DISTINCT leaf, ', ' ORDER BY leaf) AS leaves_locked
+  FROM cache.locks_seen GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS rows, sum(v) AS total FROM cache.p;
+SELECT backfill.unregister('cache.p');
+
 SELECT backfill.unregister('cache.t');
 DROP SCHEMA cache CASCADE;
 DROP SCHEMA regress_bf_cache_a CASCADE;

@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -33,6 +34,7 @@
 #include "utils/date.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -50,11 +52,11 @@
  * relcache invalidations seen so far (DDL on the target or on anything
  * else: validated again, as for the first chunk).  A request that differs
  * in any of them finds the state rebuilt, so nothing prepared for one
- * author or definition serves another.  The plans are prepared with
- * CURSOR_OPT_CUSTOM_PLAN: each execution plans with the chunk's bounds, as
- * SPI_execute_with_args did, so that a partitioned target or source is
- * pruned at plan time and the same leaves are locked (a generic plan
- * locks every leaf).  The cache lives in a context of its own under the
+ * author or definition serves another.  PostgreSQL chooses a generic plan or
+ * one per chunk (PrepareChunkStatement); a statement on a partitioned or
+ * inherited table is planned with each chunk's bounds, as
+ * SPI_execute_with_args did, so that it is pruned at plan time and the
+ * same leaves are locked (a generic plan locks every leaf).  The cache lives in a context of its own under the
  * run's; the kept plans are freed by a callback when that context goes,
  * at the end of the call or with the aborted transaction's memory.
  */
@@ -224,6 +226,68 @@ ReplaceValidate(const ReplaceRequest *req, const char **measure)
 }
 
 /*
+ * PrunesPerBounds
+ *		Whether a prepared statement reads or writes a table whose plan
+ *		depends on the chunk's bounds beyond its own scan: a partitioned
+ *		table (pruned at plan time, and a generic plan locks every leaf) or
+ *		a table with inheritance children (excluded by their CHECK
+ *		constraints at plan time).  Views are expanded by then, so their
+ *		tables count.
+ */
+static bool
+PrunesPerBounds(SPIPlanPtr plan)
+{
+	ListCell   *lc;
+
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *ps = (CachedPlanSource *) lfirst(lc);
+		ListCell   *rc;
+
+		foreach(rc, ps->relationOids)
+		{
+			Oid			relid = lfirst_oid(rc);
+
+			if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ||
+				has_subclass(relid))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * PrepareChunkStatement
+ *		Prepare a composed DML statement for the chunks of a call, as the
+ *		current user, and keep it.  PostgreSQL chooses between a plan made
+ *		for each chunk's bounds and a generic one reused for every chunk
+ *		(after five chunks, when the generic one costs no more: planning
+ *		was an eighth of a tiny chunk's time), as a PL/pgSQL loop does,
+ *		unless the statement touches a partitioned or inherited table
+ *		(PrunesPerBounds): then each chunk is planned with its own bounds,
+ *		so that the same leaves are pruned and locked as by a statement
+ *		run on its own.
+ */
+static SPIPlanPtr
+PrepareChunkStatement(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	prepared = SPI_prepare_cursor(sql, nargs, argtypes, 0);
+
+	if (prepared != NULL && PrunesPerBounds(prepared))
+	{
+		SPI_freeplan(prepared);
+		prepared = SPI_prepare_cursor(sql, nargs, argtypes,
+									  CURSOR_OPT_CUSTOM_PLAN);
+	}
+	if (prepared == NULL)
+		elog(ERROR, "backfill: could not prepare %s: %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(prepared) != 0)
+		elog(ERROR, "backfill: could not keep the plan of %s", sql);
+	return prepared;
+}
+
+/*
  * RunCounted
  *		Run a composed DML statement for req's [lo, hi) and return the
  *		number of rows it touched: the DELETE with $1, $2 in the time
@@ -253,17 +317,7 @@ RunCounted(const ReplaceRequest *req, const char *sql, SPIPlanPtr *plan,
 		return (int64) SPI_processed;
 	}
 	if (*plan == NULL)
-	{
-		SPIPlanPtr	prepared = SPI_prepare_cursor(sql, nargs, argtypes,
-												  CURSOR_OPT_CUSTOM_PLAN);
-
-		if (prepared == NULL)
-			elog(ERROR, "backfill: could not prepare %s: %s", sql,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(prepared) != 0)
-			elog(ERROR, "backfill: could not keep the plan of %s", sql);
-		*plan = prepared;
-	}
+		*plan = PrepareChunkStatement(sql, nargs, argtypes);
 	rc = SPI_execute_plan(*plan, values, NULL, false, 0);
 	if (rc != dml_result)
 		elog(ERROR, "backfill: statement returned %s, expected %s: %s",
