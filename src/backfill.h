@@ -1470,9 +1470,10 @@ extern void ReplaceRange(const ReplaceRequest *req, ReplaceResult *result);
 /*
  * A chunk whose end passes target's watermark waits for the writers of its
  * watched sources and holds the watch lock until it commits (after the
- * target lock).
+ * target lock).  Returns whether ChunkConsumeChanges has anything to do for
+ * [lo, hi) (false: nothing was logged there before this call).
  */
-extern void ChunkLockWatermark(Oid target, TimestampTz hi);
+extern bool ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi);
 
 /*
  * Delete target's logged changes in [lo, hi) that the statement's snapshot

@@ -166,6 +166,7 @@ typedef struct ChunkWork
 	bool		gate_failed;	/* the ledger gate refused the chunk */
 	bool		emptied;		/* refused: no rows from the source where the
 								 * range held some (ChunkGuardEmpty) */
+	bool		changes_logged; /* ChunkConsumeChanges has work (ChunkLock) */
 } ChunkWork;
 
 /*
@@ -205,7 +206,8 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 					KeepStrategy(run->target, run->time_column, run->strategy,
 								 chunk->start, chunk->end) :
 					run->strategy);
-	ChunkLockWatermark(run->target, chunk->end);
+	work->changes_logged = ChunkLockWatermark(run->target, chunk->start,
+											  chunk->end);
 	work->phase = PHASE_WORK;
 	SetChunkOption("lock_timeout", user_lock_timeout);
 }
@@ -242,7 +244,8 @@ ChunkReplace(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 		return;
 	}
 	/* the changes recorded for the range that this chunk's snapshot sees */
-	ChunkConsumeChanges(run->target, chunk->start, chunk->end);
+	if (work->changes_logged)
+		ChunkConsumeChanges(run->target, chunk->start, chunk->end);
 	if (chunk->no_source)
 	{
 		RunReplaceRequest(run, chunk->start, chunk->end, kept, &req);

@@ -40,27 +40,47 @@
  *		the watermark meanwhile, but the chunks of one parallel call (the
  *		watermark moves by GREATEST; ShareLock does not conflict with
  *		itself, with shared chunk locks on Citus too).
+ *		Returns whether ChunkConsumeChanges has anything to do for [lo, hi):
+ *		the same statement looks for logged changes there (one catalog
+ *		statement per chunk less where nothing was logged, the usual case).
+ *		A change this statement does not see was committed after it, and
+ *		stays logged (the chunk may read its rows anyway: at worst the
+ *		chunk is rebuilt once more).  When the lock was taken, the writers
+ *		waited for may have logged since, so the answer is always true.
  */
-void
-ChunkLockWatermark(Oid target, TimestampTz hi)
+bool
+ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
 	bool		isnull = true;
+	bool		logged = false;
 	TimestampTz watermark = 0;
 	LOCKTAG		tag;
 
 	values[0] = ObjectIdGetDatum(target);
-	CatalogExec("SELECT watermark FROM backfill.targets"
-				" WHERE target OPERATOR(pg_catalog.=) $1",
-				1, argtypes, values, NULL, SPI_OK_SELECT);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT t.watermark, EXISTS (SELECT FROM backfill.changed_regions x"
+				"  WHERE x.target OPERATOR(pg_catalog.=) $1"
+				"  AND x.chunk_start OPERATOR(pg_catalog.<) $3"
+				"  AND x.chunk_end OPERATOR(pg_catalog.>) $2)"
+				" FROM backfill.targets t"
+				" WHERE t.target OPERATOR(pg_catalog.=) $1",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed > 0)
+	{
+		bool		lnull;
+
 		watermark = DatumGetTimestampTz(SpiGetDatumCopy(0, 1, &isnull));
+		logged = SpiGetBool(0, 2, &lnull);
+	}
 	SPI_freetuptable(SPI_tuptable);
 	if (!isnull && hi <= watermark)
-		return;
+		return logged;
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
 	(void) LockAcquire(&tag, ShareLock, false, false);
+	return true;
 }
 
 /*
