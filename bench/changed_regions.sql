@@ -27,6 +27,9 @@
 --     paired ratios (watched / plain of the same round);
 --   - the log grows by at most one row per (target, chunk) per transaction;
 --   - a stale plan over 365 daily chunks with 10,000 logged changes < 1 s;
+--   (PostgreSQL's floor for the single rows at the live edge is printed
+--   beside them: the same six triggers doing nothing, and one WHEN row
+--   trigger alone, each paired with the plain loop of its round;)
 --   - after late rows in 3 of 365 days, the stale plan + run of those 3
 --     chunks >= 50 x faster than rebuilding the year.
 \set QUIET on
@@ -54,6 +57,30 @@ SELECT '2025-01-01'::timestamptz + (i * interval '1 day') / 2000, 1 + i % 97
 INSERT INTO bench_cr.src_watched SELECT * FROM bench_cr.src_plain;
 CREATE INDEX ON bench_cr.src_plain (paid_at);
 CREATE INDEX ON bench_cr.src_watched (paid_at);
+-- PostgreSQL's own floor for the single rows, two more copies: the six
+-- triggers a watch installs (BEFORE and AFTER INSERT, AFTER UPDATE and
+-- DELETE with their transition tables, AFTER TRUNCATE, and an AFTER INSERT
+-- row trigger with a WHEN clause), each doing nothing, and that row
+-- trigger alone.  What a watch costs beyond the first is its own; the
+-- second is the least any trigger-based capture costs.
+CREATE TABLE bench_cr.src_floor6 (LIKE bench_cr.src_plain);
+CREATE TABLE bench_cr.src_floor1 (LIKE bench_cr.src_plain);
+INSERT INTO bench_cr.src_floor6 SELECT * FROM bench_cr.src_plain;
+INSERT INTO bench_cr.src_floor1 SELECT * FROM bench_cr.src_plain;
+CREATE INDEX ON bench_cr.src_floor6 (paid_at);
+CREATE INDEX ON bench_cr.src_floor1 (paid_at);
+CREATE FUNCTION bench_cr.idle() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+CREATE TRIGGER b BEFORE INSERT ON bench_cr.src_floor6 FOR EACH STATEMENT EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER a AFTER INSERT ON bench_cr.src_floor6 FOR EACH STATEMENT EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER u AFTER UPDATE ON bench_cr.src_floor6 REFERENCING OLD TABLE AS o NEW TABLE AS n
+    FOR EACH STATEMENT EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER d AFTER DELETE ON bench_cr.src_floor6 REFERENCING OLD TABLE AS o
+    FOR EACH STATEMENT EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER t AFTER TRUNCATE ON bench_cr.src_floor6 FOR EACH STATEMENT EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER r AFTER INSERT ON bench_cr.src_floor6 FOR EACH ROW WHEN (NEW.amount < 0)
+    EXECUTE FUNCTION bench_cr.idle();
+CREATE TRIGGER r AFTER INSERT ON bench_cr.src_floor1 FOR EACH ROW WHEN (NEW.amount < 0)
+    EXECUTE FUNCTION bench_cr.idle();
 CREATE TABLE bench_cr.daily (day timestamptz NOT NULL, n int NOT NULL, amount bigint NOT NULL);
 SELECT backfill.register('bench_cr.daily', 'day',
     $$SELECT $1 AS day, count(*)::int AS n, coalesce(sum(amount), 0) AS amount
@@ -144,6 +171,10 @@ DECLARE
 BEGIN
     CALL bench_cr.singles('1,000 single rows, live edge, plain' || f, rep, 'bench_cr.src_plain', live, 1000);
     CALL bench_cr.singles('1,000 single rows, live edge, watched' || f, rep, 'bench_cr.src_watched', live, 1000);
+    CALL bench_cr.singles('1,000 single rows, live edge, floor: six idle triggers' || f, rep,
+                          'bench_cr.src_floor6', live, 1000);
+    CALL bench_cr.singles('1,000 single rows, live edge, floor: one WHEN row trigger' || f, rep,
+                          'bench_cr.src_floor1', live, 1000);
     CALL bench_cr.singles('1,000 single rows, built days, plain' || f, rep, 'bench_cr.src_plain',
                           '2025-05-01'::timestamptz + (rep - 1) * interval '1 month', 1000);
     CALL bench_cr.singles('1,000 single rows, built days, watched' || f, rep, 'bench_cr.src_watched',
@@ -246,6 +277,16 @@ SELECT w.case_name AS paired_case,
   JOIN bench_cr.timings p ON p.rep = w.rep
    AND p.case_name = replace(w.case_name, ', watched', ', plain')
  WHERE w.case_name LIKE '%, watched%'
+ GROUP BY 1 ORDER BY 1;
+-- The floors, paired the same way with the plain loop of their round.
+SELECT w.case_name AS floor_case,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.ms / p.ms)::numeric, 2) AS median_ratio,
+       round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.cpu_ms / nullif(p.cpu_ms, 0))::numeric, 2) AS median_cpu_ratio
+  FROM bench_cr.timings w
+  JOIN bench_cr.timings p ON p.rep = w.rep
+   AND p.case_name = regexp_replace(w.case_name, ', floor: [^[]*', ', plain ')
+ WHERE w.case_name LIKE '%, floor: %'
  GROUP BY 1 ORDER BY 1;
 SELECT median_ms AS "stale plan ms (goal < 1000)" FROM med
  WHERE case_name = 'stale plan, 365 chunks, 10,000 changes';
