@@ -268,25 +268,16 @@ SELECT goal, round(a.median_ms / b.median_ms, 2) AS ratio, limit_ AS "limit",
   JOIN med a ON a.case_name = g.num JOIN med b ON b.case_name = g.den;
 -- Paired: the median of each repetition's watched / plain (a batch pair,
 -- or the two loops of a single-row round under one fsync setting), in wall
--- and CPU time.
+-- and CPU time; the floors' rows pair them the same way with the plain loop
+-- of their round.
 SELECT w.case_name AS paired_case,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.ms / p.ms)::numeric, 2) AS median_ratio,
        round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.cpu_ms / nullif(p.cpu_ms, 0))::numeric, 2) AS median_cpu_ratio
   FROM bench_cr.timings w
   JOIN bench_cr.timings p ON p.rep = w.rep
-   AND p.case_name = replace(w.case_name, ', watched', ', plain')
- WHERE w.case_name LIKE '%, watched%'
- GROUP BY 1 ORDER BY 1;
--- The floors, paired the same way with the plain loop of their round.
-SELECT w.case_name AS floor_case,
-       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.ms / p.ms)::numeric, 2) AS median_ratio,
-       round(min(w.ms / p.ms), 2) AS min_ratio, round(max(w.ms / p.ms), 2) AS max_ratio,
-       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w.cpu_ms / nullif(p.cpu_ms, 0))::numeric, 2) AS median_cpu_ratio
-  FROM bench_cr.timings w
-  JOIN bench_cr.timings p ON p.rep = w.rep
-   AND p.case_name = regexp_replace(w.case_name, ', floor: [^[]*', ', plain ')
- WHERE w.case_name LIKE '%, floor: %'
+   AND p.case_name = regexp_replace(w.case_name, ', (watched|floor: [^[]*[^[ ])', ', plain')
+ WHERE w.case_name LIKE '%, watched%' OR w.case_name LIKE '%, floor: %'
  GROUP BY 1 ORDER BY 1;
 SELECT median_ms AS "stale plan ms (goal < 1000)" FROM med
  WHERE case_name = 'stale plan, 365 chunks, 10,000 changes';
