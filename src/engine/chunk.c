@@ -26,7 +26,6 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/plancache.h"
 #include "utils/timeout.h"
 
 #include "backfill.h"
@@ -175,10 +174,6 @@ typedef struct ChunkWork
  *		current user (the author), then the chunk's locks are taken,
  *		waiting at most backfill.lock_timeout; a lock timeout in this phase
  *		defers the chunk.  The caller's lock_timeout is restored after.
- *		plan_cache_mode = force_generic_plan is not honoured for the rest
- *		of the chunk (auto instead): it would override the custom plans of
- *		the statements on a partitioned target (replace.c), whose generic
- *		plans lock every partition.
  */
 static void
 ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
@@ -186,8 +181,6 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 	char	   *user_lock_timeout;
 	char		buf[32];
 
-	if (plan_cache_mode == PLAN_CACHE_MODE_FORCE_GENERIC_PLAN)
-		SetChunkOption("plan_cache_mode", "auto");
 	user_lock_timeout = pstrdup(GetConfigOption("lock_timeout", false, false));
 	snprintf(buf, sizeof(buf), "%d", backfill_lock_timeout);
 	SetChunkOption("lock_timeout", buf);

@@ -25,16 +25,21 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/guc.h"
 #include "utils/plancache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -226,13 +231,53 @@ ReplaceValidate(const ReplaceRequest *req, const char **measure)
 }
 
 /*
+ * IsSqlFunction
+ *		check_functions_in_node callback: whether function func_id is
+ *		written in SQL.
+ */
+static bool
+IsSqlFunction(Oid func_id, void *context)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(func_id));
+	bool		sql;
+
+	if (!HeapTupleIsValid(tuple))
+		return true;
+	sql = ((Form_pg_proc) GETSTRUCT(tuple))->prolang == SQLlanguageId;
+	ReleaseSysCache(tuple);
+	return sql;
+}
+
+/*
+ * CallsSqlFunction
+ *		Walker of PrunesPerBounds: whether a query or an expression calls a
+ *		function written in SQL anywhere (in FROM, an expression, an
+ *		operator, a cast).  The planner may inline such a function, and
+ *		the tables its body reads are then in the plan without being in
+ *		the statement's relationOids.
+ */
+static bool
+CallsSqlFunction(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, CallsSqlFunction, context, 0);
+	if (check_functions_in_node(node, IsSqlFunction, context))
+		return true;
+	return expression_tree_walker(node, CallsSqlFunction, context);
+}
+
+/*
  * PrunesPerBounds
  *		Whether a prepared statement reads or writes a table whose plan
  *		depends on the chunk's bounds beyond its own scan: a partitioned
  *		table (pruned at plan time, and a generic plan locks every leaf) or
  *		a table with inheritance children (excluded by their CHECK
  *		constraints at plan time).  Views are expanded by then, so their
- *		tables count.
+ *		tables count.  A statement that calls a function written in SQL
+ *		counts too, since the tables of an inlined function's body are
+ *		seen only by the planner (even costing a generic plan locks them).
  */
 static bool
 PrunesPerBounds(SPIPlanPtr plan)
@@ -250,6 +295,11 @@ PrunesPerBounds(SPIPlanPtr plan)
 
 			if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ||
 				has_subclass(relid))
+				return true;
+		}
+		foreach(rc, ps->query_list)
+		{
+			if (CallsSqlFunction((Node *) lfirst(rc), NULL))
 				return true;
 		}
 	}
@@ -318,6 +368,16 @@ RunCounted(const ReplaceRequest *req, const char *sql, SPIPlanPtr *plan,
 	}
 	if (*plan == NULL)
 		*plan = PrepareChunkStatement(sql, nargs, argtypes);
+	/*
+	 * plan_cache_mode = force_generic_plan would override the custom plans
+	 * of a statement on a partitioned table (PrunesPerBounds): auto instead,
+	 * until the author gate's settings are popped.  Checked at every
+	 * execution, since the user's code run before it may set it again.
+	 */
+	if (plan_cache_mode == PLAN_CACHE_MODE_FORCE_GENERIC_PLAN)
+		(void) set_config_option("plan_cache_mode", "auto", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+								 false);
 	rc = SPI_execute_plan(*plan, values, NULL, false, 0);
 	if (rc != dml_result)
 		elog(ERROR, "backfill: statement returned %s, expected %s: %s",
