@@ -89,13 +89,25 @@ static uint64 replace_invals = 0;
 static bool replace_callback_registered = false;
 
 /*
+ * backfill.watches, read when a call makes its cache: its relcache
+ * invalidation only tells the watch caches to read the watermarks again
+ * (InvalidateWatchCache, sent by every chunk that moves its target's
+ * watermark), and is not counted.
+ */
+static Oid	replace_watches_relid = InvalidOid;
+
+/*
  * ReplaceInvalCallback
  *		Count a relcache invalidation: a cached state made before it is
- *		validated again.
+ *		validated again.  That of backfill.watches is no DDL, and is not
+ *		counted (replace_watches_relid); one of every relation (InvalidOid)
+ *		is.
  */
 static void
 ReplaceInvalCallback(Datum arg, Oid relid)
 {
+	if (OidIsValid(relid) && relid == replace_watches_relid)
+		return;
 	replace_invals++;
 }
 
@@ -149,6 +161,7 @@ RunReplaceCache(RunInfo *run)
 
 	if (run->replace_cache != NULL)
 		return run->replace_cache;
+	replace_watches_relid = WatchesRelid();
 	if (!replace_callback_registered)
 	{
 		CacheRegisterRelcacheCallback(ReplaceInvalCallback, (Datum) 0);
