@@ -57,13 +57,14 @@
  * relcache invalidations seen so far (DDL on the target or on anything
  * else: validated again, as for the first chunk).  A request that differs
  * in any of them finds the state rebuilt, so nothing prepared for one
- * author or definition serves another.  PostgreSQL chooses a generic plan or
- * one per chunk (PrepareChunkStatement); a statement on a partitioned or
- * inherited table is planned with each chunk's bounds, as
- * SPI_execute_with_args did, so that it is pruned at plan time and the
- * same leaves are locked (a generic plan locks every leaf).  The cache lives in a context of its own under the
- * run's; the kept plans are freed by a callback when that context goes,
- * at the end of the call or with the aborted transaction's memory.
+ * author or definition serves another.  PostgreSQL chooses a generic plan
+ * or one per chunk (PrepareChunkStatement); a statement on a partitioned or
+ * inherited table, or calling a function written in SQL, is planned with
+ * each chunk's bounds, as SPI_execute_with_args did, so that it is pruned
+ * at plan time and the same leaves are locked (a generic plan locks every
+ * leaf).  The cache lives in a context of its own under the run's; the
+ * kept plans are freed by a callback when that context goes, at the end of
+ * the call or with the aborted transaction's memory.
  */
 struct ReplaceCache
 {
@@ -326,10 +327,10 @@ PrunesPerBounds(SPIPlanPtr plan)
  *		for each chunk's bounds and a generic one reused for every chunk
  *		(after five chunks, when the generic one costs no more: planning
  *		was an eighth of a tiny chunk's time), as a PL/pgSQL loop does,
- *		unless the statement touches a partitioned or inherited table
- *		(PrunesPerBounds): then each chunk is planned with its own bounds,
- *		so that the same leaves are pruned and locked as by a statement
- *		run on its own.
+ *		unless the statement touches a partitioned or inherited table or
+ *		calls a function written in SQL (PrunesPerBounds): then each chunk
+ *		is planned with its own bounds, so that the same leaves are pruned
+ *		and locked as by a statement run on its own.
  */
 static SPIPlanPtr
 PrepareChunkStatement(const char *sql, int nargs, Oid *argtypes)
