@@ -27,7 +27,7 @@ PG_FUNCTION_INFO_V1(backfill_schedule);
 PG_FUNCTION_INFO_V1(backfill_unschedule);
 PG_FUNCTION_INFO_V1(backfill_lock_target);
 PG_FUNCTION_INFO_V1(backfill_in_quiet_hours);
-PG_FUNCTION_INFO_V1(backfill_schedule_eta);
+PG_FUNCTION_INFO_V1(backfill_cron_eta);
 PG_FUNCTION_INFO_V1(backfill_cleanup_jobs);
 PG_FUNCTION_INFO_V1(backfill_job_guard);
 PG_FUNCTION_INFO_V1(backfill__tick_failures);
@@ -97,17 +97,15 @@ backfill_lock_target(PG_FUNCTION_ARGS)
 }
 
 /*
- * backfill_schedule_eta
+ * backfill_cron_eta
  *		cron_eta(cron, chunks_per_tick, quiet_hours, timezone,
  *		chunks_left, since) -> interval: how long from "since" until a run
  *		with chunks_left chunks is done on that schedule (ScheduleEta);
  *		NULL when the cron text is not understood, the end is more than a
  *		year away, or an argument but quiet_hours and timezone is NULL.
- *		(The SQL function was named schedule_eta until 0.2.0's API
- *		conventions; the symbol kept that name.)
  */
 Datum
-backfill_schedule_eta(PG_FUNCTION_ARGS)
+backfill_cron_eta(PG_FUNCTION_ARGS)
 {
 	TimestampTz since;
 	TimestampTz done_at;

@@ -63,19 +63,19 @@ ALTER TABLE backfill.runs
 COMMENT ON COLUMN backfill.runs.cron IS
     'The cron text of the run''s last schedule (backfill.schedule), read in GMT as pg_cron reads it.';
 
-CREATE FUNCTION backfill.schedule_eta(cron pg_catalog.text,
-                                      chunks_per_tick pg_catalog.int4,
-                                      quiet_hours pg_catalog.text,
-                                      timezone pg_catalog.text,
-                                      chunks_left pg_catalog.int8,
-                                      since pg_catalog.timestamptz DEFAULT pg_catalog.now())
+CREATE FUNCTION backfill.cron_eta(cron pg_catalog.text,
+                                  chunks_per_tick pg_catalog.int4,
+                                  quiet_hours pg_catalog.text,
+                                  timezone pg_catalog.text,
+                                  chunks_left pg_catalog.int8,
+                                  since pg_catalog.timestamptz DEFAULT pg_catalog.now())
 RETURNS pg_catalog.interval
-AS 'MODULE_PATHNAME', 'backfill_schedule_eta'
+AS 'MODULE_PATHNAME', 'backfill_cron_eta'
 LANGUAGE C STABLE;
-COMMENT ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) IS
+COMMENT ON FUNCTION backfill.cron_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) IS
     'How long until chunks_left chunks are done on a schedule: its ticks (cron in GMT) inside the quiet hours (local time), chunks_per_tick each; NULL when not understood or over a year.';
-REVOKE ALL ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) TO PUBLIC;
+REVOKE ALL ON FUNCTION backfill.cron_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION backfill.cron_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz) TO PUBLIC;
 
 -- reconcile(run) leaves out the chunks that did not run, pending or
 -- cancelled (a NOTICE counts them); include_not_run => true lists them with
@@ -127,7 +127,7 @@ GRANT EXECUTE ON FUNCTION backfill.replan_group(pg_catalog.int8) TO PUBLIC;
 -- Views of issue 17, all in this one place:
 --   history         redefined: three columns appended (continues_run,
 --                   error_cause, next_step); its 24 columns kept as they are
---   progress        eta of a scheduled run from its schedule (schedule_eta):
+--   progress        eta of a scheduled run from its schedule (cron_eta):
 --                   in 40_parallel.sql, which redefines the view once
 --   progress_brief  new: progress in 8 columns, readable without \x
 --   history_brief   new: history in 8 columns, readable without \x
@@ -180,7 +180,7 @@ COMMENT ON VIEW backfill.history IS
 
 -- progress keeps its 18 columns; the eta of a scheduled run (a pg_cron job
 -- and the cron text of its schedule) is estimated from the schedule
--- (schedule_eta: its ticks x chunks_per_tick, the cron text read in GMT and
+-- (cron_eta: its ticks x chunks_per_tick, the cron text read in GMT and
 -- the quiet hours), not from the chunk duration alone, which says minutes
 -- for a run that takes nights.  The view is redefined once, with that eta
 -- and the parallel chunks in flight, in 40_parallel.sql.

@@ -122,7 +122,7 @@ SELECT r.run_id,
             -- a scheduled run ends with its schedule's ticks (0.2.0)
             ELSE COALESCE(
                  CASE WHEN r.job_id IS NOT NULL AND r.cron IS NOT NULL
-                      THEN backfill.schedule_eta(r.cron, r.chunks_per_tick,
+                      THEN backfill.cron_eta(r.cron, r.chunks_per_tick,
                                                  r.quiet_hours, r.timezone,
                                                  s.chunks_total
                                                  OPERATOR(pg_catalog.-) s.chunks_settled)

@@ -39,11 +39,6 @@ COMMENT ON FUNCTION backfill.unschedule_group(pg_catalog.int8) IS
 REVOKE ALL ON FUNCTION backfill.unschedule_group(pg_catalog.int8) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backfill.unschedule_group(pg_catalog.int8) TO PUBLIC;
 
--- schedule_eta computes, it schedules nothing: cron_eta (the view
--- progress_brief follows the rename).
-ALTER FUNCTION backfill.schedule_eta(pg_catalog.text, pg_catalog.int4, pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.timestamptz)
-    RENAME TO cron_eta;
-
 -- No STRICT function: lineage (SQL) and the C function it reads raise
 -- 22004 on a NULL argument (_lineage_pieces, from C); reconcile_group
 -- checks its argument in its body, as changes does.
