@@ -1,5 +1,7 @@
 # Lint of the install script sources (checklist S11, S12).
 #
+# - The built upgrade script ends with the statement that invalidates
+#   backfill.watches in every backend (src/sql/99_update_signal.sql).
 # - The built install script starts with the \echo ... \quit guard, and
 #   feeding it to psql directly creates nothing.
 # - the install scripts in versions/ never use CREATE OR REPLACE, IF NOT
@@ -118,6 +120,11 @@ if ($version ne $newest)
 	my @lines = grep { !/^\s*(--.*)?$/ } split /\n/, slurp_file($upgrade);
 	like($lines[0], qr/^\\echo Use "ALTER EXTENSION backfill UPDATE" to load this file\. \\quit$/,
 		'first statement of the upgrade script is its \echo ... \quit guard');
+	# and its last is the signal that the catalog changed: a backend that
+	# checked the version once learns of the update from it
+	# (src/sql/99_update_signal.sql, WatchCatalog)
+	is($lines[-1], 'ALTER TABLE backfill.watches RESET (fillfactor);',
+		'last statement of the upgrade script invalidates backfill.watches');
 }
 
 # Loading the script with psql stops at the guard and creates nothing.

@@ -56,6 +56,8 @@ static List *log_everything = NIL;	/* targets whose watermark a chunk is
 static bool catalog_checked = false;	/* this trigger call made the catalog
 										 * checks: WatchCatalog */
 static bool catalog_open = false;	/* and is connected to SPI */
+static bool catalog_version_ok = false; /* RequireCatalogVersion passed since
+										 * the cache was last emptied */
 
 /*
  * The cache across transactions: RelWatches by relation (entries and
@@ -88,7 +90,10 @@ WatchCacheCallback(Datum arg, Oid relid)
 	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
 
 	if (watch_cache == NULL)
+	{
+		catalog_version_ok = false;
 		return;
+	}
 	if (!hit)
 	{
 		HASH_SEQ_STATUS seq;
@@ -111,6 +116,7 @@ WatchCacheCallback(Datum arg, Oid relid)
 	}
 	if (!hit)
 		return;
+	catalog_version_ok = false;
 	watch_cache = NULL;
 	watch_cache_rel = InvalidOid;
 	watch_cache_gen++;
@@ -522,9 +528,13 @@ ForgetRelWatches(bool xact_end)
  *		the live edge) pays none of it: reading backfill's pg_extension
  *		row on the first statement of each transaction was about a tenth
  *		of a single-row transaction at the live edge (bench/RESULTS.md,
- *		issue 30).  A backend caches watches only after these checks
- *		passed; a writer whose rows must be logged checks again before it
- *		writes.
+ *		issue 30).  The version is checked once while the backend's cache
+ *		of watches lives (catalog_version_ok), not on every write:
+ *		pg_extension sends no invalidation when ALTER EXTENSION UPDATE
+ *		changes it, but every upgrade script ends by invalidating
+ *		backfill.watches (src/sql/99_update_signal.sql), which empties the
+ *		cache here as it does everywhere, and the next write checks again.
+ *		It was a fifth of a single-row transaction into built days.
  */
 void
 WatchCatalog(bool spi)
@@ -532,7 +542,11 @@ WatchCatalog(bool spi)
 	if (!catalog_checked)
 	{
 		CitusRequireCoordinator();
-		RequireCatalogVersion();
+		if (!catalog_version_ok || watch_cache == NULL)
+		{
+			RequireCatalogVersion();
+			catalog_version_ok = watch_cache != NULL;
+		}
 		catalog_checked = true;
 	}
 	if (spi && !catalog_open)
