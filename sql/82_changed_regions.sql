@@ -35,9 +35,12 @@ SELECT target, chunk_start,
 CREATE FUNCTION cr.clear() RETURNS void LANGUAGE sql
     AS 'DELETE FROM backfill.changed_regions';
 
--- Watching: a new watch is true, the same again false; the four triggers
--- are on the source.
+-- Watching: a new watch is true, the same again false; the five triggers
+-- are on the source.  The AFTER INSERT statement trigger of earlier builds
+-- (backfill_watch_insert) is dropped by the next watch of its table's owner.
 SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
+CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.payments
+    FOR EACH STATEMENT EXECUTE FUNCTION backfill._watch_trigger();
 SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 SELECT target, source, time_column, timezone FROM backfill.watches;
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.payments'::regclass ORDER BY 1;
@@ -327,7 +330,7 @@ SELECT backfill.plan('cr.daily', '2026-10-29', '2026-11-05', only_chunks => 'sta
 -- it: watch fails (42710) and adds no watch and no trigger of its own.
 CREATE TABLE cr.decoyed (at timestamptz NOT NULL);
 CREATE FUNCTION cr.nothing() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
-CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.decoyed
+CREATE TRIGGER backfill_watch_before BEFORE INSERT ON cr.decoyed
     FOR EACH STATEMENT EXECUTE FUNCTION cr.nothing();
 SELECT backfill.watch('cr.daily', 'cr.decoyed', 'at');
 SELECT count(*) AS watches FROM backfill.watches WHERE source = 'cr.decoyed'::regclass;
@@ -359,6 +362,28 @@ INSERT INTO cr.payments (paid_at, amount) VALUES (now() + interval '1 hour', 1);
 SELECT pg_catalog.pg_stat_get_xact_blocks_fetched('pg_catalog.pg_extension'::pg_catalog.regclass) - :fetched AS extension_reads;
 COMMIT;
 SELECT count(*) AS logged FROM backfill.changed_regions;
+-- The trigger's calls (issue 30): at the live edge only the BEFORE INSERT
+-- statement trigger runs, however many rows (the row trigger's WHEN is
+-- false for each: no event is queued, and there is no AFTER INSERT
+-- statement trigger); rows into built days make the WHEN true once per
+-- statement, however many rows and chunks, and that one event writes every
+-- chunk they noted (two days for cr.daily, one quarter for cr.quarter).
+SET track_functions = 'all';
+BEGIN;
+INSERT INTO cr.payments (paid_at, amount)
+SELECT now() + i * interval '1 minute', 1 FROM generate_series(1, 3) i;
+SELECT calls AS trigger_calls FROM pg_stat_xact_user_functions
+ WHERE funcid = 'backfill._watch_trigger()'::regprocedure;
+INSERT INTO cr.payments (paid_at, amount)
+VALUES ('2026-11-02 09:00', 1), ('2026-11-02 10:00', 1), ('2026-11-03 09:00', 1);
+SELECT calls AS trigger_calls FROM pg_stat_xact_user_functions
+ WHERE funcid = 'backfill._watch_trigger()'::regprocedure;
+SELECT calls AS when_calls FROM pg_stat_xact_user_functions
+ WHERE funcid = 'backfill._watch_row(regclass, int2, timestamptz)'::regprocedure;
+COMMIT;
+RESET track_functions;
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
 
 -- unwatch: the watches removed; the triggers go with the last watch of a
 -- source; later writes are not logged.

@@ -1815,7 +1815,8 @@ extern void WatchCatalogEnd(bool checked, bool open);
 /*
  * The work of the trigger backfill._watch_trigger for one statement: load
  * the watches for the INSERT row triggers (BEFORE), or log the target
- * chunks it touched behind each watching target's watermark (AFTER).
+ * chunks it touched behind each watching target's watermark (AFTER; the
+ * row event of an INSERT row trigger writes what its rows noted).
  * It checks the catalog's version and connects to SPI itself, only when it
  * reads or writes the catalog.
  */
@@ -1824,19 +1825,21 @@ extern void WatchTriggerFire(struct TriggerData *trigdata);
 
 /*
  * Whether a call of backfill._watch_trigger has nothing to do (an INSERT
- * statement trigger whose work is done or absent); reads memory only.
+ * statement trigger whose work is done or absent, a row event with nothing
+ * pending); reads memory only.
  */
 extern bool WatchTriggerIdle(struct TriggerData *trigdata);
 
 /*
  * The work of backfill._watch_row(source, column, value), the WHEN clause
  * of a watched source's INSERT row trigger, for one row: note the row's
- * chunk for the source's watching targets behind their watermark.  column
- * is the time column's name (a name) or its attribute number in source
- * (an int2), as the function's signature says.  flinfo is the call site's
- * (its fn_extra caches the watches).
+ * chunk for the source's watching targets behind their watermark; true for
+ * the first row of the call site that noted one (its event writes them).
+ * column is the time column's name (a name) or its attribute number in
+ * source (an int2), as the function's signature says.  flinfo is the call
+ * site's (its fn_extra caches the watches).
  */
-extern void WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
+extern bool WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 						 Datum value);
 
 /* ---- the history lineage reads (lineagereader.c) ---- */

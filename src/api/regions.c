@@ -78,12 +78,13 @@ backfill_unwatch(PG_FUNCTION_ARGS)
 
 /*
  * backfill_watch_trigger
- *		The triggers of a watched source: BEFORE INSERT and AFTER INSERT,
- *		UPDATE, DELETE (with transition tables), TRUNCATE statement
- *		triggers, and the INSERT row triggers whose WHEN clause
- *		(_watch_row) is always false: WatchTriggerFire.  Runs as the writer;
- *		only the catalog write switches to the extension owner.  Nothing is
- *		said to the writer.
+ *		The triggers of a watched source: BEFORE INSERT and AFTER UPDATE,
+ *		DELETE (with transition tables), TRUNCATE statement triggers (and
+ *		AFTER INSERT, of earlier builds), and the INSERT row triggers whose
+ *		WHEN clause (_watch_row) is true for one row of a statement whose
+ *		rows noted chunks: WatchTriggerFire.  Runs as the writer; only the
+ *		catalog write switches to the extension owner.  Nothing is said to
+ *		the writer.
  */
 Datum
 backfill_watch_trigger(PG_FUNCTION_ARGS)
@@ -101,8 +102,7 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 				 errmsg("backfill._watch_trigger must be called as one of the triggers backfill.watch installs"),
 				 errdetail("It runs as a BEFORE INSERT or an AFTER statement trigger, or as an AFTER INSERT row trigger whose WHEN clause calls backfill._watch_row."),
 				 errhint("Use backfill.watch to install it.")));
-	/* the row trigger's WHEN is always false: nothing to do for a row */
-	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || WatchTriggerIdle(trigdata))
+	if (WatchTriggerIdle(trigdata))
 		return PointerGetDatum(NULL);
 	/* the coordinator and version checks: before it touches the catalog */
 	WatchTriggerFire(trigdata);
@@ -111,23 +111,24 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 
 /*
  * backfill_watch_row
- *		_watch_row(source, time_column, t) -> false: the WHEN clause of the
- *		INSERT row triggers of a watched source (WatchRowNote), the column
- *		given by its attribute number in source (an int2: the form watch
- *		installs) or by its name (the form of earlier builds).  It only
- *		reads what the source's BEFORE INSERT statement trigger loaded in
- *		this transaction, takes no lock and writes nothing itself; the
- *		chunks it notes are written by the AFTER statement triggers of the
- *		sources the caller writes.  A direct call can therefore only mark
- *		chunks that the caller could mark by writing rows there, and says
- *		nothing: it is always false.
+ *		_watch_row(source, time_column, t): the WHEN clause of the INSERT
+ *		row triggers of a watched source (WatchRowNote), the column given
+ *		by its attribute number in source (an int2: the form watch
+ *		installs) or by its name (the form of earlier builds); true for the
+ *		first row of the statement that noted a chunk, so that its event
+ *		writes them.  It only reads what the source's BEFORE INSERT
+ *		statement trigger loaded in this transaction, takes no lock and
+ *		writes nothing itself; the chunks it notes are written by the
+ *		row event of a statement that writes the source, or by the AFTER
+ *		statement triggers of the sources the caller writes.  A direct call
+ *		can therefore only mark chunks that the caller could mark by
+ *		writing rows there.
  */
 Datum
 backfill_watch_row(PG_FUNCTION_ARGS)
 {
-	WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-				 PG_GETARG_DATUM(2));
-	PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
+								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)));
 }
 
 /*

@@ -13,10 +13,13 @@
  * single-row inserts: one AFTER INSERT row trigger per watched time column
  * on the source (cloned by PostgreSQL to its partitions, present and
  * future), whose WHEN clause backfill._watch_row(source, column,
- * NEW.column) does the work and always returns false, so that no
- * after-trigger event is ever queued, with a BEFORE INSERT statement
- * trigger that loads the source's watches for the transaction and an
- * AFTER INSERT statement trigger without transition table.
+ * NEW.column) does the work and is true only for the first row of a
+ * statement that noted a chunk (its event writes them at the end of the
+ * statement; a statement at the live edge queues none), with a BEFORE
+ * INSERT statement trigger that loads the source's watches for the
+ * transaction.  Earlier builds also put an AFTER INSERT statement trigger
+ * on it (backfill_watch_insert), which watch drops where its caller owns
+ * the table and which otherwise keeps working.
  *
  * Watching and unwatching change backfill.watches and send the relcache
  * invalidation that empties every backend's cache of watches
@@ -42,7 +45,8 @@
 
 #include "backfill.h"
 
-/* The names of the triggers watch() installs, by event. */
+/* The names of the triggers watch() installs, by event (INSERT: of
+ * earlier builds, no longer installed). */
 #define WATCH_TRIGGER_BEFORE	"backfill_watch_before"
 #define WATCH_TRIGGER_INSERT	"backfill_watch_insert"
 #define WATCH_TRIGGER_UPDATE	"backfill_watch_update"
@@ -355,26 +359,25 @@ SourceRelations(Oid source)
  *		a copy of every row (spilled to disk past work_mem), and on a
  *		partitioned source or a partition it turns a COPY's multi-row
  *		inserts into single-row inserts (copyfrom.c); on a plain table both
- *		cost about the same (bench/RESULTS.md, turn 7).  An INSERT trigger
- *		with a transition table (of an earlier build) is replaced where the
- *		caller owns the table; else it stays and keeps working (the trigger
- *		reads the transition table if there is one, and writes the pending
- *		chunks).  Caller is connected to SPI.
+ *		cost about the same (bench/RESULTS.md, turn 7).  The AFTER INSERT
+ *		statement trigger of earlier builds (with or without transition
+ *		table) is dropped where the caller owns the table; else it stays
+ *		and keeps working (it writes the pending chunks, and reads its
+ *		transition table if it has one).  Caller is connected to SPI.
  */
 static void
 InstallTriggers(Oid source)
 {
-	static const char *const names[5] = {
-		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_INSERT, WATCH_TRIGGER_UPDATE,
-		WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
+	static const char *const names[4] = {
+		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
+		WATCH_TRIGGER_TRUNCATE
 	};
-	static const int types[5] = {
-		TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_INSERT,
-		TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+	static const int types[4] = {
+		TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
+		TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
 	};
-	static const char *const events[5] = {
+	static const char *const events[4] = {
 		"BEFORE INSERT ON %s",
-		"AFTER INSERT ON %s",
 		"AFTER UPDATE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE
 		" NEW TABLE AS " WATCH_NEW_TABLE,
 		"AFTER DELETE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE,
@@ -390,25 +393,21 @@ InstallTriggers(Oid source)
 		int			i;
 
 		CHECK_FOR_INTERRUPTS();
-		for (i = 0; i < 5; i++)
+		for (i = 0; i < 4; i++)
 		{
-			bool		with_table = false;
-
-			if (TriggerExists(relid, names[i], types[i], NULL, NULL,
-							  &with_table, NULL))
-			{
-				/* only an INSERT trigger with a transition table is replaced */
-				if (i != 1 || !with_table ||
-					!RelationOwnerCheck(relid, GetUserId()))
-					continue;
-				SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i], relname),
-							  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-			}
+			if (TriggerExists(relid, names[i], types[i], NULL, NULL, NULL, NULL))
+				continue;
 			SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
 								   " EXECUTE FUNCTION backfill._watch_trigger()",
 								   names[i], psprintf(events[i], relname)),
 						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 		}
+		/* the AFTER INSERT statement trigger of earlier builds */
+		if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL, NULL, NULL) &&
+			RelationOwnerCheck(relid, GetUserId()))
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
+								   relname),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
 	InstallRowTriggers(source);
 }

@@ -23,8 +23,14 @@
  * one comparison (RowCall.fast); a row behind one has its time mapped to
  * the target's chunk (ChunkCell, in the watch's TimeZone; a row in the
  * chunk of the row before it costs one more comparison) and a chunk this
- * transaction has not logged yet is noted as pending.  Every AFTER statement trigger
- * writes the pending chunks first (FlushPending).
+ * transaction has not logged yet is noted as pending.  The WHEN clause is
+ * true for the first row of its statement that notes a chunk, and only for
+ * it: PostgreSQL then queues that row's event, which fires at the end of
+ * the statement and writes every pending chunk (FlushPending), as every
+ * AFTER statement trigger does first.  A statement whose rows note nothing
+ * (the live edge) queues no event at all: there is no AFTER INSERT
+ * statement trigger (issue 30: it was the dearest part of a single-row
+ * transaction at the live edge after the WHEN clause itself).
  *
  * The transition tables (of UPDATE and DELETE) are read once per watching
  * target, in C, as the writer, the same way.  The chunks this transaction
@@ -109,6 +115,8 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
+	bool		queued;			/* returned true once: its row's event will
+								 * write what is pending */
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
@@ -756,9 +764,10 @@ RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
 /*
  * NotePending
  *		Note the chunk [lo, hi) of target as changed by a row of source,
- *		unless this transaction has noted or logged it already.
+ *		unless this transaction has noted or logged it already; whether it
+ *		was noted now.
  */
-static void
+static bool
 NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 {
 	LoggedEntry *entry;
@@ -766,12 +775,13 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 
 	entry = LoggedEnter(target, lo, &found);
 	if (found)
-		return;
+		return false;
 	entry->pending = true;
 	entry->written = InvalidSubTransactionId;
 	entry->end = hi;
 	entry->source = source;
 	npending++;
+	return true;
 }
 
 /*
@@ -780,33 +790,36 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  *		value), the WHEN clause of an INSERT row trigger, for one row.  A
  *		value at or beyond every edge costs one comparison; behind
  *		one, the row's chunk is noted as pending unless it is the chunk this
- *		call site noted last.  Only the watches the source's BEFORE INSERT
- *		statement trigger loaded in this transaction are read: called any
- *		other way, it does nothing.
+ *		call site noted last.  True for the first row of this call site (of
+ *		its statement) that noted a chunk: that row's event writes the
+ *		pending chunks at the end of the statement.  Only the watches the
+ *		source's BEFORE INSERT statement trigger loaded in this transaction
+ *		are read: called any other way, it does nothing.
  */
-void
+bool
 WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	int64		v;
 	int			i;
+	bool		noted = false;
 
 	if (rc == NULL || rc->gen != row_state_gen)
 		rc = RowCallSetup(flinfo, source, column);
 	if (rc->n == 0)
-		return;
+		return false;
 	if (rc->argtype == DATEOID)
 	{
 		DateADT		d = DatumGetDateADT(value);
 
 		if (DATE_NOT_FINITE(d))
-			return;
+			return false;
 		v = (int64) d * USECS_PER_DAY;
 	}
 	else
 		v = DatumGetInt64(value);
 	if (v >= rc->fast)
-		return;
+		return false;
 
 	for (i = 0; i < rc->n; i++)
 	{
@@ -821,13 +834,17 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 			t >= w->edge || (t >= it->lo && t < it->hi))
 			continue;
 		/* the chunk, on the grid of the watch's TimeZone */
-		nest = EnterZone(w->timezone);
+		nest = session_timezone == it->tz ? 0 : EnterZone(w->timezone);
 		ChunkCell(t, w->chunk, &lo, &hi);
 		LeaveZone(nest);
 		it->lo = lo;
 		it->hi = hi;
-		NotePending(w->target, source, lo, hi);
+		noted |= NotePending(w->target, source, lo, hi);
 	}
+	if (!noted || rc->queued)
+		return false;
+	rc->queued = true;
+	return true;
 }
 
 /*
@@ -835,7 +852,8 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
  *		See backfill.h: whether the trigger call has nothing to do: a
  *		BEFORE INSERT trigger of a relation whose watches this transaction
  *		has loaded for its row triggers, or an AFTER INSERT trigger without
- *		transition table when nothing is pending.  Reads memory only.
+ *		transition table (the row trigger's event; the statement trigger of
+ *		earlier builds) when nothing is pending.  Reads memory only.
  */
 bool
 WatchTriggerIdle(TriggerData *trigdata)
@@ -859,15 +877,15 @@ WatchTriggerIdle(TriggerData *trigdata)
 /*
  * WatchTriggerFire
  *		See backfill.h: the work of backfill._watch_trigger for one
- *		statement.  BEFORE INSERT: load the watches for the row triggers.
- *		AFTER: write the pending chunks of the row triggers, then read the
- *		transition tables (UPDATE, DELETE; INSERT of the old layout) or log
- *		a TRUNCATE, each behind its watch's edge (a target that backfill
- *		never built has the live edge alone).  A row trigger's WHEN is
- *		always false:
- *		called for a row (a trigger made by hand), it does nothing.  The
- *		catalog checks and SPI come only with the first read or write of
- *		the catalog (WatchCatalog); the connection is closed here.
+ *		statement, or for the one row event of a statement whose INSERT row
+ *		trigger noted chunks.  BEFORE INSERT: load the watches for the row
+ *		triggers.  AFTER: write the pending chunks of the row triggers,
+ *		then (a statement) read the transition tables (UPDATE, DELETE;
+ *		INSERT of the old layout) or log a TRUNCATE, each behind its
+ *		watch's edge (a target that backfill never built has the live edge
+ *		alone).  The catalog checks and SPI come only with the first read
+ *		or write of the catalog (WatchCatalog); the connection is closed
+ *		here.
  */
 void
 WatchTriggerFire(TriggerData *trigdata)
@@ -883,8 +901,6 @@ WatchTriggerFire(TriggerData *trigdata)
 	bool		save_checked;
 	bool		save_open;
 
-	if (TRIGGER_FIRED_FOR_ROW(ev))
-		return;
 	WatchCatalogBegin(&save_checked, &save_open);
 	WatchState();
 	if (TRIGGER_FIRED_BEFORE(ev))
