@@ -1752,7 +1752,9 @@ typedef struct WatchEntry
 	Oid			target;
 	Oid			source;
 	char	   *time_column;
+	AttrNumber	attnum;			/* time_column's number in source */
 	char	   *timezone;
+	struct pg_tz *tz;			/* timezone, loaded (NULL: unknown zone) */
 	Interval   *chunk;
 	Interval   *settle;
 	bool		has_watermark;

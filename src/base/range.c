@@ -201,16 +201,28 @@ ShiftBound(TimestampTz bound, Interval *step, int k)
 }
 
 /*
- * LocalTime
- *		A local date and time, in the session TimeZone, as timestamptz.
+ * LocalMidnight
+ *		Local midnight of a date (year, month 1-12, day), in the session
+ *		TimeZone, as timestamptz: what timestamptz_in makes of the text,
+ *		without parsing it (the watch trigger maps a row to its chunk once
+ *		per transaction).
  */
 static TimestampTz
-LocalTime(const char *text)
+LocalMidnight(int year, int month, int day)
 {
-	return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
-												   CStringGetDatum(text),
-												   ObjectIdGetDatum(InvalidOid),
-												   Int32GetDatum(-1)));
+	struct pg_tm tm;
+	int			tz;
+	TimestampTz result;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = year;
+	tm.tm_mon = month;
+	tm.tm_mday = day;
+	tz = DetermineTimeZoneOffset(&tm, session_timezone);
+	if (tm2timestamp(&tm, 0, &tz, &result) != 0)
+		elog(ERROR, "backfill: local midnight of %d-%d-%d out of range",
+			 year, month, day);
+	return result;
 }
 
 /*
@@ -286,9 +298,9 @@ ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 	}
 
 	if (step->day == 0 && step->time == 0)
-		anchor = LocalTime("2000-01-01 00:00:00");
+		anchor = LocalMidnight(2000, 1, 1);
 	else
-		anchor = LocalTime("2000-01-03 00:00:00");
+		anchor = LocalMidnight(2000, 1, 3);
 
 	/*
 	 * A first guess from the step's mean length (a month of 30.44 days),

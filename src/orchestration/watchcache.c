@@ -40,6 +40,7 @@
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -327,7 +328,9 @@ CopyWatches(Oid relid, CachedWatches *c)
 		e->target = c->entries[k].target;
 		e->source = c->entries[k].source;
 		e->time_column = pstrdup(c->entries[k].time_column);
+		e->attnum = c->entries[k].attnum;
 		e->timezone = pstrdup(c->entries[k].timezone);
+		e->tz = c->entries[k].tz;
 		e->chunk = (Interval *) palloc(sizeof(Interval));
 		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
 		e->settle = (Interval *) palloc(sizeof(Interval));
@@ -351,7 +354,9 @@ CopyWatches(Oid relid, CachedWatches *c)
  *		Read the targets watching relid (the relation or one of its
  *		partition ancestors; ids) into a new cache entry: first the
  *		targets, each target's watch lock taken, then the watches with
- *		their watermarks (as the extension owner).  The entry is in the
+ *		their watermarks (as the extension owner), each with its time
+ *		column's number in its source and its time zone loaded, which the
+ *		row triggers would otherwise look up on every statement.  The entry is in the
  *		cache unless an invalidation came in while it was read (then in
  *		the caller's memory, for this statement only).
  */
@@ -442,6 +447,9 @@ ReadWatches(Oid relid, Datum ids)
 		e->source = SpiGetOid(k, 6, &isnull);
 		e->settle = DatumGetIntervalP(SpiGetDatumCopy(k, 7, &isnull));
 		e->live_known = false;
+		/* kept with the cache, which a change of the source empties */
+		e->attnum = get_attnum(e->source, e->time_column);
+		e->tz = pg_tzset(e->timezone);
 	}
 	MemoryContextSwitchTo(old);
 	SPI_freetuptable(SPI_tuptable);

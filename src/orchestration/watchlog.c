@@ -505,7 +505,13 @@ WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
 	AttrNumber	attnum = InvalidAttrNumber;
 	int			k;
 
-	for (k = 0; k < tupdesc->natts; k++)
+	/* where it stands in the source, as in most partitions; else a scan */
+	k = w->attnum - 1;
+	if (k >= 0 && k < tupdesc->natts &&
+		!TupleDescAttr(tupdesc, k)->attisdropped &&
+		strcmp(NameStr(TupleDescAttr(tupdesc, k)->attname), w->time_column) == 0)
+		attnum = w->attnum;
+	for (k = 0; k < tupdesc->natts && attnum == InvalidAttrNumber; k++)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, k);
 
@@ -658,30 +664,42 @@ LoadRowSources(Relation rel)
  *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
  *		converted and compared exactly).  No watches loaded, or no column of
- *		source by that number: nothing.
+ *		source by that number: nothing.  It runs once per statement: the
+ *		argument types come from the call's expression, the column's number
+ *		and the zone from the cached watches (no catalog lookup).
  */
 static RowCall *
 RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	RowSource  *rs = NULL;
-	char	   *colname;
 	int			i;
 
 	if (rc == NULL)
 	{
-		Oid		   *argtypes;
-		int			nargs;
+		Oid			coltype = get_fn_expr_argtype(flinfo, 1);
+		Oid			argtype = get_fn_expr_argtype(flinfo, 2);
 
-		/* the function's own argument types: its signature */
+		/* the argument types of the call, which match its signature */
+		if ((coltype != INT2OID && coltype != NAMEOID) ||
+			(argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
+			 argtype != DATEOID))
+		{
+			Oid		   *argtypes;
+			int			nargs;
+
+			(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+			if (nargs != 3 ||
+				(argtypes[1] != INT2OID && argtypes[1] != NAMEOID) ||
+				(argtypes[2] != TIMESTAMPTZOID && argtypes[2] != TIMESTAMPOID &&
+				 argtypes[2] != DATEOID))
+				elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time");
+			coltype = argtypes[1];
+			argtype = argtypes[2];
+		}
 		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
-		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
-		if (nargs != 3 || (argtypes[1] != INT2OID && argtypes[1] != NAMEOID) ||
-			(argtypes[2] != TIMESTAMPTZOID && argtypes[2] != TIMESTAMPOID &&
-			 argtypes[2] != DATEOID))
-			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time");
-		rc->coltype = argtypes[1];
-		rc->argtype = argtypes[2];
+		rc->coltype = coltype;
+		rc->argtype = argtype;
 		flinfo->fn_extra = rc;
 	}
 	rc->gen = row_state_gen;
@@ -690,12 +708,6 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 	if (row_sources != NULL)
 		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
 	if (rs == NULL)
-		return rc;
-	if (rc->coltype == INT2OID)
-		colname = get_attname(source, DatumGetInt16(column), true);
-	else
-		colname = NameStr(*DatumGetName(column));
-	if (colname == NULL)
 		return rc;
 	if (rc->items == NULL)
 		rc->items = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(RowItem) * rs->n);
@@ -706,13 +718,15 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		WatchEntry *w = &rs->entries[i];
 		RowItem    *it;
 
-		if (strcmp(w->time_column, colname) != 0)
+		if (rc->coltype == INT2OID ?
+			w->attnum != DatumGetInt16(column) :
+			strcmp(w->time_column, NameStr(*DatumGetName(column))) != 0)
 			continue;
 		it = &rc->items[rc->n++];
 		it->w = w;
 		it->lo = DT_NOEND;
 		it->hi = DT_NOBEGIN;
-		it->tz = pg_tzset(w->timezone);
+		it->tz = w->tz;
 		if (it->tz == NULL)
 			elog(ERROR, "could not load time zone \"%s\"", w->timezone);
 		if (rc->argtype == TIMESTAMPTZOID || TIMESTAMP_NOT_FINITE(w->edge))
@@ -911,7 +925,7 @@ WatchTriggerFire(TriggerData *trigdata)
 	else
 	{
 		FlushPending();
-		if (truncate || has_old || has_new)
+		if (!TRIGGER_FIRED_FOR_ROW(ev) && (truncate || has_old || has_new))
 		{
 			rw = LoadRelWatches(relid);
 			for (i = 0; i < rw->n; i++)
