@@ -655,9 +655,9 @@ SELECT chunk_start FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass ORDER BY 1;
 -- The attacker calls the WHEN function of the INSERT row triggers directly
 -- on the innocent's watched partitioned source, in a transaction that
--- also writes a watched partitioned table of its own: always false, no
--- watch lock taken on the innocent's target, nothing recorded for it (it
--- reads only what the before-INSERT trigger of a source the caller writes
+-- also writes a watched partitioned table of its own: false, no watch
+-- lock taken on the innocent's target, nothing recorded for it (it reads
+-- only what the before-INSERT trigger of a source the caller writes
 -- loaded).
 CREATE TABLE regress_inn.psrc (ts pg_catalog.timestamptz NOT NULL) PARTITION BY RANGE (ts);
 CREATE TABLE regress_inn.psrc_03 PARTITION OF regress_inn.psrc

@@ -104,8 +104,8 @@ COMMENT ON FUNCTION backfill._watch_trigger() IS
 -- for INSERT:
 -- backfill._watch_row('<source>'::regclass, '<column>', NEW."<column>").
 -- It notes the chunk of a row behind a watching target's watermark in the
--- transaction's pending set (which the INSERT statement trigger writes) and
--- always returns false, so no after-trigger event is queued.  It only reads
+-- transaction's pending set and returns true only for the first row of a
+-- statement that noted one, whose event writes them.  It only reads
 -- what the source's BEFORE INSERT statement trigger loaded in this
 -- transaction: called directly, it does nothing.  One function per type of
 -- time column; the writer evaluates WHEN, so they are granted to PUBLIC.
@@ -128,11 +128,11 @@ RETURNS pg_catalog.bool
 AS 'MODULE_PATHNAME', 'backfill_watch_row'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamptz) IS
-    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; true for the first row of a statement that noted one.';
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.timestamp) IS
-    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; true for the first row of a statement that noted one.';
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.name, pg_catalog.date) IS
-    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source: notes the row''s chunk; true for the first row of a statement that noted one.';
 
 GRANT EXECUTE ON FUNCTION
     backfill.watch(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name),

@@ -26,11 +26,11 @@ RETURNS pg_catalog.bool
 AS 'MODULE_PATHNAME', 'backfill_watch_row'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.int2, pg_catalog.timestamptz) IS
-    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; true for the first row of a statement that noted one.';
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.int2, pg_catalog.timestamp) IS
-    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; true for the first row of a statement that noted one.';
 COMMENT ON FUNCTION backfill._watch_row(pg_catalog.regclass, pg_catalog.int2, pg_catalog.date) IS
-    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; always false.';
+    'The WHEN clause of the INSERT row trigger of a watched source, the column by number: notes the row''s chunk; true for the first row of a statement that noted one.';
 GRANT EXECUTE ON FUNCTION
     backfill._watch_row(pg_catalog.regclass, pg_catalog.int2, pg_catalog.timestamptz),
     backfill._watch_row(pg_catalog.regclass, pg_catalog.int2, pg_catalog.timestamp),
