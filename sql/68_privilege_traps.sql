@@ -672,7 +672,9 @@ CALL backfill.backfill('regress_inn.pdaily', '2026-03-01', '2026-03-04');
 RESET client_min_messages;
 RESET SESSION AUTHORIZATION;
 SELECT 'regress_inn.psrc'::regclass::oid AS inn_src,
-       'regress_inn.pdaily'::regclass::oid AS inn_daily \gset
+       'regress_inn.pdaily'::regclass::oid AS inn_daily,
+       'regress_inn.src'::regclass::oid AS inn_plain,
+       'regress_inn.daily'::regclass::oid AS inn_plain_daily \gset
 CREATE TABLE regress_trap.own (ts timestamptz NOT NULL) PARTITION BY RANGE (ts);
 CREATE TABLE regress_trap.own_03 PARTITION OF regress_trap.own
     FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
@@ -697,6 +699,15 @@ SELECT backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01 05:00+0
 SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+-- and on the innocent's plain watched source, whose own INSERTs load its
+-- watches in _watch_row (no statement trigger): only a transaction that
+-- holds RowExclusiveLock on it (writes it) loads them
+SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_tz,
+       backfill._watch_row(:'inn_plain', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_by_name;
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 INSERT INTO regress_trap.own VALUES ('2026-03-01 06:00+00');
 COMMIT;
