@@ -268,6 +268,55 @@ SELECT backfill.unregister('cr.ev11_daily');
 DROP TABLE cr.ev11_daily;
 SELECT cr.clear();
 
+-- A partitioned table and one of its partitions, each watched: watching
+-- the partition first and then its table works (the partition's own row
+-- trigger is named after its OID, so the table's clone does not collide),
+-- and unwatching either keeps the triggers the other watch needs: after
+-- unwatch of the table, the partition's own watch records a direct INSERT
+-- and UPDATE; after unwatch of the partition, the table's watch records a
+-- direct INSERT, UPDATE and DELETE into the partition.
+CREATE TABLE cr.nest (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
+CREATE TABLE cr.nest_11 PARTITION OF cr.nest
+    FOR VALUES FROM ('2026-11-01') TO ('2026-12-01');
+CREATE TABLE cr.nest_daily (day timestamptz NOT NULL, n int);
+CREATE TABLE cr.nest11_daily (day timestamptz NOT NULL, n int);
+SELECT backfill.register('cr.nest_daily', 'day',
+    $$SELECT $1 AS day, count(*)::int AS n FROM cr.nest WHERE at >= $1 AND at < $2$$) AS nest;
+SELECT backfill.register('cr.nest11_daily', 'day',
+    $$SELECT $1 AS day, count(*)::int AS n FROM cr.nest_11 WHERE at >= $1 AND at < $2$$) AS nest11;
+CREATE VIEW cr.nest_triggers AS
+SELECT c.relname, regexp_replace(t.tgname, '_[0-9]+_', '_<oid>_') AS tgname,
+       t.tgparentid <> 0 AS clone
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE c.relname IN ('nest', 'nest_11') AND t.tgname LIKE 'backfill_watch_%';
+SET client_min_messages = warning;
+SELECT backfill.watch('cr.nest11_daily', 'cr.nest_11', 'at') AS partition_first;
+SELECT backfill.watch('cr.nest_daily', 'cr.nest', 'at') AS then_its_table;
+RESET client_min_messages;
+SELECT * FROM cr.nest_triggers ORDER BY 1, 2;
+SELECT backfill.unwatch('cr.nest_daily') AS removed;
+SELECT * FROM cr.nest_triggers ORDER BY 1, 2;
+INSERT INTO cr.nest_11 VALUES ('2026-11-03 10:00', 1);
+UPDATE cr.nest_11 SET v = 2 WHERE at = '2026-11-03 10:00';
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.nest_daily'::regclass, 'cr.nest11_daily'::regclass) ORDER BY 1, 2;
+SELECT cr.clear();
+SET client_min_messages = warning;
+SELECT backfill.watch('cr.nest_daily', 'cr.nest', 'at') AS watched_again;
+RESET client_min_messages;
+SELECT backfill.unwatch('cr.nest11_daily') AS removed;
+SELECT * FROM cr.nest_triggers ORDER BY 1, 2;
+INSERT INTO cr.nest_11 VALUES ('2026-11-04 10:00', 1);
+UPDATE cr.nest_11 SET v = 3 WHERE at = '2026-11-03 10:00';
+DELETE FROM cr.nest_11 WHERE at = '2026-11-04 10:00';
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.nest_daily'::regclass, 'cr.nest11_daily'::regclass) ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.unregister('cr.nest_daily'), backfill.unregister('cr.nest11_daily');
+SELECT * FROM cr.nest_triggers ORDER BY 1, 2;
+DROP VIEW cr.nest_triggers;
+DROP TABLE cr.nest, cr.nest_daily, cr.nest11_daily;
+
 -- A renamed watched column: an INSERT fails rather than record nothing
 -- (the row trigger follows the column, the watch names the old one), into
 -- a partitioned source (row triggers) and a table (transition table).

@@ -252,9 +252,13 @@ RowTriggerName(const char *column, Oid source)
  *		(PostgreSQL clones a row trigger of a partitioned table to its
  *		partitions, present and future, keeping the constants: the number is
  *		the source's, whatever the partition's).  The trigger is named after
- *		the column, or, when the source is a partition that already carries
- *		a clone of that name from a watched ancestor, after the source's OID
- *		and the column.  A trigger of an earlier build that names the column
+ *		the column, or, when the source is a partition, after the source's
+ *		OID and the column: the row trigger a watched ancestor clones to it,
+ *		then or later, takes the column's name (a partition's own trigger of
+ *		that name made a later watch of its partitioned table fail).  A
+ *		partition that already carries its own trigger of the column's name
+ *		(an earlier build's, made before its ancestor was watched) keeps it.
+ *		A trigger of an earlier build that names the column
  *		is replaced where the caller owns the source, else it stays and
  *		keeps working.  A trigger whose column no watch uses any more stays:
  *		it finds nothing and costs one call per row.  Caller is connected to
@@ -268,6 +272,7 @@ InstallRowTriggers(Oid source)
 	List	   *columns = NIL;
 	ListCell   *lc;
 	uint64		k;
+	bool		partition = get_rel_relispartition(source);
 
 	values[0] = ObjectIdGetDatum(source);
 	CatalogExec("SELECT DISTINCT time_column::pg_catalog.text FROM backfill.watches"
@@ -280,7 +285,7 @@ InstallRowTriggers(Oid source)
 	foreach(lc, columns)
 	{
 		char	   *column = (char *) lfirst(lc);
-		char	   *name = RowTriggerName(column, InvalidOid);
+		char	   *name = RowTriggerName(column, partition ? source : InvalidOid);
 		AttrNumber	attnum = get_attnum(source, column);
 		bool		clone = false;
 		bool		by_name = false;
@@ -459,11 +464,35 @@ DropRowTriggers(Oid relid)
 }
 
 /*
+ * WatchedAtOrAbove
+ *		Whether a watch names relid or one of its partition ancestors:
+ *		relid's triggers serve that watch (a watched partition, or a
+ *		partition of a watched table).  Caller is connected to SPI.
+ */
+static bool
+WatchedAtOrAbove(Oid relid)
+{
+	Oid			argtypes[1] = {REGCLASSARRAYOID};
+	Datum		values[1];
+	List	   *rels = lcons_oid(relid, get_partition_ancestors(relid));
+
+	values[0] = MakeOidArray(rels, REGCLASSOID);
+	return CatalogExists("SELECT 1 FROM backfill.watches"
+						 " WHERE source OPERATOR(pg_catalog.=) ANY ($1)",
+						 1, argtypes, values);
+}
+
+/*
  * DropTriggers
  *		Remove the triggers from the source and its partitions when the
  *		caller owns them (a row trigger of a partitioned table goes with
  *		its clones); otherwise they stay, doing nothing (no watch names the
- *		source), and a NOTICE says so.  Caller is connected to SPI.
+ *		source), and a NOTICE says so.  What another watch still needs
+ *		stays: a partition below the source that is watched itself or lies
+ *		below another watched table keeps all its triggers, and the source,
+ *		when it is a partition of a watched table, keeps its statement
+ *		triggers (its own row triggers go; that table's clones stay).
+ *		Caller is connected to SPI.
  */
 static void
 DropTriggers(Oid source)
@@ -481,9 +510,14 @@ DropTriggers(Oid source)
 	foreach(lc, rels)
 	{
 		Oid			relid = lfirst_oid(lc);
+		bool		needed;
 		int			i;
 
 		CHECK_FOR_INTERRUPTS();
+		/* a partition that another watch serves keeps everything */
+		needed = WatchedAtOrAbove(relid);
+		if (needed && relid != source)
+			continue;
 		if (!RelationOwnerCheck(relid, GetUserId()))
 		{
 			ereport(NOTICE,
@@ -493,7 +527,7 @@ DropTriggers(Oid source)
 					 errhint("The owner of the table may drop the triggers named backfill_watch_*.")));
 			continue;
 		}
-		for (i = 0; i < 5; i++)
+		for (i = 0; i < 5 && !needed; i++)
 		{
 			if (!TriggerExists(relid, names[i], -1, NULL, NULL, NULL, NULL))
 				continue;
