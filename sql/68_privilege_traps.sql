@@ -671,6 +671,10 @@ SET client_min_messages = warning;
 CALL backfill.backfill('regress_inn.pdaily', '2026-03-01', '2026-03-04');
 RESET client_min_messages;
 RESET SESSION AUTHORIZATION;
+-- the superuser's own steps: not on the innocent's path, whose first
+-- schema is the attacker's (its domain regclass would run its trap as the
+-- superuser, which makes the attacker a superuser)
+SET search_path = pg_catalog;
 SELECT 'regress_inn.psrc'::regclass::oid AS inn_src,
        'regress_inn.pdaily'::regclass::oid AS inn_daily,
        'regress_inn.src'::regclass::oid AS inn_plain,
@@ -716,6 +720,7 @@ RESET SESSION AUTHORIZATION;
 SELECT pg_catalog.count(*) AS recorded_by_the_attacker FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
 SET SESSION AUTHORIZATION regress_trap_innocent;
+SET search_path = regress_trap, pg_catalog, public;
 -- the innocent's own write into its partitioned source is recorded
 INSERT INTO regress_inn.psrc VALUES ('2026-03-02 05:00+00');
 SELECT chunk_start FROM backfill.changed_regions
@@ -727,6 +732,11 @@ RESET search_path;
 RESET SESSION AUTHORIZATION;
 SELECT trap, cur FROM regress_trap_log.fired
  WHERE sess = 'regress_trap_innocent' ORDER BY 1, 2;
+-- and since phase 1, no trap ran as anyone but the attacker, who is still
+-- no superuser
+SELECT trap, cur, sess FROM regress_trap_log.fired
+ WHERE cur <> 'regress_trap_attacker' ORDER BY 1, 2, 3;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_trap_attacker';
 
 -- Clean up: the attacker's parked and leftover jobs, its grants, its roles.
 SELECT count(*) >= 0 AS swept FROM backfill.cleanup_jobs();
