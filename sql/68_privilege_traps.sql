@@ -679,6 +679,9 @@ SELECT 'regress_inn.psrc'::regclass::oid AS inn_src,
        'regress_inn.pdaily'::regclass::oid AS inn_daily,
        'regress_inn.src'::regclass::oid AS inn_plain,
        'regress_inn.daily'::regclass::oid AS inn_plain_daily \gset
+-- the attacker may name the innocent's tables (USAGE on the schema) but
+-- holds no right on any of them
+GRANT USAGE ON SCHEMA regress_inn TO regress_trap_attacker;
 CREATE TABLE regress_trap.own (ts timestamptz NOT NULL) PARTITION BY RANGE (ts);
 CREATE TABLE regress_trap.own_03 PARTITION OF regress_trap.own
     FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-04-01 00:00+00');
@@ -713,12 +716,40 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+-- RowExclusiveLock is no proof of a write: PREPARE (like CREATE FUNCTION
+-- with a SQL body, or CREATE RULE) analyses an INSERT, which locks the
+-- table in RowExclusiveLock, and checks no privilege (EXECUTE would).  A
+-- role without any right on the innocent's source holds the lock that way:
+-- the direct call must still load nothing, take no watch lock (which would
+-- stall the innocent's chunk builds for as long as this transaction stays
+-- open) and note nothing (which the attacker's own INSERT below would
+-- write into the innocent's log).
+SELECT pg_catalog.has_table_privilege('regress_inn.src', 'INSERT') AS may_insert;
+PREPARE regress_trap_ins AS
+    INSERT INTO regress_inn.src VALUES ('2026-03-01 05:00+00'::pg_catalog.timestamptz, 1);
+SELECT mode FROM pg_catalog.pg_locks
+ WHERE relation OPERATOR(pg_catalog.=) :'inn_plain'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS prepared_tz,
+       backfill._watch_row(:'inn_plain', 'ts', '2026-03-01 07:00+00'::pg_catalog.timestamptz) AS prepared_by_name;
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+DEALLOCATE regress_trap_ins;
+-- the AFTER UPDATE statement trigger of the attacker's own watched table
+-- writes whatever this transaction noted, for any target
+UPDATE regress_trap.own SET ts = ts WHERE false;
 INSERT INTO regress_trap.own VALUES ('2026-03-01 06:00+00');
 COMMIT;
 SELECT backfill.unregister('regress_trap.own_daily') AS own_unregistered;
 RESET SESSION AUTHORIZATION;
 SELECT pg_catalog.count(*) AS recorded_by_the_attacker FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.pdaily'::pg_catalog.regclass;
+SELECT pg_catalog.count(*) AS recorded_by_the_attacker_plain FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass
+   AND chunk_start OPERATOR(pg_catalog.=) '2026-03-01 00:00+00'::pg_catalog.timestamptz;
+REVOKE USAGE ON SCHEMA regress_inn FROM regress_trap_attacker;
 SET SESSION AUTHORIZATION regress_trap_innocent;
 SET search_path = regress_trap, pg_catalog, public;
 -- the innocent's own write into its partitioned source is recorded
