@@ -707,9 +707,9 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
--- and on the innocent's plain watched source, whose own INSERTs load its
--- watches in _watch_row (no statement trigger): only a transaction that
--- holds RowExclusiveLock on it (writes it) loads them
+-- and on the innocent's plain watched source: only its BEFORE INSERT
+-- statement trigger, which fires after the rights were checked, loads its
+-- watches
 SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_tz,
        backfill._watch_row(:'inn_plain', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_by_name;
 SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks

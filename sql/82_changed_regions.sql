@@ -35,9 +35,8 @@ SELECT target, chunk_start,
 CREATE FUNCTION cr.clear() RETURNS void LANGUAGE sql
     AS 'DELETE FROM backfill.changed_regions';
 
--- Watching: a new watch is true, the same again false; the four triggers
--- are on the source (a BEFORE INSERT statement trigger goes on partitions
--- only).  The AFTER INSERT statement trigger of earlier builds
+-- Watching: a new watch is true, the same again false; the five triggers
+-- are on the source.  The AFTER INSERT statement trigger of earlier builds
 -- (backfill_watch_insert) is dropped by the next watch of its table's owner.
 SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.payments
@@ -248,11 +247,10 @@ SELECT count(*) AS recorded FROM cr.logged
  WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-30';
 SELECT cr.clear();
 
--- A partition watched alone: writes straight into it are recorded, and so
--- are inserts through its partitioned table (its row trigger sees them);
--- updates and deletes through the table are not (statement triggers fire
--- on the table a statement names only), and watch says so; a TRUNCATE of
--- the parent truncates the partition and is recorded.
+-- A partition watched alone: writes straight into it are recorded, writes
+-- through its partitioned table are not (statement triggers fire on the
+-- table a statement names only), and watch says so; a TRUNCATE of the
+-- parent truncates the partition and is recorded.
 CREATE TABLE cr.ev11_daily (day date NOT NULL, n int);
 SELECT backfill.register('cr.ev11_daily', 'day',
     $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events_11 WHERE at >= $1 AND at < $2$$);
@@ -413,13 +411,12 @@ INSERT INTO cr.payments (paid_at, amount) VALUES (now() + interval '1 hour', 1);
 SELECT pg_catalog.pg_stat_get_xact_blocks_fetched('pg_catalog.pg_extension'::pg_catalog.regclass) - :fetched AS extension_reads;
 COMMIT;
 SELECT count(*) AS logged FROM backfill.changed_regions;
--- The trigger's calls (issue 30): at the live edge the trigger function
--- never runs, however many rows (the row trigger's WHEN, which loaded the
--- watches on its first call, is false for each: no event is queued, and
--- there is no INSERT statement trigger on the table); rows into built days
--- make the WHEN true once per statement, however many rows and chunks, and
--- that one event writes every chunk they noted (two days for cr.daily, one
--- quarter for cr.quarter).
+-- The trigger's calls (issue 30): at the live edge only the BEFORE INSERT
+-- statement trigger runs, however many rows (the row trigger's WHEN is
+-- false for each: no event is queued, and there is no AFTER INSERT
+-- statement trigger); rows into built days make the WHEN true once per
+-- statement, however many rows and chunks, and that one event writes every
+-- chunk they noted (two days for cr.daily, one quarter for cr.quarter).
 SET track_functions = 'all';
 BEGIN;
 INSERT INTO cr.payments (paid_at, amount)
@@ -437,8 +434,8 @@ RESET track_functions;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
 -- An INSERT through a view by a role that may not write the source itself:
--- the view's query holds the source's RowExclusiveLock, so the row
--- trigger's first call loads the watches, and the day is recorded.
+-- the source's BEFORE INSERT statement trigger fires (the rights were
+-- checked as the view's owner) and loads the watches; the day is recorded.
 CREATE VIEW cr.payments_in AS SELECT paid_at, amount FROM cr.payments;
 CREATE ROLE regress_cr_viewer;
 GRANT USAGE ON SCHEMA cr TO regress_cr_viewer;

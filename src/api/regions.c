@@ -116,14 +116,13 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
  *		by its attribute number in source (an int2: the form watch
  *		installs) or by its name (the form of earlier builds); true for the
  *		first row of the statement that noted a chunk, so that its event
- *		writes them.  It loads the source's watches (taking their watch
- *		locks) only in a transaction that writes the source (holds its
- *		RowExclusiveLock), else it reads what the BEFORE INSERT statement
- *		trigger of a partition loaded; it writes nothing itself: the chunks
- *		it notes are written by the row event of a statement that writes
- *		the source, or by the AFTER statement triggers of the sources the
- *		caller writes.  A direct call can therefore only mark chunks that
- *		the caller could mark by writing rows there.
+ *		writes them.  It only reads what the source's BEFORE INSERT
+ *		statement trigger loaded in this transaction, takes no lock and
+ *		writes nothing itself; the chunks it notes are written by the
+ *		row event of a statement that writes the source, or by the AFTER
+ *		statement triggers of the sources the caller writes.  A direct call
+ *		can therefore only mark chunks that the caller could mark by
+ *		writing rows there.
  */
 Datum
 backfill_watch_row(PG_FUNCTION_ARGS)

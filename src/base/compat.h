@@ -351,30 +351,4 @@ BackfillDateToTimestamptz(DateADT date, int *overflow)
 #define BackfillTupleDescFinalize(desc) ((void) (desc))
 #endif
 
-/*
- * BackfillWritingRelation(relid)
- *		Whether this transaction holds RowExclusiveLock on relation relid:
- *		it has written the table (an INSERT, UPDATE, DELETE, MERGE or COPY
- *		of it, also through a view, a rule or tuple routing) or locked it
- *		as only a role that may write it can.  16 added
- *		CheckRelationOidLockedByMe; on 15 the local lock table is asked
- *		with LockHeldByMe (whose signature 17 changed).
- */
-#if PG_VERSION_NUM >= 160000
-#include "storage/lmgr.h"
-#define BackfillWritingRelation(relid) \
-	CheckRelationOidLockedByMe((relid), RowExclusiveLock, false)
-#else
-#include "miscadmin.h"
-#include "storage/lock.h"
-static inline bool
-BackfillWritingRelation(Oid relid)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-	return LockHeldByMe(&tag, RowExclusiveLock);
-}
-#endif
-
 #endif							/* BACKFILL_COMPAT_H */

@@ -15,12 +15,11 @@
  * future), whose WHEN clause backfill._watch_row(source, column,
  * NEW.column) does the work and is true only for the first row of a
  * statement that noted a chunk (its event writes them at the end of the
- * statement; a statement at the live edge queues none).  That first call
- * of a transaction loads the source's watches when the transaction writes
- * the source; a BEFORE INSERT statement trigger on each partition loads
- * them for an INSERT straight into it.  Earlier builds also put an AFTER
- * INSERT statement trigger on it (backfill_watch_insert), which watch drops
- * where its caller owns the table and which otherwise keeps working.
+ * statement; a statement at the live edge queues none), with a BEFORE
+ * INSERT statement trigger that loads the source's watches for the
+ * transaction.  Earlier builds also put an AFTER INSERT statement trigger
+ * on it (backfill_watch_insert), which watch drops where its caller owns
+ * the table and which otherwise keeps working.
  *
  * Watching and unwatching change backfill.watches and send the relcache
  * invalidation that empties every backend's cache of watches
@@ -366,12 +365,11 @@ SourceRelations(Oid source)
  *		partitioned source or a partition it turns a COPY's multi-row
  *		inserts into single-row inserts (copyfrom.c); on a plain table both
  *		cost about the same (bench/RESULTS.md, turn 7).  The BEFORE INSERT
- *		statement trigger goes on the partitions only: an INSERT into the
- *		source (also through a partitioned ancestor, a view or a rule)
- *		holds RowExclusiveLock on it, and its row trigger's first call
- *		loads the watches then (LoadWrittenSource); an INSERT straight into
- *		a partition does not lock the source so, and the partition's
- *		statement trigger loads them.  The AFTER INSERT statement trigger
+ *		statement trigger loads the watches for the row triggers: it fires
+ *		only once the statement's rights were checked, so a call of
+ *		_watch_row by anyone else finds nothing (a lock on the source is no
+ *		such proof: PREPARE of an INSERT takes RowExclusiveLock before any
+ *		check of rights).  The AFTER INSERT statement trigger
  *		of earlier builds (with or without transition table) is dropped
  *		where the caller owns the table; else it stays and keeps working
  *		(it writes the pending chunks, and reads its transition table if
@@ -407,9 +405,6 @@ InstallTriggers(Oid source)
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < 4; i++)
 		{
-			/* the source's own INSERTs load its watches in _watch_row */
-			if (i == 0 && relid == source)
-				continue;
 			if (TriggerExists(relid, names[i], types[i], NULL, NULL, NULL, NULL))
 				continue;
 			SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
@@ -543,10 +538,10 @@ DropTriggers(Oid source)
  * NoticeUnwatchedParent
  *		A NOTICE when source, a partition, is watched by target while none
  *		of its ancestors is: PostgreSQL fires statement triggers only on the
- *		table a statement names, so the updates and deletes made through
- *		the partitioned table are not recorded (its inserts are: the
- *		source's row trigger sees them; and a TRUNCATE of it fires the
- *		partitions' TRUNCATE triggers).  Caller is connected to SPI.
+ *		table a statement names, so the inserts, updates and deletes made
+ *		through the partitioned table are not recorded (a TRUNCATE of it
+ *		is: it fires the partitions' TRUNCATE triggers).  Caller is
+ *		connected to SPI.
  */
 static void
 NoticeUnwatchedParent(Oid target, Oid source)
@@ -567,10 +562,10 @@ NoticeUnwatchedParent(Oid target, Oid source)
 	if (SpiGetBool(0, 1, &isnull))
 		return;
 	ereport(NOTICE,
-			(errmsg("updates and deletes of %s through %s are not recorded",
+			(errmsg("writes into %s through %s are not recorded",
 					QualifiedRelName(source),
 					QualifiedRelName(llast_oid(ancestors))),
-			 errdetail("%s is a partition, and PostgreSQL fires statement triggers only on the table a statement names: updates and deletes made through a partitioned table above it are not seen by this watch (inserts are: its row trigger sees them).",
+			 errdetail("%s is a partition, and PostgreSQL fires statement triggers only on the table a statement names: inserts, updates and deletes made through a partitioned table above it are not seen by this watch.",
 					   QualifiedRelName(source)),
 			 errhint("Watch %s as well, or instead, to record them.",
 					 QualifiedRelName(llast_oid(ancestors)))));

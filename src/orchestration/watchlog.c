@@ -15,13 +15,11 @@
  * cached watch until the next chunk boundary).  A target that backfill
  * never built is followed too (issue 29).
  *
- * The INSERT row trigger's WHEN clause, backfill._watch_row, loads the
- * source's watches for the transaction on its first call (the watch locks,
- * then the watermarks and edges: LoadRowSources) when the transaction
- * writes the source (LoadWrittenSource: it holds the source's
- * RowExclusiveLock); for an INSERT straight into a partition, the
- * partition's BEFORE INSERT statement trigger loads them.  Called any other
- * way, it finds nothing and does nothing.  A row at or beyond every edge costs
+ * The BEFORE INSERT statement trigger loads the source's watches for the
+ * transaction (the watch locks, then the watermarks and edges:
+ * LoadRowSources), and the INSERT row trigger's WHEN clause,
+ * backfill._watch_row, reads only what it loaded (called any other way, it
+ * finds nothing and does nothing).  A row at or beyond every edge costs
  * one comparison (RowCall.fast); a row behind one has its time mapped to
  * the target's chunk (ChunkCell, in the watch's TimeZone; a row in the
  * chunk of the row before it costs one more comparison) and a chunk this
@@ -50,7 +48,6 @@
 
 #include "postgres.h"
 
-#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -658,45 +655,6 @@ LoadRowSources(Relation rel)
 }
 
 /*
- * LoadWrittenSource
- *		The watches of source for its row triggers (LoadRowSources), loaded
- *		by the first _watch_row call of the transaction, when this
- *		transaction writes source: it holds RowExclusiveLock on it
- *		(BackfillWritingRelation), which an INSERT into it takes, also
- *		through a partitioned ancestor, a view or a rule, and which only a
- *		role that may write it can take otherwise.  A call that no write of
- *		source vouches for (a direct call, an INSERT straight into a
- *		partition below it) loads nothing: there the BEFORE INSERT statement
- *		trigger of the partition loads.  An empty entry remembers a source
- *		without watches for the rest of the transaction.
- */
-static void
-LoadWrittenSource(Oid source)
-{
-	Relation	rel;
-	RowSource  *rs;
-	bool		found;
-	bool		save_checked;
-	bool		save_open;
-
-	if (!BackfillWritingRelation(source))
-		return;
-	WatchCatalogBegin(&save_checked, &save_open);
-	rel = relation_open(source, NoLock);
-	LoadRowSources(rel);
-	relation_close(rel, NoLock);
-	WatchCatalogEnd(save_checked, save_open);
-	rs = (RowSource *) hash_search(row_sources, &source, HASH_ENTER, &found);
-	if (!found)
-	{
-		rs->subid = GetCurrentSubTransactionId();
-		rs->n = 0;
-		rs->entries = NULL;
-		row_state_gen++;
-	}
-}
-
-/*
  * RowCallSetup
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
  *		watches of source whose time column is column (its attribute number
@@ -705,10 +663,8 @@ LoadWrittenSource(Oid source)
  *		edge: the edge itself for timestamptz; for timestamp and date, the
  *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
- *		converted and compared exactly).  The source's watches are loaded
- *		first if this transaction writes it and has not loaded them yet
- *		(LoadWrittenSource).  No watches loaded, or no column of source by
- *		that number: nothing.  It runs once per statement: the
+ *		converted and compared exactly).  No watches loaded, or no column of
+ *		source by that number: nothing.  It runs once per statement: the
  *		argument types come from the call's expression, the column's number
  *		and the zone from the cached watches (no catalog lookup).
  */
@@ -746,9 +702,6 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc->argtype = argtype;
 		flinfo->fn_extra = rc;
 	}
-	WatchState();
-	if (hash_search(row_sources, &source, HASH_FIND, NULL) == NULL)
-		LoadWrittenSource(source);
 	rc->gen = row_state_gen;
 	rc->fast = DT_NOBEGIN;
 	rc->n = 0;
@@ -853,9 +806,9 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  *		one, the row's chunk is noted as pending unless it is the chunk this
  *		call site noted last.  True for the first row of this call site (of
  *		its statement) that noted a chunk: that row's event writes the
- *		pending chunks at the end of the statement.  Only the watches loaded
- *		in this transaction because it writes the source (RowCallSetup) are
- *		read: called any other way, it does nothing.
+ *		pending chunks at the end of the statement.  Only the watches the
+ *		source's BEFORE INSERT statement trigger loaded in this transaction
+ *		are read: called any other way, it does nothing.
  */
 bool
 WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)

@@ -105,11 +105,9 @@ COMMENT ON FUNCTION backfill._watch_trigger() IS
 -- backfill._watch_row('<source>'::regclass, '<column>', NEW."<column>").
 -- It notes the chunk of a row behind a watching target's watermark in the
 -- transaction's pending set and returns true only for the first row of a
--- statement that noted one, whose event writes them.  It loads the
--- source's watches only in a transaction that writes the source (holds its
--- RowExclusiveLock), else it reads what the BEFORE INSERT statement
--- trigger of a partition loaded: a direct call by anyone else does
--- nothing.  One function per type of
+-- statement that noted one, whose event writes them.  It only reads
+-- what the source's BEFORE INSERT statement trigger loaded in this
+-- transaction: called directly, it does nothing.  One function per type of
 -- time column; the writer evaluates WHEN, so they are granted to PUBLIC.
 CREATE FUNCTION backfill._watch_row(source pg_catalog.regclass,
                                     time_column pg_catalog.name,
