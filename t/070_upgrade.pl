@@ -209,8 +209,11 @@ SELECT count(*) FILTER (WHERE keep_replaced) || '/' || count(*) FILTER (WHERE re
 SELECT backfill.revert(run_id) FROM backfill.runs WHERE note = 'finished'}, @etl);
 like($err, qr/run \d+ did not keep the rows it replaced/,
 	'a run of 0.1.0 cannot be reverted: it kept nothing');
+# (the days before 2026-01-15 only: the scheduled run's pg_cron job keeps
+# rebuilding the days from there, one a minute, meanwhile)
 my $undo_before = $new->safe_psql('postgres', q{
-SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d}, @etl);
+SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d
+ WHERE d.day < '2026-01-15'}, @etl);
 is($new->safe_psql('postgres', q{
 SET client_min_messages = warning;
 SELECT backfill.register('daily', 'day',
@@ -225,7 +228,8 @@ CALL backfill.run(:rk);
 SELECT status FROM backfill.runs WHERE run_id = :rk}, @etl), 'done',
 	'on the updated catalog, a keeping run and its revert run');
 is($new->safe_psql('postgres', q{
-SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d}, @etl), $undo_before,
+SELECT md5(string_agg(d::text, '|' ORDER BY d.day)) FROM daily d
+ WHERE d.day < '2026-01-15'}, @etl), $undo_before,
 	'the revert gives back exactly the table before the keeping run');
 is($new->safe_psql('postgres', q{
 SELECT string_agg(DISTINCT label, ',') FROM backfill.lineage('daily', '2026-01-02', '2026-01-06')}),
