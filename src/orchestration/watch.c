@@ -128,11 +128,9 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 /*
  * TriggerExists
  *		Whether relation relid has a trigger named name that calls
- *		backfill._watch_trigger; clone (if not NULL) is set to whether it
- *		is a partition's clone of its parent's trigger, with_table (if not
- *		NULL) to whether it has a transition table.  A trigger of that name
- *		calling another function is not taken for the watch's (creating
- *		the watch's then fails: 42710, the trigger already exists).  One
+ *		backfill._watch_trigger.  A trigger of that name calling another
+ *		function is not taken for the watch's (creating the watch's then
+ *		fails: 42710, the trigger already exists).  One
  *		that calls it is taken for the watch's only if it fires when the
  *		watch's does: its timing, level and events (tgtype: type), no
  *		column list, the transition tables of UPDATE and DELETE, enabled
@@ -148,14 +146,13 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
  */
 static bool
 TriggerExists(Oid relid, const char *name, int type, const char *column,
-			  bool *clone, bool *with_table, bool *by_name)
+			  bool *by_name)
 {
 	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 	Datum		values[5];
 	char		nulls[6] = "     ";
 	bool		isnull;
 	bool		is_clone;
-	bool		has_table;
 	bool		fits;
 	char	   *qual;
 	int			form = WATCH_QUAL_OTHER;
@@ -171,7 +168,6 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 	if (type != TRIGGER_TYPE_UPDATE)
 		nulls[4] = 'n';
 	SpiExecPinned("SELECT tgparentid OPERATOR(pg_catalog.<>) 0,"
-				  " tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL,"
 				  " $3 OPERATOR(pg_catalog.<) 0 OR"
 				  " tgtype::pg_catalog.int4 OPERATOR(pg_catalog.=) $3"
 				  "  AND tgnargs OPERATOR(pg_catalog.=) 0"
@@ -179,8 +175,7 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 				  "   OPERATOR(pg_catalog.=) 0"
 				  "  AND tgenabled OPERATOR(pg_catalog.=) ANY ('{O,A}'::pg_catalog.\"char\"[])"
 				  "  AND tgoldtable IS NOT DISTINCT FROM $4::pg_catalog.name"
-				  "  AND (tgnewtable IS NOT DISTINCT FROM $5::pg_catalog.name"
-				  "   OR ($3 OPERATOR(pg_catalog.=) 4 AND tgnewtable IS NOT NULL)),"
+				  "  AND tgnewtable IS NOT DISTINCT FROM $5::pg_catalog.name,"
 				  " tgqual::pg_catalog.text"
 				  " FROM pg_catalog.pg_trigger"
 				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
@@ -191,9 +186,8 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 	if (SPI_processed == 0)
 		return false;
 	is_clone = SpiGetBool(0, 1, &isnull);
-	has_table = SpiGetBool(0, 2, &isnull);
-	fits = SpiGetBool(0, 3, &isnull);
-	qual = SpiGetText(0, 4);
+	fits = SpiGetBool(0, 2, &isnull);
+	qual = SpiGetText(0, 3);
 	SPI_freetuptable(SPI_tuptable);
 	if (type < 0)
 		fits = true;
@@ -212,10 +206,6 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 						name, get_rel_name(relid)),
 				 errdetail("It calls backfill._watch_trigger() but is not the trigger backfill installs: it fires on other events, at another time, for some columns only, under another condition, or not at all."),
 				 errhint("Its table's owner may drop it; then call backfill.watch again.")));
-	if (clone != NULL)
-		*clone = is_clone;
-	if (with_table != NULL)
-		*with_table = has_table;
 	if (by_name != NULL)
 		*by_name = form == WATCH_QUAL_NAME;
 	return true;
@@ -286,22 +276,14 @@ InstallRowTriggers(Oid source)
 		char	   *column = (char *) lfirst(lc);
 		char	   *name = RowTriggerName(column, partition ? source : InvalidOid);
 		AttrNumber	attnum = get_attnum(source, column);
-		bool		clone = false;
 		bool		by_name = false;
 		bool		exists;
 
 		CHECK_FOR_INTERRUPTS();
 		if (attnum == InvalidAttrNumber)
 			elog(ERROR, "backfill: watched column \"%s\" not found", column);
-		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &clone,
-							   NULL, &by_name);
-		if (exists && clone)
-		{
-			name = RowTriggerName(column, source);
-			by_name = false;
-			exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, NULL,
-								   NULL, &by_name);
-		}
+		/* never a clone: only a partition has them, and its name has its OID */
+		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &by_name);
 		if (exists && !by_name)
 			continue;
 		if (exists)
@@ -405,7 +387,7 @@ InstallTriggers(Oid source)
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < 4; i++)
 		{
-			if (TriggerExists(relid, names[i], types[i], NULL, NULL, NULL, NULL))
+			if (TriggerExists(relid, names[i], types[i], NULL, NULL))
 				continue;
 			SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
 								   " EXECUTE FUNCTION backfill._watch_trigger()",
@@ -413,7 +395,7 @@ InstallTriggers(Oid source)
 						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 		}
 		/* the AFTER INSERT statement trigger of earlier builds */
-		if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL, NULL, NULL) &&
+		if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL) &&
 			RelationOwnerCheck(relid, GetUserId()))
 			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
 								   relname),
@@ -524,7 +506,7 @@ DropTriggers(Oid source)
 		}
 		for (i = 0; i < 5 && !needed; i++)
 		{
-			if (!TriggerExists(relid, names[i], -1, NULL, NULL, NULL, NULL))
+			if (!TriggerExists(relid, names[i], -1, NULL, NULL))
 				continue;
 			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i],
 								   QualifiedRelName(relid)),

@@ -123,9 +123,9 @@ SELECT r.run_id,
             ELSE COALESCE(
                  CASE WHEN r.job_id IS NOT NULL AND r.cron IS NOT NULL
                       THEN backfill.cron_eta(r.cron, r.chunks_per_tick,
-                                                 r.quiet_hours, r.timezone,
-                                                 s.chunks_total
-                                                 OPERATOR(pg_catalog.-) s.chunks_settled)
+                                             r.quiet_hours, r.timezone,
+                                             s.chunks_total
+                                             OPERATOR(pg_catalog.-) s.chunks_settled)
                  END,
                  s.avg_chunk
                  OPERATOR(pg_catalog.*)
