@@ -406,6 +406,39 @@ SELECT last_message LIKE 'run % done: 1 of 1 chunks done' AS refreshed
   FROM backfill.refreshes WHERE refresh_id = :rf;
 DELETE FROM regress_trap.src WHERE ts = '2026-03-02 05:00+00' AND v = 1;
 SELECT backfill.unschedule_refresh(:rf) AS unscheduled;
+-- partitions made after watch get the statement triggers from the event
+-- trigger (_watch_partitions), run as the role that ran the command: the
+-- attacker, with its traps first on its path; then a superuser, with the
+-- attacker's schema first on its own path, makes a partition of the
+-- attacker's watched table (a trap run here would be noted as the
+-- superuser's, and make the attacker one)
+CREATE TABLE regress_trap.psrc (ts pg_catalog.timestamptz NOT NULL, v pg_catalog.int4 NOT NULL)
+    PARTITION BY RANGE (ts);
+SELECT backfill.watch('regress_trap.daily', 'regress_trap.psrc', 'ts') AS watching_partitioned;
+CREATE TABLE regress_trap.psrc_1 PARTITION OF regress_trap.psrc
+    FOR VALUES FROM ('2026-03-01 00:00+00') TO ('2026-03-02 00:00+00');
+CREATE TABLE regress_trap.psrc_2 (ts pg_catalog.timestamptz NOT NULL, v pg_catalog.int4 NOT NULL);
+ALTER TABLE regress_trap.psrc ATTACH PARTITION regress_trap.psrc_2
+    FOR VALUES FROM ('2026-03-02 00:00+00') TO ('2026-03-03 00:00+00');
+RESET SESSION AUTHORIZATION;
+CREATE TABLE regress_trap.psrc_3 PARTITION OF regress_trap.psrc
+    FOR VALUES FROM ('2026-03-03 00:00+00') TO ('2026-03-04 00:00+00');
+RESET search_path;
+SELECT c.relname, pg_catalog.count(t.tgname) AS watch_triggers
+  FROM pg_catalog.pg_class c
+  LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid = c.oid AND t.tgname LIKE 'backfill\_watch\_%'
+ WHERE c.relname IN ('psrc_1', 'psrc_2', 'psrc_3')
+   AND c.relnamespace = 'regress_trap'::pg_catalog.regnamespace
+ GROUP BY 1 ORDER BY 1;
+ALTER TABLE regress_trap.psrc_3 OWNER TO regress_trap_attacker;
+SET SESSION AUTHORIZATION regress_trap_attacker;
+SET search_path = regress_trap, pg_catalog, public;
+INSERT INTO regress_trap.psrc_3 VALUES ('2026-03-03 05:00+00', 1);
+DELETE FROM regress_trap.psrc_3;
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target = 'regress_trap.daily'::regclass AND source = 'regress_trap.psrc_3'::regclass
+ ORDER BY 1;
+DROP TABLE regress_trap.psrc;
 SELECT backfill.unwatch('regress_trap.daily') AS unwatched;
 
 -- replace_range, lock_target, cleanup_jobs (superusers only)
@@ -577,6 +610,9 @@ INSERT INTO driven VALUES
     ('backfill.watch(regclass,regclass,name,interval)'),
     ('backfill.unwatch(regclass,regclass)'),
     ('backfill._watch_trigger()'),
+    -- the event trigger of new partitions: fired by the CREATE TABLE and
+    -- ATTACH PARTITION of the attacker and of a superuser above
+    ('backfill._watch_partitions()'),
     -- the WHEN clause of the INSERT row triggers: run by the writes above,
     -- and called directly in phase 2
     ('backfill._watch_row(regclass,name,timestamptz)'),

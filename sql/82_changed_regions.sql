@@ -181,7 +181,9 @@ SELECT cr.clear();
 -- COPY through the parent (its multi-row inserts kept: no transition
 -- table), and a partition attached after watch: it has the row trigger
 -- (PostgreSQL copies it), so writes through the parent into it are logged
--- (behind the watermark, also into a day never built).
+-- (behind the watermark, also into a day never built), and the statement
+-- triggers (the event trigger backfill_watch_partitions adds them), so
+-- writes straight into it are logged too (below).
 CREATE TABLE cr.events_09 (at timestamp NOT NULL, v int);
 ALTER TABLE cr.events ATTACH PARTITION cr.events_09 FOR VALUES FROM ('2026-09-01') TO ('2026-10-01');
 SELECT t.tgname FROM pg_trigger t WHERE t.tgrelid = 'cr.events_09'::regclass ORDER BY 1;
@@ -194,6 +196,60 @@ COPY cr.events FROM stdin;
 \.
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
+-- Writes straight into partitions made after watch, attached (events_09)
+-- or created as PARTITION OF (events_07, itself partitioned, and its own
+-- partition): an INSERT, an UPDATE and a DELETE each logged (before the
+-- event trigger, only the first reached the log, and only through the
+-- parent).
+CREATE TABLE cr.events_07 PARTITION OF cr.events
+    FOR VALUES FROM ('2026-07-01') TO ('2026-08-01') PARTITION BY RANGE (at);
+CREATE TABLE cr.events_07a PARTITION OF cr.events_07
+    FOR VALUES FROM ('2026-07-01') TO ('2026-08-01');
+SELECT t.tgrelid::regclass AS partition, pg_catalog.string_agg(t.tgname, ' ' ORDER BY t.tgname) AS triggers
+  FROM pg_trigger t
+ WHERE t.tgrelid IN ('cr.events_07'::regclass, 'cr.events_07a'::regclass)
+ GROUP BY 1 ORDER BY 1;
+INSERT INTO cr.events_09 VALUES ('2026-09-03 10:00', 1);
+UPDATE cr.events_09 SET at = '2026-09-04 10:00' WHERE at = '2026-09-29 10:00';
+INSERT INTO cr.events_07a VALUES ('2026-07-05 10:00', 1);
+DELETE FROM cr.events_07a;
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+SELECT cr.clear();
+-- A partitioned table that no target watches gets nothing.
+CREATE TABLE cr.unwatched (at timestamp NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE cr.unwatched_1 PARTITION OF cr.unwatched FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE TABLE cr.unwatched_2 (at timestamp NOT NULL);
+ALTER TABLE cr.unwatched ATTACH PARTITION cr.unwatched_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
+SELECT count(*) AS triggers FROM pg_trigger
+ WHERE tgrelid IN ('cr.unwatched_1'::regclass, 'cr.unwatched_2'::regclass);
+DROP TABLE cr.unwatched;
+-- The role that attaches a partition owns it and the partitioned table,
+-- but another partition may lack the triggers (here one was dropped) and
+-- belong to someone else: a WARNING names it, the command succeeds, and
+-- the new partition gets its triggers.
+CREATE ROLE regress_cr_partman;
+CREATE ROLE regress_cr_other;
+GRANT USAGE, CREATE ON SCHEMA cr TO regress_cr_partman;
+ALTER TABLE cr.events OWNER TO regress_cr_partman;
+ALTER TABLE cr.events_07 OWNER TO regress_cr_partman;
+DROP TRIGGER backfill_watch_delete ON cr.events_07a;
+ALTER TABLE cr.events_07a OWNER TO regress_cr_other;
+SET ROLE regress_cr_partman;
+CREATE TABLE cr.events_06 (at timestamp NOT NULL, v int);
+ALTER TABLE cr.events ATTACH PARTITION cr.events_06 FOR VALUES FROM ('2026-06-01') TO ('2026-07-01');
+RESET ROLE;
+SELECT t.tgrelid::regclass AS partition, count(*) AS triggers
+  FROM pg_trigger t
+ WHERE t.tgrelid IN ('cr.events_06'::regclass, 'cr.events_07a'::regclass)
+ GROUP BY 1 ORDER BY 1;
+-- watch, called again by a role that may, mends the other one
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
+SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'cr.events_07a'::regclass;
+ALTER TABLE cr.events OWNER TO CURRENT_USER;
+DROP TABLE cr.events_06, cr.events_07;
+DROP ROLE regress_cr_other;
+REVOKE ALL ON SCHEMA cr FROM regress_cr_partman;
+DROP ROLE regress_cr_partman;
 -- The row trigger's WHEN clause gives the column by its number in the
 -- watched source, a small constant (PostgreSQL reads the clause back from
 -- its text on every statement: issue 30).  The number is the parent's: a

@@ -1700,6 +1700,14 @@ extern bool WatchSource(Oid target, Oid source, const char *time_column,
 extern int32 UnwatchSource(Oid target, Oid source);
 
 /*
+ * The event trigger's work after CREATE TABLE ... PARTITION OF or ALTER
+ * TABLE ... ATTACH PARTITION: the watch's statement triggers on the new
+ * partitions of watched sources, as the role that ran the command.  Caller
+ * is connected to SPI, inside the event trigger.
+ */
+extern void WatchNewPartitions(void);
+
+/*
  * unwatch's work without its privilege check, also for unregister (of a
  * dropped table too): the watches removed.  Caller is connected to SPI.
  */

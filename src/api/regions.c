@@ -3,8 +3,9 @@
  * regions.c
  *	  SQL entry points of changed regions (doc/changed-regions.md): watch,
  *	  unwatch, the trigger _watch_trigger that watch puts on a source and
- *	  the WHEN clause _watch_row of its INSERT row triggers, and the
- *	  refresh jobs: schedule_refresh, unschedule_refresh and their tick
+ *	  the WHEN clause _watch_row of its INSERT row triggers, the event
+ *	  trigger _watch_partitions that gives new partitions their triggers,
+ *	  and the refresh jobs: schedule_refresh, unschedule_refresh and their tick
  *	  _refresh_tick.  The work is done by
  *	  orchestration/watch.c, orchestration/watchlog.c and
  *	  orchestration/refresh.c.
@@ -13,7 +14,10 @@
  */
 #include "postgres.h"
 
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
+#include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -24,6 +28,7 @@ PG_FUNCTION_INFO_V1(backfill_watch);
 PG_FUNCTION_INFO_V1(backfill_unwatch);
 PG_FUNCTION_INFO_V1(backfill_watch_trigger);
 PG_FUNCTION_INFO_V1(backfill_watch_row);
+PG_FUNCTION_INFO_V1(backfill_watch_partitions);
 PG_FUNCTION_INFO_V1(backfill_schedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_unschedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_refresh_tick);
@@ -129,6 +134,63 @@ backfill_watch_row(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
 								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)));
+}
+
+/*
+ * MakesPartition
+ *		Whether parsetree (of a CREATE TABLE or ALTER TABLE) makes a
+ *		partition: CREATE TABLE ... PARTITION OF, or ALTER TABLE with
+ *		ATTACH PARTITION among its commands.
+ */
+static bool
+MakesPartition(Node *parsetree)
+{
+	ListCell   *lc;
+
+	if (IsA(parsetree, CreateStmt))
+		return ((CreateStmt *) parsetree)->partbound != NULL;
+	if (!IsA(parsetree, AlterTableStmt))
+		return false;
+	foreach(lc, ((AlterTableStmt *) parsetree)->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AttachPartition)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * backfill_watch_partitions
+ *		The event trigger function of backfill_watch_partitions
+ *		(ddl_command_end of CREATE TABLE and ALTER TABLE): a partition made
+ *		or attached below a watched source gets the watch's statement
+ *		triggers (WatchNewPartitions).  Runs as the role that ran the
+ *		command, which owns the new partition and its partitioned table.
+ *		Every other CREATE TABLE or ALTER TABLE returns at once, before
+ *		any catalog read; nothing happens inside CREATE EXTENSION scripts
+ *		or while the installed catalog is not at the library's version (an
+ *		upgrade under way).  No Citus coordinator check: a worker finds no
+ *		watch.
+ */
+Datum
+backfill_watch_partitions(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function backfill._watch_partitions() can only be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (creating_extension || !MakesPartition(trigdata->parsetree) ||
+		!CatalogVersionMatches())
+		PG_RETURN_VOID();
+	SpiConnect();
+	WatchNewPartitions();
+	SpiFinish();
+	PG_RETURN_VOID();
 }
 
 /*

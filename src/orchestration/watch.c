@@ -338,27 +338,19 @@ SourceRelations(Oid source)
 }
 
 /*
- * InstallTriggers
- *		The statement triggers on the source and its partitions, where
- *		missing, created as the caller (who needs the TRIGGER privilege),
- *		and the INSERT row triggers (InstallRowTriggers).  INSERT is watched
- *		row by row, not through a transition table: a transition table keeps
- *		a copy of every row (spilled to disk past work_mem), and on a
- *		partitioned source or a partition it turns a COPY's multi-row
- *		inserts into single-row inserts (copyfrom.c); on a plain table both
- *		cost about the same (bench/RESULTS.md, turn 7).  The BEFORE INSERT
- *		statement trigger loads the watches for the row triggers: it fires
- *		only once the statement's rights were checked, so a call of
- *		_watch_row by anyone else finds nothing (a lock on the source is no
- *		such proof: PREPARE of an INSERT takes RowExclusiveLock before any
- *		check of rights).  The AFTER INSERT statement trigger
- *		of earlier builds (with or without transition table) is dropped
- *		where the caller owns the table; else it stays and keeps working
- *		(it writes the pending chunks, and reads its transition table if
- *		it has one).  Caller is connected to SPI.
+ * InstallStatementTriggers
+ *		The watch's statement triggers on relid (the source or one of its
+ *		partitions), where missing, created as the caller (who needs the
+ *		TRIGGER privilege): BEFORE INSERT, which loads the watches for the
+ *		row triggers, and AFTER UPDATE, DELETE (with transition tables)
+ *		and TRUNCATE.  The AFTER INSERT statement trigger of earlier builds
+ *		(with or without transition table) is dropped where the caller owns
+ *		the table; else it stays and keeps working (it writes the pending
+ *		chunks, and reads its transition table if it has one).  Caller is
+ *		connected to SPI.
  */
 static void
-InstallTriggers(Oid source)
+InstallStatementTriggers(Oid relid)
 {
 	static const char *const names[4] = {
 		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
@@ -375,31 +367,54 @@ InstallTriggers(Oid source)
 		"AFTER DELETE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE,
 		"AFTER TRUNCATE ON %s"
 	};
+	char	   *relname = QualifiedRelName(relid);
+	int			i;
+
+	for (i = 0; i < 4; i++)
+	{
+		if (TriggerExists(relid, names[i], types[i], NULL, NULL))
+			continue;
+		SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
+							   " EXECUTE FUNCTION backfill._watch_trigger()",
+							   names[i], psprintf(events[i], relname)),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+	/* the AFTER INSERT statement trigger of earlier builds */
+	if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL) &&
+		RelationOwnerCheck(relid, GetUserId()))
+		SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
+							   relname),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+}
+
+/*
+ * InstallTriggers
+ *		The statement triggers on the source and its partitions
+ *		(InstallStatementTriggers) and the INSERT row triggers
+ *		(InstallRowTriggers).  INSERT is watched row by row, not through a
+ *		transition table: a transition table keeps a copy of every row
+ *		(spilled to disk past work_mem), and on a partitioned source or a
+ *		partition it turns a COPY's multi-row inserts into single-row
+ *		inserts (copyfrom.c); on a plain table both cost about the same
+ *		(bench/RESULTS.md, turn 7).  The BEFORE INSERT statement trigger
+ *		loads the watches for the row triggers: it fires only once the
+ *		statement's rights were checked, so a call of _watch_row by anyone
+ *		else finds nothing (a lock on the source is no such proof: PREPARE
+ *		of an INSERT takes RowExclusiveLock before any check of rights).
+ *		Partitions made or attached later get their statement triggers
+ *		from the event trigger (WatchNewPartitions).  Caller is connected
+ *		to SPI.
+ */
+static void
+InstallTriggers(Oid source)
+{
 	List	   *rels = SourceRelations(source);
 	ListCell   *lc;
 
 	foreach(lc, rels)
 	{
-		Oid			relid = lfirst_oid(lc);
-		char	   *relname = QualifiedRelName(relid);
-		int			i;
-
 		CHECK_FOR_INTERRUPTS();
-		for (i = 0; i < 4; i++)
-		{
-			if (TriggerExists(relid, names[i], types[i], NULL, NULL))
-				continue;
-			SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
-								   " EXECUTE FUNCTION backfill._watch_trigger()",
-								   names[i], psprintf(events[i], relname)),
-						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-		}
-		/* the AFTER INSERT statement trigger of earlier builds */
-		if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL) &&
-			RelationOwnerCheck(relid, GetUserId()))
-			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
-								   relname),
-						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		InstallStatementTriggers(lfirst_oid(lc));
 	}
 	InstallRowTriggers(source);
 }
@@ -885,4 +900,100 @@ WatchForgetTarget(Oid target, Oid source)
 		DropTriggers(src);
 	}
 	return removed;
+}
+
+/*
+ * WatchNewPartitions
+ *		See backfill.h: after a CREATE TABLE ... PARTITION OF or an ALTER
+ *		TABLE ... ATTACH PARTITION (the event trigger
+ *		backfill_watch_partitions), every partition below a table the
+ *		command made or altered that lies below a watched source, or is
+ *		one, and lacks some of the watch's statement triggers gets them,
+ *		created as the role that ran the command.  PostgreSQL copies row
+ *		triggers to a new partition but not statement triggers: without
+ *		them, the inserts, updates, deletes and truncates made straight
+ *		into the partition were not recorded, and nothing said so (a
+ *		pg_partman premake makes such partitions every day).  A partition
+ *		the role may not put triggers on (it owns the partitioned table and
+ *		the new partition, but another partition below it may be
+ *		another's) gets a WARNING instead of failing the command.  Caller
+ *		is connected to SPI.
+ */
+void
+WatchNewPartitions(void)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *made = NIL;
+	ListCell   *lc;
+	uint64		k;
+
+	SpiExecPinned("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+				  " AND objsubid OPERATOR(pg_catalog.=) 0 AND NOT in_extension"
+				  " ORDER BY 1",
+				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+		Oid			relid = SpiGetOid(k, 1, &isnull);
+		char		relkind = get_rel_relkind(relid);
+
+		if (relkind == RELKIND_PARTITIONED_TABLE ||
+			(relkind == RELKIND_RELATION && get_rel_relispartition(relid)))
+			made = lappend_oid(made, relid);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	foreach(lc, made)
+	{
+		Oid			relid = lfirst_oid(lc);
+		List	   *lacking = NIL;
+		ListCell   *lr;
+
+		if (!WatchedAtOrAbove(relid))
+			continue;
+		/* not read-only: a fresh snapshot sees the partition just attached */
+		values[0] = ObjectIdGetDatum(relid);
+		SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+					  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+					  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+					  " AND c.relispartition"
+					  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
+					  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
+					  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
+					  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
+					  "}'::pg_catalog.name[])"
+					  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
+					  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
+					  "  OPERATOR(pg_catalog.<) 4"
+					  " ORDER BY t.level, t.relid",
+					  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+		for (k = 0; k < SPI_processed; k++)
+		{
+			bool		isnull;
+
+			lacking = lappend_oid(lacking, SpiGetOid(k, 1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+		foreach(lr, lacking)
+		{
+			Oid			part = lfirst_oid(lr);
+
+			CHECK_FOR_INTERRUPTS();
+			if (!RelationOwnerCheck(part, GetUserId()) &&
+				pg_class_aclcheck(part, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("writes straight into partition %s of a watched table are not recorded",
+								QualifiedRelName(part)),
+						 errdetail("It lacks the statement triggers of backfill.watch, and role %s may not create triggers on it.",
+								   CurrentUserName()),
+						 errhint("Its owner, or a role with the TRIGGER privilege on it, may call backfill.watch again for each target that watches its partitioned table.")));
+				continue;
+			}
+			InstallStatementTriggers(part);
+		}
+	}
 }
