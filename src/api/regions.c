@@ -140,7 +140,8 @@ backfill_watch_row(PG_FUNCTION_ARGS)
  * MakesPartition
  *		Whether parsetree (of a CREATE TABLE or ALTER TABLE) makes a
  *		partition: CREATE TABLE ... PARTITION OF, or ALTER TABLE with
- *		ATTACH PARTITION among its commands.
+ *		ATTACH PARTITION among its commands (from PostgreSQL 19 also SPLIT
+ *		PARTITION and MERGE PARTITIONS).
  */
 static bool
 MakesPartition(Node *parsetree)
@@ -157,6 +158,12 @@ MakesPartition(Node *parsetree)
 
 		if (cmd->subtype == AT_AttachPartition)
 			return true;
+#if PG_VERSION_NUM >= 190000
+		/* their new partitions are made like the partitioned table */
+		if (cmd->subtype == AT_SplitPartition ||
+			cmd->subtype == AT_MergePartitions)
+			return true;
+#endif
 	}
 	return false;
 }
