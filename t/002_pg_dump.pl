@@ -2,7 +2,12 @@
 # definition change and a second run is dumped and restored into a new
 # database; the targets, definitions, runs, chunks, history and lineage
 # are identical there, and a new plan gets a fresh run id (the sequence is
-# kept, so ids are never reused).
+# kept, so ids are never reused).  A watched partitioned source, one of
+# whose partitions was attached after watch (the event trigger
+# backfill_watch_partitions gave it its statement triggers), restores
+# without error (the event trigger finds no watch while pg_restore makes
+# the partitions) and with the same triggers, and a write straight into
+# that partition is recorded in the copy.
 use strict;
 use warnings;
 use FindBin;
@@ -47,7 +52,24 @@ SELECT backfill.register('tgt_week', 'week',
 SELECT backfill.depend('tgt_week', 'tgt');
 SELECT backfill.plan('tgt', '2024-01-07 00:00+00', '2024-01-08 00:00+00', note => 'group',
                      cascade => true);
+-- a watched partitioned source, a partition attached after watch
+CREATE TABLE psrc (ts timestamptz NOT NULL, v int NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE psrc_1 PARTITION OF psrc FOR VALUES FROM ('2024-01-01 00:00+00') TO ('2024-01-04 00:00+00');
+CREATE TABLE pdaily (day timestamptz NOT NULL, v int NOT NULL);
+SELECT backfill.register('pdaily', 'day',
+    'SELECT $1 AS day, count(*)::int AS v FROM public.psrc WHERE ts >= $1 AND ts < $2');
+SELECT backfill.watch('pdaily', 'psrc', 'ts', settle => '0');
+CREATE TABLE psrc_2 (ts timestamptz NOT NULL, v int NOT NULL);
+ALTER TABLE psrc ATTACH PARTITION psrc_2 FOR VALUES FROM ('2024-01-04 00:00+00') TO ('2024-01-08 00:00+00');
+CALL backfill.backfill('pdaily', '2024-01-01 00:00+00', '2024-01-08 00:00+00');
 });
+my $triggers_sql = q{
+SELECT string_agg(c.relname || ':' || t.tgname, ' ' ORDER BY c.relname, t.tgname)
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE c.relname IN ('psrc', 'psrc_1', 'psrc_2') AND t.tgname LIKE 'backfill%'};
+my $triggers = $node->safe_psql('orig', $triggers_sql);
+is(scalar(() = $triggers =~ /psrc_2:backfill_watch_/g), 5,
+	'the partition attached after watch carries the five triggers');
 
 # Everything a user reads, as text, in a stable order.
 my $snapshot_sql = q{
@@ -73,7 +95,7 @@ my $before = $node->safe_psql('orig', $snapshot_sql);
 note("catalog snapshot of the original:\n$before");
 like($before, qr/^lineage\|[1-9]/m, 'the original has lineage');
 like($before, qr/^history\|1[0-9]\|/m, 'the original has history');
-like($before, qr/^definitions\|3\|/m, 'the original has three definitions');
+like($before, qr/^definitions\|4\|/m, 'the original has four definitions (three of tgt)');
 like($before, qr/^dependencies\|1\|/m, 'the original has a dependency');
 
 my $dump = $node->basedir . '/orig.dump';
@@ -87,6 +109,14 @@ command_ok(
 
 my $after = $node->safe_psql('copy', $snapshot_sql);
 is($after, $before, 'targets, definitions, runs, chunks, history, lineage and progress are identical');
+is($node->safe_psql('copy', $triggers_sql), $triggers,
+	'the watched partitions have the same triggers after the restore');
+$node->safe_psql('copy', q{INSERT INTO psrc_2 VALUES ('2024-01-05 10:00+00', 1);
+DELETE FROM psrc_2 WHERE ts = '2024-01-05 10:00+00'});
+is( $node->safe_psql('copy', q{
+SELECT string_agg(DISTINCT chunk_start::date::text, ',') FROM backfill.changed_regions
+ WHERE target = 'pdaily'::regclass}),
+	'2024-01-05', 'a write straight into the partition is recorded in the copy');
 
 # The catalog is still protected after the restore.
 my ($ret, $out, $err) = $node->psql('copy', q{
