@@ -242,13 +242,23 @@ SELECT t.tgrelid::regclass AS partition, count(*) AS triggers
   FROM pg_trigger t
  WHERE t.tgrelid IN ('cr.events_06'::regclass, 'cr.events_07a'::regclass)
  GROUP BY 1 ORDER BY 1;
--- watch, called again by a role that may, mends the other one
+-- watch, called by that role (which may rewrite the target), names the
+-- partition it may not put triggers on, and the GRANT that lets it through
+-- (42501, nothing changed); after the GRANT, the same call mends it
+GRANT SELECT, INSERT, DELETE ON cr.ev_daily TO regress_cr_partman;
+SET ROLE regress_cr_partman;
 SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
+RESET ROLE;
+GRANT TRIGGER ON cr.events_07a TO regress_cr_partman;
+SET ROLE regress_cr_partman;
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
+RESET ROLE;
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'cr.events_07a'::regclass;
 ALTER TABLE cr.events OWNER TO CURRENT_USER;
 DROP TABLE cr.events_06, cr.events_07;
 DROP ROLE regress_cr_other;
 REVOKE ALL ON SCHEMA cr FROM regress_cr_partman;
+REVOKE ALL ON cr.ev_daily FROM regress_cr_partman;
 DROP ROLE regress_cr_partman;
 -- The row trigger's WHEN clause gives the column by its number in the
 -- watched source, a small constant (PostgreSQL reads the clause back from

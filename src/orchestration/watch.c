@@ -388,6 +388,89 @@ InstallStatementTriggers(Oid relid)
 }
 
 /*
+ * PartitionsLackingTriggers
+ *		The partitions below relid (relid itself when it is one), tables
+ *		and partitioned tables, that lack one of the watch's statement
+ *		triggers, by level.  Not read-only: a fresh snapshot sees a
+ *		partition the running command has just attached.  Caller is
+ *		connected to SPI.
+ */
+static List *
+PartitionsLackingTriggers(Oid relid)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *lacking = NIL;
+	uint64		k;
+
+	values[0] = ObjectIdGetDatum(relid);
+	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " AND c.relispartition"
+				  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
+				  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
+				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
+				  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
+				  "}'::pg_catalog.name[])"
+				  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
+				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
+				  "  OPERATOR(pg_catalog.<) 4"
+				  " ORDER BY t.level, t.relid",
+				  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		lacking = lappend_oid(lacking, SpiGetOid(k, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return lacking;
+}
+
+/*
+ * MayPutTriggers
+ *		Whether the current user owns relid or holds the TRIGGER privilege
+ *		on it.
+ */
+static bool
+MayPutTriggers(Oid relid)
+{
+	return RelationOwnerCheck(relid, GetUserId()) ||
+		pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) == ACLCHECK_OK;
+}
+
+/*
+ * CheckPartitionRights
+ *		42501 before anything is written when a partition below source
+ *		lacks the watch's statement triggers and the caller may not put
+ *		them there (another role's partition): named, with the GRANT that
+ *		lets the call through, instead of PostgreSQL's error from inside
+ *		the CREATE TRIGGER.  Caller is connected to SPI.
+ */
+static void
+CheckPartitionRights(Oid source)
+{
+	ListCell   *lc;
+
+	foreach(lc, PartitionsLackingTriggers(source))
+	{
+		Oid			part = lfirst_oid(lc);
+
+		if (part == source || MayPutTriggers(part))
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
+				 errdetail("Its partition %s needs the triggers of the watch, and role %s neither owns it nor holds the TRIGGER privilege on it.",
+						   QualifiedRelName(part), CurrentUserName()),
+				 errhint("Ask the owner of %s to run: GRANT TRIGGER ON %s TO %s;",
+						 QualifiedRelName(part), QualifiedRelName(part),
+						 quote_identifier(CurrentUserName()))));
+	}
+}
+
+/*
  * InstallTriggers
  *		The statement triggers on the source and its partitions
  *		(InstallStatementTriggers) and the INSERT row triggers
@@ -769,6 +852,7 @@ WatchSource(Oid target, Oid source, const char *time_column,
 				 errmsg("a target cannot watch itself"),
 				 errdetail("Every chunk build rewrites the target's rows and would mark its own chunk stale.")));
 	CheckSourceRights(source, true);
+	CheckPartitionRights(source);
 	(void) TimeColumnType(source, time_column);
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp,
 										  IntervalPGetDatum(given),
@@ -922,8 +1006,6 @@ WatchForgetTarget(Oid target, Oid source)
 void
 WatchNewPartitions(void)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
 	List	   *made = NIL;
 	ListCell   *lc;
 	uint64		k;
@@ -948,41 +1030,16 @@ WatchNewPartitions(void)
 	foreach(lc, made)
 	{
 		Oid			relid = lfirst_oid(lc);
-		List	   *lacking = NIL;
 		ListCell   *lr;
 
 		if (!WatchedAtOrAbove(relid))
 			continue;
-		/* not read-only: a fresh snapshot sees the partition just attached */
-		values[0] = ObjectIdGetDatum(relid);
-		SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
-					  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
-					  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
-					  " AND c.relispartition"
-					  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
-					  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
-					  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
-					  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
-					  "}'::pg_catalog.name[])"
-					  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
-					  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
-					  "  OPERATOR(pg_catalog.<) 4"
-					  " ORDER BY t.level, t.relid",
-					  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
-		for (k = 0; k < SPI_processed; k++)
-		{
-			bool		isnull;
-
-			lacking = lappend_oid(lacking, SpiGetOid(k, 1, &isnull));
-		}
-		SPI_freetuptable(SPI_tuptable);
-		foreach(lr, lacking)
+		foreach(lr, PartitionsLackingTriggers(relid))
 		{
 			Oid			part = lfirst_oid(lr);
 
 			CHECK_FOR_INTERRUPTS();
-			if (!RelationOwnerCheck(part, GetUserId()) &&
-				pg_class_aclcheck(part, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			if (!MayPutTriggers(part))
 			{
 				ereport(WARNING,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -990,7 +1047,8 @@ WatchNewPartitions(void)
 								QualifiedRelName(part)),
 						 errdetail("It lacks the statement triggers of backfill.watch, and role %s may not create triggers on it.",
 								   CurrentUserName()),
-						 errhint("Its owner, or a role with the TRIGGER privilege on it, may call backfill.watch again for each target that watches its partitioned table.")));
+						 errhint("Its owner may run GRANT TRIGGER ON %s TO a role that watches its partitioned table, which then calls backfill.watch again.",
+								 QualifiedRelName(part))));
 				continue;
 			}
 			InstallStatementTriggers(part);
