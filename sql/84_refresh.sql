@@ -155,6 +155,28 @@ SELECT * FROM rf.chunks(:missing_run);
 SELECT watermark = :'today'::timestamptz AS watermark_today
   FROM backfill.targets WHERE target = 'rf.daily'::regclass;
 
+-- A chunk of a tick's run fails (a late payment makes the day's total
+-- overflow): the tick ends with the chunk's error (its SQLSTATE shown
+-- here; the message names today's dates), and last_message, which said
+-- only "planned run ..." before, says which chunk failed and why.  The
+-- next tick continues that run; once the cause is gone it is done.
+INSERT INTO rf.payments VALUES (:'today'::timestamptz - interval '2 days' + interval '1 minute', 2147483647);
+\set VERBOSITY sqlstate
+SET client_min_messages = warning;
+CALL backfill._refresh_tick(:rid2);
+\set VERBOSITY default
+RESET client_min_messages;
+SELECT last_run_id AS failed_run, regexp_replace(last_message, '\[.*\)', '[...)') AS last_message
+  FROM backfill.refreshes WHERE refresh_id = :rid2 \gset
+SELECT :failed_run > :missing_run AS new_run, :'last_message' AS last_message;
+SELECT * FROM rf.chunks(:failed_run);
+DELETE FROM rf.payments WHERE amount = 2147483647;
+SET client_min_messages = warning;
+CALL backfill._refresh_tick(:rid2);
+RESET client_min_messages;
+SELECT last_run_id = :failed_run AS same_run, last_message = 'run ' || :failed_run || ' done: 1 of 1 chunks done' AS done
+  FROM backfill.refreshes WHERE refresh_id = :rid2;
+
 -- In a pg_cron tick outside its quiet hours, nothing is done (a session
 -- that names itself pg_cron counts as a tick for quiet hours).
 SELECT to_char(now() + interval '2 hours', 'HH24:00') || '-' ||

@@ -441,9 +441,9 @@ PlanRefresh(RefreshInfo *r)
  *		runs belong to the tick.  Caller has a non-atomic SPI connection.
  */
 static void
-ExecuteRefreshRun(int64 run_id, int64 group_id)
+ExecuteRefreshRun(int64 refresh_id, int64 run_id, int64 group_id)
 {
-	RunInRefreshTick(true);
+	RunInRefreshTick(refresh_id);
 	PG_TRY();
 	{
 		if (group_id != 0)
@@ -453,7 +453,7 @@ ExecuteRefreshRun(int64 run_id, int64 group_id)
 	}
 	PG_FINALLY();
 	{
-		RunInRefreshTick(false);
+		RunInRefreshTick(0);
 	}
 	PG_END_TRY();
 }
@@ -488,8 +488,29 @@ RefreshPlanAndRun(RefreshInfo *r)
 		SPI_commit();
 	}
 
-	ExecuteRefreshRun(run_id, group_id);
+	ExecuteRefreshRun(r->refresh_id, run_id, group_id);
 	RefreshNote(r->refresh_id, 0, RunOutcome(run_id));
+}
+
+/*
+ * RefreshNoteFailure
+ *		See backfill.h.  The tick's error follows (pg_cron keeps it), but
+ *		last_message said only what the tick began with ("planned run
+ *		…", "continuing run …"): it now says which chunk failed and why,
+ *		and that each tick retries the run until it is done or cancelled
+ *		(later changes wait for it).  Committed, so the error keeps it.
+ */
+void
+RefreshNoteFailure(int64 refresh_id, int64 run_id, int chunk_no,
+				   TimestampTz start, TimestampTz end, const char *message)
+{
+	SpiConnect();
+	RefreshNote(refresh_id, 0,
+				psprintf("run %lld failed at chunk %d [%s, %s): %s; each tick retries it until it is done or cancelled",
+						 (long long) run_id, chunk_no, TimestampText(start),
+						 TimestampText(end), message));
+	SpiFinish();
+	SPI_commit();
 }
 
 /*

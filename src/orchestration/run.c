@@ -38,6 +38,9 @@
 
 #include "backfill.h"
 
+/* Set while a refresh job's tick executes the runs it planned: its id. */
+static int64 in_refresh_tick = 0;
+
 /*
  * RunHolderPid
  *		The backend holding the session lock of a run, 0 if none is found.
@@ -185,6 +188,10 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (report.outcome == OUTCOME_FAILED)
 		{
 			ReportTally(run, &tally);
+			if (in_refresh_tick != 0)
+				RefreshNoteFailure(in_refresh_tick, run->run_id,
+								   chunk.chunk_no, chunk.start, chunk.end,
+								   report.error->message);
 			RaiseChunkFailure(run, &chunk, &report);
 		}
 		if (report.outcome == OUTCOME_DEFERRED)
@@ -218,19 +225,17 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 	ReportTally(run, &tally);
 }
 
-/* Set while a refresh job's tick executes the runs it planned. */
-static bool in_refresh_tick = false;
-
 /*
  * RunInRefreshTick
  *		See backfill.h: the refresh tick (refresh.c) executes runs it has
  *		just planned, which have no pg_cron job of their own; ExecuteRun
- *		must not take them for the runs of a job left behind.
+ *		must not take them for the runs of a job left behind, and records
+ *		a chunk's failure on the refresh before it raises it.
  */
 void
-RunInRefreshTick(bool on)
+RunInRefreshTick(int64 refresh_id)
 {
-	in_refresh_tick = on;
+	in_refresh_tick = refresh_id;
 }
 
 /*
