@@ -2539,11 +2539,21 @@ extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void ExecuteRun(int64 run_id, int max_chunks, int parallel);
 
 /*
- * The refresh whose tick is now executing runs (refresh.c), 0 when none:
- * its runs have no job of their own, and a chunk failure is recorded on
- * the refresh before the tick's error (RefreshNoteFailure).
+ * Called when a chunk of a refresh tick's run failed, after the failure was
+ * committed and before its error is raised, with arg as given to
+ * RunInRefreshTick; the caller is not connected to SPI, in a non-atomic
+ * call.
  */
-extern void RunInRefreshTick(int64 refresh_id);
+typedef void (*RunFailureHook) (void *arg, int64 run_id, int chunk_no,
+								TimestampTz start, TimestampTz end,
+								const char *message);
+
+/*
+ * A refresh job's tick (refresh.c) is now executing runs (hook not NULL)
+ * or no longer: its runs have no job of their own, and hook records a
+ * chunk's failure on the refresh before the tick's error.
+ */
+extern void RunInRefreshTick(RunFailureHook hook, void *arg);
 
 /*
  * CALL backfill.backfill: plan, commit, and execute to the end.  Caller
@@ -2648,15 +2658,6 @@ extern bool UnscheduleRefresh(int64 refresh_id);
 /* unregister: remove the target's refresh and its job, if any */
 extern void RefreshForgetTarget(Oid target);
 extern void RefreshTick(int64 refresh_id);
-
-/*
- * A chunk of a refresh tick's run failed (committed, its error next):
- * record it as the refresh's last_message, committed.  Caller is not
- * connected to SPI, in a non-atomic call.
- */
-extern void RefreshNoteFailure(int64 refresh_id, int64 run_id, int chunk_no,
-							   TimestampTz start, TimestampTz end,
-							   const char *message);
 
 
 /* ---- a target across the features: register, unregister (lifecycle.c) ---- */

@@ -435,6 +435,28 @@ PlanRefresh(RefreshInfo *r)
 }
 
 /*
+ * RefreshNoteFailure
+ *		The RunFailureHook of a tick's runs (arg: the refresh's id): the
+ *		tick's error follows (pg_cron keeps it), but last_message said only
+ *		what the tick began with ("planned run …", "continuing run …"): it
+ *		now says which chunk failed and why, and that each tick retries the
+ *		run until it is done or cancelled (later changes wait for it).
+ *		Committed, so the error keeps it.
+ */
+static void
+RefreshNoteFailure(void *arg, int64 run_id, int chunk_no,
+				   TimestampTz start, TimestampTz end, const char *message)
+{
+	SpiConnect();
+	RefreshNote(*(int64 *) arg, 0,
+				psprintf("run %lld failed at chunk %d [%s, %s): %s; each tick retries it until it is done or cancelled",
+						 (long long) run_id, chunk_no, TimestampText(start),
+						 TimestampText(end), message));
+	SpiFinish();
+	SPI_commit();
+}
+
+/*
  * ExecuteRefreshRun
  *		Execute the refresh's run as any run (ExecuteRun), or its group in
  *		dependency order (RunGroup), to the end, telling run.c that these
@@ -443,7 +465,7 @@ PlanRefresh(RefreshInfo *r)
 static void
 ExecuteRefreshRun(int64 refresh_id, int64 run_id, int64 group_id)
 {
-	RunInRefreshTick(refresh_id);
+	RunInRefreshTick(RefreshNoteFailure, &refresh_id);
 	PG_TRY();
 	{
 		if (group_id != 0)
@@ -453,7 +475,7 @@ ExecuteRefreshRun(int64 refresh_id, int64 run_id, int64 group_id)
 	}
 	PG_FINALLY();
 	{
-		RunInRefreshTick(0);
+		RunInRefreshTick(NULL, NULL);
 	}
 	PG_END_TRY();
 }
@@ -490,27 +512,6 @@ RefreshPlanAndRun(RefreshInfo *r)
 
 	ExecuteRefreshRun(r->refresh_id, run_id, group_id);
 	RefreshNote(r->refresh_id, 0, RunOutcome(run_id));
-}
-
-/*
- * RefreshNoteFailure
- *		See backfill.h.  The tick's error follows (pg_cron keeps it), but
- *		last_message said only what the tick began with ("planned run
- *		…", "continuing run …"): it now says which chunk failed and why,
- *		and that each tick retries the run until it is done or cancelled
- *		(later changes wait for it).  Committed, so the error keeps it.
- */
-void
-RefreshNoteFailure(int64 refresh_id, int64 run_id, int chunk_no,
-				   TimestampTz start, TimestampTz end, const char *message)
-{
-	SpiConnect();
-	RefreshNote(refresh_id, 0,
-				psprintf("run %lld failed at chunk %d [%s, %s): %s; each tick retries it until it is done or cancelled",
-						 (long long) run_id, chunk_no, TimestampText(start),
-						 TimestampText(end), message));
-	SpiFinish();
-	SPI_commit();
 }
 
 /*

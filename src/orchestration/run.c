@@ -38,8 +38,9 @@
 
 #include "backfill.h"
 
-/* Set while a refresh job's tick executes the runs it planned: its id. */
-static int64 in_refresh_tick = 0;
+/* Set while a refresh job's tick executes the runs it planned. */
+static RunFailureHook refresh_failure_hook = NULL;
+static void *refresh_failure_arg = NULL;
 
 /*
  * RunHolderPid
@@ -85,6 +86,20 @@ ReportRunStatus(RunInfo *run, RunStatus status)
 					run->relname, RunStatusName(status))));
 	if (status == RUN_DONE)
 		ReportRevertDefinition(run);
+}
+
+/*
+ * NoteFailureForTick
+ *		In a refresh tick (RunInRefreshTick), let the refresh record the
+ *		chunk's failure, committed before RaiseChunkFailure raises it.
+ */
+static void
+NoteFailureForTick(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+{
+	if (refresh_failure_hook != NULL)
+		refresh_failure_hook(refresh_failure_arg, run->run_id,
+							 chunk->chunk_no, chunk->start, chunk->end,
+							 report->error->message);
 }
 
 /*
@@ -188,10 +203,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 		if (report.outcome == OUTCOME_FAILED)
 		{
 			ReportTally(run, &tally);
-			if (in_refresh_tick != 0)
-				RefreshNoteFailure(in_refresh_tick, run->run_id,
-								   chunk.chunk_no, chunk.start, chunk.end,
-								   report.error->message);
+			NoteFailureForTick(run, &chunk, &report);
 			RaiseChunkFailure(run, &chunk, &report);
 		}
 		if (report.outcome == OUTCOME_DEFERRED)
@@ -229,13 +241,15 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
  * RunInRefreshTick
  *		See backfill.h: the refresh tick (refresh.c) executes runs it has
  *		just planned, which have no pg_cron job of their own; ExecuteRun
- *		must not take them for the runs of a job left behind, and records
- *		a chunk's failure on the refresh before it raises it.
+ *		must not take them for the runs of a job left behind, and has hook
+ *		record a chunk's failure on the refresh before it raises it
+ *		(NoteFailureForTick).
  */
 void
-RunInRefreshTick(int64 refresh_id)
+RunInRefreshTick(RunFailureHook hook, void *arg)
 {
-	in_refresh_tick = refresh_id;
+	refresh_failure_hook = hook;
+	refresh_failure_arg = arg;
 }
 
 /*
@@ -275,7 +289,7 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 		!ScheduleCalledFromCron())
 		(void) ScheduleRemoveJob(run_id, false);
 	if (run->status == RUN_FAILED && ScheduleCalledFromCron() &&
-		!in_refresh_tick)
+		refresh_failure_hook == NULL)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld %s failed; this pg_cron tick does nothing",
@@ -299,7 +313,8 @@ BeginRun(int64 run_id, LOCKTAG *tag)
 	 * install whose run ids start again, or by a job made by hand.  It
 	 * must not execute whatever run now carries that id.
 	 */
-	if (!run->scheduled && ScheduleCalledFromCron() && !in_refresh_tick)
+	if (!run->scheduled && ScheduleCalledFromCron() &&
+		refresh_failure_hook == NULL)
 	{
 		ereport(NOTICE,
 				(errmsg("run %lld %s is not scheduled; this pg_cron tick does nothing",
