@@ -89,17 +89,21 @@ ReportRunStatus(RunInfo *run, RunStatus status)
 }
 
 /*
- * NoteFailureForTick
- *		In a refresh tick (RunInRefreshTick), let the refresh record the
- *		chunk's failure, committed before RaiseChunkFailure raises it.
+ * FailRun
+ *		After a chunk's failure was committed: report the run's tally; in a
+ *		refresh tick (RunInRefreshTick), let the refresh record the
+ *		failure; then raise it (RaiseChunkFailure).
  */
-static void
-NoteFailureForTick(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
+static pg_attribute_noreturn() void
+FailRun(RunInfo *run, ChunkInfo *chunk, ChunkReport *report, RunTally *tally)
 {
+	ReportTally(run, tally);
 	if (refresh_failure_hook != NULL)
 		refresh_failure_hook(refresh_failure_arg, run->run_id,
 							 chunk->chunk_no, chunk->start, chunk->end,
 							 report->error->message);
+	RaiseChunkFailure(run, chunk, report);
+	pg_unreachable();
 }
 
 /*
@@ -201,11 +205,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
 
 		ReportChunk(run, &chunk, &report);
 		if (report.outcome == OUTCOME_FAILED)
-		{
-			ReportTally(run, &tally);
-			NoteFailureForTick(run, &chunk, &report);
-			RaiseChunkFailure(run, &chunk, &report);
-		}
+			FailRun(run, &chunk, &report, &tally);
 		if (report.outcome == OUTCOME_DEFERRED)
 			break;
 		if (report.run_status == RUN_DONE ||
