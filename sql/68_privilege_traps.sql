@@ -407,7 +407,7 @@ SELECT last_message LIKE 'run % done: 1 of 1 chunks done' AS refreshed
 DELETE FROM regress_trap.src WHERE ts = '2026-03-02 05:00+00' AND v = 1;
 SELECT backfill.unschedule_refresh(:rf) AS unscheduled;
 -- partitions made after watch get the statement triggers from the event
--- trigger (_watch_partitions), run as the role that ran the command: the
+-- trigger (_watch_ddl), run as the role that ran the command: the
 -- attacker, with its traps first on its path; then a superuser, with the
 -- attacker's schema first on its own path, makes a partition of the
 -- attacker's watched table (a trap run here would be noted as the
@@ -612,7 +612,7 @@ INSERT INTO driven VALUES
     ('backfill._watch_trigger()'),
     -- the event trigger of new partitions: fired by the CREATE TABLE and
     -- ATTACH PARTITION of the attacker and of a superuser above
-    ('backfill._watch_partitions()'),
+    ('backfill._watch_ddl()'),
     -- the WHEN clause of the INSERT row triggers: run by the writes above,
     -- and called directly in phase 2
     ('backfill._watch_row(regclass,name,timestamptz)'),

@@ -182,7 +182,7 @@ SELECT cr.clear();
 -- table), and a partition attached after watch: it has the row trigger
 -- (PostgreSQL copies it), so writes through the parent into it are logged
 -- (behind the watermark, also into a day never built), and the statement
--- triggers (the event trigger backfill_watch_partitions adds them), so
+-- triggers (the event trigger backfill_watch_ddl adds them), so
 -- writes straight into it are logged too (below).
 CREATE TABLE cr.events_09 (at timestamp NOT NULL, v int);
 ALTER TABLE cr.events ATTACH PARTITION cr.events_09 FOR VALUES FROM ('2026-09-01') TO ('2026-10-01');
@@ -381,15 +381,39 @@ SELECT * FROM cr.nest_triggers ORDER BY 1, 2;
 DROP VIEW cr.nest_triggers;
 DROP TABLE cr.nest, cr.nest_daily, cr.nest11_daily;
 
--- A renamed watched column: an INSERT fails rather than record nothing
--- (the row trigger follows the column, the watch names the old one), into
--- a partitioned source (row triggers) and a table (transition table).
+-- A renamed watched column is followed: the event trigger renames it in
+-- the watches and the row trigger's name with it (the row trigger's WHEN
+-- clause gives the column's number, which a rename keeps), so the writes
+-- after the rename are recorded, into a partitioned source (row triggers,
+-- and the partition watched on its own below it) and a table (transition
+-- tables).  Before, every write failed with 42703 until watch was called
+-- again.
+CREATE TABLE cr.ev11_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.ev11_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events_11 WHERE at >= $1 AND at < $2$$);
+SELECT backfill.watch('cr.ev11_daily', 'cr.events_11', 'at', settle => '100 years') AS added;
 ALTER TABLE cr.events RENAME COLUMN at TO at2;
+SELECT target, source, time_column FROM backfill.watches
+ WHERE source IN ('cr.events'::regclass, 'cr.events_11'::regclass) ORDER BY 1;
+SELECT t.tgrelid::regclass AS rel, regexp_replace(t.tgname, '_[0-9]+_', '_<oid>_') AS tgname FROM pg_trigger t
+ WHERE t.tgrelid IN ('cr.events'::regclass, 'cr.events_11'::regclass)
+   AND t.tgname LIKE 'backfill\_watch\_row\_%' ORDER BY 1, 2;
 INSERT INTO cr.events VALUES ('2026-10-27 10:00', 1);
 ALTER TABLE cr.events RENAME COLUMN at2 TO at;
 ALTER TABLE cr.payments RENAME COLUMN paid_at TO paid_ts;
+UPDATE cr.payments SET amount = amount WHERE paid_ts >= '2026-11-02' AND paid_ts < '2026-11-03';
+ALTER TABLE cr.payments RENAME COLUMN paid_ts TO paid_at;
+SELECT target, chunk_start, len, rows FROM cr.logged ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.unregister('cr.ev11_daily');
+DROP TABLE cr.ev11_daily;
+-- Where the event trigger did not run (disabled here), a write still
+-- fails with 42703 rather than record nothing.
+ALTER EVENT TRIGGER backfill_watch_ddl DISABLE;
+ALTER TABLE cr.payments RENAME COLUMN paid_at TO paid_ts;
 INSERT INTO cr.payments (paid_ts, amount) VALUES ('2026-11-02 09:00', 1);
 ALTER TABLE cr.payments RENAME COLUMN paid_ts TO paid_at;
+ALTER EVENT TRIGGER backfill_watch_ddl ENABLE;
 
 -- Pipelines: a downstream target that watches its upstream target is
 -- marked stale by every rebuild of the upstream's chunks.

@@ -1688,7 +1688,7 @@ extern void PipelineForgetTarget(Oid target, const char *name, bool cascade);
  */
 extern List *DownstreamOrder(Oid root, Edges *edges);
 
-/* ---- changed regions: watched sources (watch.c) and their log (watchlog.c) ---- */
+/* ---- changed regions: watched sources (watch.c, watchtriggers.c) and their log (watchlog.c) ---- */
 
 /*
  * watch -> true when the watch is new (its triggers are installed on the
@@ -1700,12 +1700,31 @@ extern bool WatchSource(Oid target, Oid source, const char *time_column,
 extern int32 UnwatchSource(Oid target, Oid source);
 
 /*
+ * The triggers of a watched source (watchtriggers.c): installed on it and
+ * its partitions where missing, as the caller; dropped where no other watch
+ * needs them and the caller owns the table; 42501 before anything is
+ * written when a partition that lacks them is one the caller may not put
+ * triggers on.  Callers are connected to SPI.
+ */
+extern void WatchInstallTriggers(Oid source);
+extern void WatchDropTriggers(Oid source);
+extern void WatchCheckPartitionRights(Oid source);
+
+/*
  * The event trigger's work after CREATE TABLE ... PARTITION OF or ALTER
  * TABLE ... ATTACH PARTITION: the watch's statement triggers on the new
  * partitions of watched sources, as the role that ran the command.  Caller
  * is connected to SPI, inside the event trigger.
  */
 extern void WatchNewPartitions(void);
+
+/*
+ * The event trigger's work after ALTER TABLE ... RENAME COLUMN old TO new:
+ * the watches of the renamed table and of the tables below it that name
+ * the column follow it, and so do their row triggers' names.  Caller is
+ * connected to SPI, inside the event trigger.
+ */
+extern void WatchRenamedColumn(const char *oldname, const char *newname);
 
 /*
  * unwatch's work without its privilege check, also for unregister (of a

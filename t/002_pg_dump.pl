@@ -4,7 +4,7 @@
 # are identical there, and a new plan gets a fresh run id (the sequence is
 # kept, so ids are never reused).  A watched partitioned source, one of
 # whose partitions was attached after watch (the event trigger
-# backfill_watch_partitions gave it its statement triggers), restores
+# backfill_watch_ddl gave it its statement triggers), restores
 # without error (the event trigger finds no watch while pg_restore makes
 # the partitions) and with the same triggers, and a write straight into
 # that partition is recorded in the copy.

@@ -52,7 +52,7 @@ my %rank;
 # statement of a watched source's writers: it makes both checks in
 # WatchCatalog (orchestration/watchlog.c), called before its first read or
 # write of the catalog, and skips them when the cached watches are all it
-# needs (a write at the live edge: issue 30).  And _watch_partitions, the
+# needs (a write at the live edge: issue 30).  And _watch_ddl, the
 # event trigger of CREATE TABLE and ALTER TABLE, which Citus also runs on
 # the workers (where no source is watched): it returns at once unless the
 # command makes a partition, and then does nothing unless the catalog is
@@ -61,7 +61,7 @@ my %rank;
 my %no_citus_check = map { $_ => 1 }
   qw(backfill_split_range backfill_in_range backfill_in_quiet_hours
   backfill_job_guard backfill_watch_row backfill_watch_trigger
-  backfill_watch_partitions);
+  backfill_watch_ddl);
 
 my $root = dirname($FindBin::RealBin);
 chdir $root or die "cannot chdir to $root: $!";

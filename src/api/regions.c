@@ -4,11 +4,11 @@
  *	  SQL entry points of changed regions (doc/changed-regions.md): watch,
  *	  unwatch, the trigger _watch_trigger that watch puts on a source and
  *	  the WHEN clause _watch_row of its INSERT row triggers, the event
- *	  trigger _watch_partitions that gives new partitions their triggers,
- *	  and the refresh jobs: schedule_refresh, unschedule_refresh and their tick
- *	  _refresh_tick.  The work is done by
- *	  orchestration/watch.c, orchestration/watchlog.c and
- *	  orchestration/refresh.c.
+ *	  trigger _watch_ddl that gives new partitions their triggers and
+ *	  follows a renamed time column, and the refresh jobs:
+ *	  schedule_refresh, unschedule_refresh and their tick _refresh_tick.
+ *	  The work is done by orchestration/watch.c, watchtriggers.c,
+ *	  watchlog.c and refresh.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +28,7 @@ PG_FUNCTION_INFO_V1(backfill_watch);
 PG_FUNCTION_INFO_V1(backfill_unwatch);
 PG_FUNCTION_INFO_V1(backfill_watch_trigger);
 PG_FUNCTION_INFO_V1(backfill_watch_row);
-PG_FUNCTION_INFO_V1(backfill_watch_partitions);
+PG_FUNCTION_INFO_V1(backfill_watch_ddl);
 PG_FUNCTION_INFO_V1(backfill_schedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_unschedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_refresh_tick);
@@ -169,12 +169,13 @@ MakesPartition(Node *parsetree)
 }
 
 /*
- * backfill_watch_partitions
- *		The event trigger function of backfill_watch_partitions
+ * backfill_watch_ddl
+ *		The event trigger function of backfill_watch_ddl
  *		(ddl_command_end of CREATE TABLE and ALTER TABLE): a partition made
  *		or attached below a watched source gets the watch's statement
- *		triggers (WatchNewPartitions).  Runs as the role that ran the
- *		command, which owns the new partition and its partitioned table.
+ *		triggers (WatchNewPartitions), and a watched time column renamed
+ *		(ALTER TABLE ... RENAME COLUMN) is followed (WatchRenamedColumn).
+ *		Runs as the role that ran the command, which owns the table.
  *		Every other CREATE TABLE or ALTER TABLE returns at once, before
  *		any catalog read; nothing happens inside CREATE EXTENSION scripts
  *		or while the installed catalog is not at the library's version (an
@@ -182,20 +183,30 @@ MakesPartition(Node *parsetree)
  *		watch.
  */
 Datum
-backfill_watch_partitions(PG_FUNCTION_ARGS)
+backfill_watch_ddl(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata;
+	Node	   *tree;
+	bool		renamed;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function backfill._watch_partitions() can only be called as an event trigger")));
+				 errmsg("function backfill._watch_ddl() can only be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
-	if (creating_extension || !MakesPartition(trigdata->parsetree) ||
+	tree = trigdata->parsetree;
+	renamed = IsA(tree, RenameStmt) &&
+		((RenameStmt *) tree)->renameType == OBJECT_COLUMN &&
+		((RenameStmt *) tree)->relationType == OBJECT_TABLE;
+	if (creating_extension || !(renamed || MakesPartition(tree)) ||
 		!CatalogVersionMatches())
 		PG_RETURN_VOID();
 	SpiConnect();
-	WatchNewPartitions();
+	if (renamed)
+		WatchRenamedColumn(((RenameStmt *) tree)->subname,
+						   ((RenameStmt *) tree)->newname);
+	else
+		WatchNewPartitions();
 	SpiFinish();
 	PG_RETURN_VOID();
 }

@@ -1,0 +1,791 @@
+/*-------------------------------------------------------------------------
+ *
+ * watchtriggers.c
+ *	  Changed regions: the triggers of a watched source, which watch.c
+ *	  installs and drops and whose work (recording which of the target's
+ *	  chunks a write touched) is in watchlog.c; and the event trigger's
+ *	  work that keeps them right when the source's partitions or its time
+ *	  column change (WatchNewPartitions, WatchRenamedColumn).
+ *
+ * A watched source carries statement triggers on the table and on each of
+ * its partitions, all calling backfill._watch_trigger: UPDATE and DELETE
+ * with transition tables, TRUNCATE, and INSERT.  INSERT is watched row by
+ * row instead of through a transition table, which costs more to capture
+ * and, on a partitioned source, turns a COPY's multi-row inserts into
+ * single-row inserts: one AFTER INSERT row trigger per watched time column
+ * on the source (cloned by PostgreSQL to its partitions, present and
+ * future), whose WHEN clause backfill._watch_row(source, column,
+ * NEW.column) does the work and is true only for the first row of a
+ * statement that noted a chunk (its event writes them at the end of the
+ * statement; a statement at the live edge queues none), with a BEFORE
+ * INSERT statement trigger that loads the source's watches for the
+ * transaction.  Earlier builds also put an AFTER INSERT statement trigger
+ * on it (backfill_watch_insert), which watch drops where its caller owns
+ * the table and which otherwise keeps working.  PostgreSQL copies row
+ * triggers to a new partition but not statement triggers: the event
+ * trigger backfill_watch_ddl adds them (WatchNewPartitions).
+ *
+ *-------------------------------------------------------------------------
+ */
+
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "backfill.h"
+
+/* The names of the triggers watch() installs, by event (INSERT: of
+ * earlier builds, no longer installed). */
+#define WATCH_TRIGGER_BEFORE	"backfill_watch_before"
+#define WATCH_TRIGGER_INSERT	"backfill_watch_insert"
+#define WATCH_TRIGGER_UPDATE	"backfill_watch_update"
+#define WATCH_TRIGGER_DELETE	"backfill_watch_delete"
+#define WATCH_TRIGGER_TRUNCATE	"backfill_watch_truncate"
+
+/* The row triggers: this prefix and the column's name. */
+#define WATCH_TRIGGER_ROW		"backfill_watch_row_"
+
+/* The tgtype of the row triggers: AFTER INSERT FOR EACH ROW. */
+#define WATCH_TYPE_ROW (TRIGGER_TYPE_ROW | TRIGGER_TYPE_INSERT)
+
+/* The transition tables' names inside the trigger's query. */
+#define WATCH_NEW_TABLE "backfill_new"
+#define WATCH_OLD_TABLE "backfill_old"
+
+/* ----------------------------------------------------------------
+ *		installing and dropping
+ * ----------------------------------------------------------------
+ */
+
+/* What a row trigger's WHEN clause is: WatchRowQual. */
+#define WATCH_QUAL_OTHER	0	/* not the watch's */
+#define WATCH_QUAL_NAME		1	/* the column by name (earlier builds) */
+#define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now) */
+
+/*
+ * WatchRowQual
+ *		Whether qual (the nodeToString text of a row trigger's WHEN clause)
+ *		is exactly the watch's, the one call and nothing around it:
+ *		backfill._watch_row(relid, attnum, NEW.column), the form watch
+ *		installs (WATCH_QUAL_ATTNUM), or backfill._watch_row(relid, column,
+ *		NEW.column), the column's name as a name constant, which earlier
+ *		builds installed and which keeps working (WATCH_QUAL_NAME; its 64
+ *		bytes made the text PostgreSQL reads back on every statement half
+ *		again as long); else WATCH_QUAL_OTHER.
+ */
+static int
+WatchRowQual(const char *qual, Oid relid, const char *column)
+{
+	Node	   *node = (Node *) stringToNode(qual);
+	FuncExpr   *call;
+	Const	   *arg;
+	Node	   *value;
+	Oid			nsp = get_namespace_oid("backfill", false);
+	AttrNumber	attnum = get_attnum(relid, column);
+	int			form;
+
+	if (!IsA(node, FuncExpr))
+		return WATCH_QUAL_OTHER;
+	call = (FuncExpr *) node;
+	if (get_func_namespace(call->funcid) != nsp ||
+		strcmp(get_func_name(call->funcid), "_watch_row") != 0 ||
+		list_length(call->args) != 3)
+		return WATCH_QUAL_OTHER;
+	arg = (Const *) linitial(call->args);
+	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != REGCLASSOID ||
+		DatumGetObjectId(arg->constvalue) != relid)
+		return WATCH_QUAL_OTHER;
+	arg = (Const *) lsecond(call->args);
+	if (!IsA(arg, Const) || arg->constisnull)
+		return WATCH_QUAL_OTHER;
+	if (arg->consttype == INT2OID &&
+		DatumGetInt16(arg->constvalue) == attnum)
+		form = WATCH_QUAL_ATTNUM;
+	else if (arg->consttype == NAMEOID &&
+			 strcmp(NameStr(*DatumGetName(arg->constvalue)), column) == 0)
+		form = WATCH_QUAL_NAME;
+	else
+		return WATCH_QUAL_OTHER;
+	value = strip_implicit_coercions((Node *) lthird(call->args));
+	if (!IsA(value, Var) ||
+		((Var *) value)->varno != PRS2_NEW_VARNO ||
+		((Var *) value)->varattno != attnum)
+		return WATCH_QUAL_OTHER;
+	return form;
+}
+
+/*
+ * TriggerExists
+ *		Whether relation relid has a trigger named name that calls
+ *		backfill._watch_trigger.  A trigger of that name calling another
+ *		function is not taken for the watch's (creating the watch's then
+ *		fails: 42710, the trigger already exists).  One
+ *		that calls it is taken for the watch's only if it fires when the
+ *		watch's does: its timing, level and events (tgtype: type), no
+ *		column list, the transition tables of UPDATE and DELETE, enabled
+ *		(origin or always), and no WHEN clause, or, for the row trigger of
+ *		column (not NULL) on relid itself, exactly the watch's; any other
+ *		is 42710 as well, since a trigger of the UPDATE's name firing on
+ *		INSERT would leave every UPDATE unrecorded.  Its clones are checked
+ *		on the table they were made on.  by_name (if not NULL) is set to
+ *		whether such a row trigger's WHEN clause names the column (the form
+ *		of earlier builds: WatchRowQual).  type < 0: any trigger of that
+ *		name calling the function (to drop it).  Caller is connected to
+ *		SPI.
+ */
+static bool
+TriggerExists(Oid relid, const char *name, int type, const char *column,
+			  bool *by_name)
+{
+	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[5];
+	char		nulls[6] = "     ";
+	bool		isnull;
+	bool		is_clone;
+	bool		fits;
+	char	   *qual;
+	int			form = WATCH_QUAL_OTHER;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = Int32GetDatum(type);
+	/* UPDATE and DELETE read transition tables of these names */
+	values[3] = CStringGetTextDatum(WATCH_OLD_TABLE);
+	values[4] = CStringGetTextDatum(WATCH_NEW_TABLE);
+	if (type != TRIGGER_TYPE_UPDATE && type != TRIGGER_TYPE_DELETE)
+		nulls[3] = 'n';
+	if (type != TRIGGER_TYPE_UPDATE)
+		nulls[4] = 'n';
+	SpiExecPinned("SELECT tgparentid OPERATOR(pg_catalog.<>) 0,"
+				  " $3 OPERATOR(pg_catalog.<) 0 OR"
+				  " tgtype::pg_catalog.int4 OPERATOR(pg_catalog.=) $3"
+				  "  AND tgnargs OPERATOR(pg_catalog.=) 0"
+				  "  AND pg_catalog.cardinality(tgattr::pg_catalog.int2[])"
+				  "   OPERATOR(pg_catalog.=) 0"
+				  "  AND tgenabled OPERATOR(pg_catalog.=) ANY ('{O,A}'::pg_catalog.\"char\"[])"
+				  "  AND tgoldtable IS NOT DISTINCT FROM $4::pg_catalog.name"
+				  "  AND tgnewtable IS NOT DISTINCT FROM $5::pg_catalog.name,"
+				  " tgqual::pg_catalog.text"
+				  " FROM pg_catalog.pg_trigger"
+				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
+				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name"
+				  " AND tgfoid OPERATOR(pg_catalog.=)"
+				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure",
+				  5, argtypes, values, nulls, true, 1, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return false;
+	is_clone = SpiGetBool(0, 1, &isnull);
+	fits = SpiGetBool(0, 2, &isnull);
+	qual = SpiGetText(0, 3);
+	SPI_freetuptable(SPI_tuptable);
+	if (type < 0)
+		fits = true;
+	else if (fits && !is_clone && column != NULL)
+	{
+		if (qual != NULL)
+			form = WatchRowQual(qual, relid, column);
+		fits = form != WATCH_QUAL_OTHER;
+	}
+	else if (fits && !is_clone)
+		fits = qual == NULL;
+	if (!fits)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("trigger \"%s\" for relation \"%s\" already exists",
+						name, get_rel_name(relid)),
+				 errdetail("It calls backfill._watch_trigger() but is not the trigger backfill installs: it fires on other events, at another time, for some columns only, under another condition, or not at all."),
+				 errhint("Its table's owner may drop it; then call backfill.watch again.")));
+	if (by_name != NULL)
+		*by_name = form == WATCH_QUAL_NAME;
+	return true;
+}
+
+/*
+ * RowTriggerName
+ *		The name of the row trigger of a column: the prefix and the column,
+ *		or, with source, the prefix, source's OID and the column; clipped to
+ *		a name's length.
+ */
+static char *
+RowTriggerName(const char *column, Oid source)
+{
+	char	   *name;
+
+	if (OidIsValid(source))
+		name = psprintf(WATCH_TRIGGER_ROW "%u_%s", source, column);
+	else
+		name = psprintf(WATCH_TRIGGER_ROW "%s", column);
+	name[pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1)] = '\0';
+	return name;
+}
+
+/*
+ * InstallRowTriggers
+ *		The AFTER INSERT row trigger of source for each time column its
+ *		watches use, where missing: WHEN (backfill._watch_row(source,
+ *		attnum, NEW.column)), the column given by its attribute number in
+ *		the source as an int2 constant (PostgreSQL reads the WHEN clause
+ *		back from its text on every statement: a name constant is 64 bytes
+ *		written as 64 numbers), created as the caller on the source only
+ *		(PostgreSQL clones a row trigger of a partitioned table to its
+ *		partitions, present and future, keeping the constants: the number is
+ *		the source's, whatever the partition's).  The trigger is named after
+ *		the column, or, when the source is a partition, after the source's
+ *		OID and the column: the row trigger a watched ancestor clones to it,
+ *		then or later, takes the column's name (a partition's own trigger of
+ *		that name made a later watch of its partitioned table fail).  A
+ *		partition that already carries its own trigger of the column's name
+ *		(an earlier build's, made before its ancestor was watched) keeps it.
+ *		A trigger of an earlier build that names the column
+ *		is replaced where the caller owns the source, else it stays and
+ *		keeps working.  A trigger whose column no watch uses any more stays:
+ *		it finds nothing and costs one call per row.  Caller is connected to
+ *		SPI.
+ */
+static void
+InstallRowTriggers(Oid source)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *columns = NIL;
+	ListCell   *lc;
+	uint64		k;
+	bool		partition = get_rel_relispartition(source);
+
+	values[0] = ObjectIdGetDatum(source);
+	CatalogExec("SELECT DISTINCT time_column::pg_catalog.text FROM backfill.watches"
+				" WHERE source OPERATOR(pg_catalog.=) $1 ORDER BY 1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+		columns = lappend(columns, SpiGetText(k, 1));
+	SPI_freetuptable(SPI_tuptable);
+
+	foreach(lc, columns)
+	{
+		char	   *column = (char *) lfirst(lc);
+		char	   *name = RowTriggerName(column, partition ? source : InvalidOid);
+		AttrNumber	attnum = get_attnum(source, column);
+		bool		by_name = false;
+		bool		exists;
+
+		CHECK_FOR_INTERRUPTS();
+		if (attnum == InvalidAttrNumber)
+			elog(ERROR, "backfill: watched column \"%s\" not found", column);
+		/* never a clone: only a partition has them, and its name has its OID */
+		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &by_name);
+		if (exists && !by_name)
+			continue;
+		if (exists)
+		{
+			/* the form of an earlier build: replaced by its table's owner */
+			if (!RelationOwnerCheck(source, GetUserId()))
+				continue;
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", quote_identifier(name),
+								   QualifiedRelName(source)),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		}
+		SpiExecPinned(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
+							   " WHEN (backfill._watch_row('%u'::pg_catalog.regclass,"
+							   " '%d'::pg_catalog.int2, NEW.%s))"
+							   " EXECUTE FUNCTION backfill._watch_trigger()",
+							   quote_identifier(name), QualifiedRelName(source),
+							   source, (int) attnum, quote_identifier(column)),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+}
+
+/*
+ * SourceRelations
+ *		The source and, for a partitioned source, every partition below it
+ *		(tables and partitioned tables; foreign partitions cannot carry the
+ *		triggers and are skipped), as a list of OIDs.  Caller is connected
+ *		to SPI.
+ */
+static List *
+SourceRelations(Oid source)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *rels = NIL;
+	uint64		k;
+
+	values[0] = ObjectIdGetDatum(source);
+	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " ORDER BY t.level, t.relid",
+				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		rels = lappend_oid(rels, SpiGetOid(k, 1, &isnull));
+	}
+	if (rels == NIL)
+		rels = list_make1_oid(source);
+	return rels;
+}
+
+/*
+ * InstallStatementTriggers
+ *		The watch's statement triggers on relid (the source or one of its
+ *		partitions), where missing, created as the caller (who needs the
+ *		TRIGGER privilege): BEFORE INSERT, which loads the watches for the
+ *		row triggers, and AFTER UPDATE, DELETE (with transition tables)
+ *		and TRUNCATE.  The AFTER INSERT statement trigger of earlier builds
+ *		(with or without transition table) is dropped where the caller owns
+ *		the table; else it stays and keeps working (it writes the pending
+ *		chunks, and reads its transition table if it has one).  Caller is
+ *		connected to SPI.
+ */
+static void
+InstallStatementTriggers(Oid relid)
+{
+	static const char *const names[4] = {
+		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
+		WATCH_TRIGGER_TRUNCATE
+	};
+	static const int types[4] = {
+		TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
+		TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+	};
+	static const char *const events[4] = {
+		"BEFORE INSERT ON %s",
+		"AFTER UPDATE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE
+		" NEW TABLE AS " WATCH_NEW_TABLE,
+		"AFTER DELETE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE,
+		"AFTER TRUNCATE ON %s"
+	};
+	char	   *relname = QualifiedRelName(relid);
+	int			i;
+
+	for (i = 0; i < 4; i++)
+	{
+		if (TriggerExists(relid, names[i], types[i], NULL, NULL))
+			continue;
+		SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
+							   " EXECUTE FUNCTION backfill._watch_trigger()",
+							   names[i], psprintf(events[i], relname)),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+	/* the AFTER INSERT statement trigger of earlier builds */
+	if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL) &&
+		RelationOwnerCheck(relid, GetUserId()))
+		SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
+							   relname),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+}
+
+/*
+ * PartitionsLackingTriggers
+ *		The partitions below relid (relid itself when it is one), tables
+ *		and partitioned tables, that lack one of the watch's statement
+ *		triggers, by level.  Not read-only: a fresh snapshot sees a
+ *		partition the running command has just attached.  Caller is
+ *		connected to SPI.
+ */
+static List *
+PartitionsLackingTriggers(Oid relid)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+	List	   *lacking = NIL;
+	uint64		k;
+
+	values[0] = ObjectIdGetDatum(relid);
+	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " AND c.relispartition"
+				  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
+				  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
+				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
+				  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
+				  "}'::pg_catalog.name[])"
+				  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
+				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
+				  "  OPERATOR(pg_catalog.<) 4"
+				  " ORDER BY t.level, t.relid",
+				  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		lacking = lappend_oid(lacking, SpiGetOid(k, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return lacking;
+}
+
+/*
+ * MayPutTriggers
+ *		Whether the current user owns relid or holds the TRIGGER privilege
+ *		on it.
+ */
+static bool
+MayPutTriggers(Oid relid)
+{
+	return RelationOwnerCheck(relid, GetUserId()) ||
+		pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) == ACLCHECK_OK;
+}
+
+/*
+ * WatchCheckPartitionRights
+ *		42501 before anything is written when a partition below source
+ *		lacks the watch's statement triggers and the caller may not put
+ *		them there (another role's partition): named, with the GRANT that
+ *		lets the call through, instead of PostgreSQL's error from inside
+ *		the CREATE TRIGGER.  Caller is connected to SPI.
+ */
+void
+WatchCheckPartitionRights(Oid source)
+{
+	ListCell   *lc;
+
+	foreach(lc, PartitionsLackingTriggers(source))
+	{
+		Oid			part = lfirst_oid(lc);
+
+		if (part == source || MayPutTriggers(part))
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to watch %s", QualifiedRelName(source)),
+				 errdetail("Its partition %s needs the triggers of the watch, and role %s neither owns it nor holds the TRIGGER privilege on it.",
+						   QualifiedRelName(part), CurrentUserName()),
+				 errhint("Ask the owner of %s to run: GRANT TRIGGER ON %s TO %s;",
+						 QualifiedRelName(part), QualifiedRelName(part),
+						 quote_identifier(CurrentUserName()))));
+	}
+}
+
+/*
+ * WatchInstallTriggers
+ *		The statement triggers on the source and its partitions
+ *		(InstallStatementTriggers) and the INSERT row triggers
+ *		(InstallRowTriggers).  INSERT is watched row by row, not through a
+ *		transition table: a transition table keeps a copy of every row
+ *		(spilled to disk past work_mem), and on a partitioned source or a
+ *		partition it turns a COPY's multi-row inserts into single-row
+ *		inserts (copyfrom.c); on a plain table both cost about the same
+ *		(bench/RESULTS.md, turn 7).  The BEFORE INSERT statement trigger
+ *		loads the watches for the row triggers: it fires only once the
+ *		statement's rights were checked, so a call of _watch_row by anyone
+ *		else finds nothing (a lock on the source is no such proof: PREPARE
+ *		of an INSERT takes RowExclusiveLock before any check of rights).
+ *		Partitions made or attached later get their statement triggers
+ *		from the event trigger (WatchNewPartitions).  Caller is connected
+ *		to SPI.
+ */
+void
+WatchInstallTriggers(Oid source)
+{
+	List	   *rels = SourceRelations(source);
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		CHECK_FOR_INTERRUPTS();
+		InstallStatementTriggers(lfirst_oid(lc));
+	}
+	InstallRowTriggers(source);
+}
+
+/*
+ * DropRowTriggers
+ *		Remove relid's own row triggers calling backfill._watch_trigger (not
+ *		the clones of its parent's, which go with them).  Caller owns relid
+ *		and is connected to SPI.
+ */
+static void
+DropRowTriggers(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	List	   *names = NIL;
+	ListCell   *lc;
+	uint64		k;
+
+	values[0] = ObjectIdGetDatum(relid);
+	SpiExecPinned("SELECT tgname::pg_catalog.text FROM pg_catalog.pg_trigger"
+				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
+				  " AND tgparentid OPERATOR(pg_catalog.=) 0"
+				  " AND tgfoid OPERATOR(pg_catalog.=)"
+				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure"
+				  " AND (tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 1)"
+				  "  OPERATOR(pg_catalog.=) 1",
+				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+		names = lappend(names, SpiGetText(k, 1));
+	foreach(lc, names)
+	{
+		CHECK_FOR_INTERRUPTS();
+		SpiExecPinned(psprintf("DROP TRIGGER %s ON %s",
+							   quote_identifier((char *) lfirst(lc)),
+							   QualifiedRelName(relid)),
+					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
+}
+
+/*
+ * WatchedAtOrAbove
+ *		Whether a watch names relid or one of its partition ancestors:
+ *		relid's triggers serve that watch (a watched partition, or a
+ *		partition of a watched table).  Caller is connected to SPI.
+ */
+static bool
+WatchedAtOrAbove(Oid relid)
+{
+	Oid			argtypes[1] = {REGCLASSARRAYOID};
+	Datum		values[1];
+	List	   *rels = lcons_oid(relid, get_partition_ancestors(relid));
+
+	values[0] = MakeOidArray(rels, REGCLASSOID);
+	return CatalogExists("SELECT 1 FROM backfill.watches"
+						 " WHERE source OPERATOR(pg_catalog.=) ANY ($1)",
+						 1, argtypes, values);
+}
+
+/*
+ * WatchDropTriggers
+ *		Remove the triggers from the source and its partitions when the
+ *		caller owns them (a row trigger of a partitioned table goes with
+ *		its clones); otherwise they stay, doing nothing (no watch names the
+ *		source), and a NOTICE says so.  What another watch still needs
+ *		stays: a partition below the source that is watched itself or lies
+ *		below another watched table keeps all its triggers, and the source,
+ *		when it is a partition of a watched table, keeps its statement
+ *		triggers (its own row triggers go; that table's clones stay).
+ *		Caller is connected to SPI.
+ */
+void
+WatchDropTriggers(Oid source)
+{
+	static const char *const names[5] = {
+		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_INSERT, WATCH_TRIGGER_UPDATE,
+		WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
+	};
+	List	   *rels;
+	ListCell   *lc;
+
+	if (get_rel_name(source) == NULL)
+		return;
+	rels = SourceRelations(source);
+	foreach(lc, rels)
+	{
+		Oid			relid = lfirst_oid(lc);
+		bool		needed;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		/* a partition that another watch serves keeps everything */
+		needed = WatchedAtOrAbove(relid);
+		if (needed && relid != source)
+			continue;
+		if (!RelationOwnerCheck(relid, GetUserId()))
+		{
+			ereport(NOTICE,
+					(errmsg("the triggers of backfill on %s stay in place",
+							QualifiedRelName(relid)),
+					 errdetail("No target watches the table any more, so they record nothing."),
+					 errhint("The owner of the table may drop the triggers named backfill_watch_*.")));
+			continue;
+		}
+		for (i = 0; i < 5 && !needed; i++)
+		{
+			if (!TriggerExists(relid, names[i], -1, NULL, NULL))
+				continue;
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", names[i],
+								   QualifiedRelName(relid)),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+		}
+		DropRowTriggers(relid);
+	}
+}
+
+/* ----------------------------------------------------------------
+ *		the event trigger's work
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * WatchNewPartitions
+ *		See backfill.h: after a CREATE TABLE ... PARTITION OF or an ALTER
+ *		TABLE ... ATTACH PARTITION (the event trigger
+ *		backfill_watch_ddl), every partition below a table the
+ *		command made or altered that lies below a watched source, or is
+ *		one, and lacks some of the watch's statement triggers gets them,
+ *		created as the role that ran the command.  PostgreSQL copies row
+ *		triggers to a new partition but not statement triggers: without
+ *		them, the inserts, updates, deletes and truncates made straight
+ *		into the partition were not recorded, and nothing said so (a
+ *		pg_partman premake makes such partitions every day).  A partition
+ *		the role may not put triggers on (it owns the partitioned table and
+ *		the new partition, but another partition below it may be
+ *		another's) gets a WARNING instead of failing the command.  Caller
+ *		is connected to SPI.
+ */
+void
+WatchNewPartitions(void)
+{
+	List	   *made = NIL;
+	ListCell   *lc;
+	uint64		k;
+
+	SpiExecPinned("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+				  " AND objsubid OPERATOR(pg_catalog.=) 0 AND NOT in_extension"
+				  " ORDER BY 1",
+				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+		Oid			relid = SpiGetOid(k, 1, &isnull);
+		char		relkind = get_rel_relkind(relid);
+
+		if (relkind == RELKIND_PARTITIONED_TABLE ||
+			(relkind == RELKIND_RELATION && get_rel_relispartition(relid)))
+			made = lappend_oid(made, relid);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	foreach(lc, made)
+	{
+		Oid			relid = lfirst_oid(lc);
+		ListCell   *lr;
+
+		if (!WatchedAtOrAbove(relid))
+			continue;
+		foreach(lr, PartitionsLackingTriggers(relid))
+		{
+			Oid			part = lfirst_oid(lr);
+
+			CHECK_FOR_INTERRUPTS();
+			if (!MayPutTriggers(part))
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("writes straight into partition %s of a watched table are not recorded",
+								QualifiedRelName(part)),
+						 errdetail("It lacks the statement triggers of backfill.watch, and role %s may not create triggers on it.",
+								   CurrentUserName()),
+						 errhint("Its owner may run GRANT TRIGGER ON %s TO a role that watches its partitioned table, which then calls backfill.watch again.",
+								 QualifiedRelName(part))));
+				continue;
+			}
+			InstallStatementTriggers(part);
+		}
+	}
+}
+
+/*
+ * RenameRowTrigger
+ *		Rename source's row trigger of column oldname to the name of
+ *		column newname (RowTriggerName: a partition's own carries its OID),
+ *		as the caller (who owns source), unless it is missing or the new
+ *		name is taken on source; PostgreSQL renames its clones on the
+ *		partitions with it.  Caller is connected to SPI.
+ */
+static void
+RenameRowTrigger(Oid source, const char *oldname, const char *newname)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	bool		partition = get_rel_relispartition(source);
+	char	   *from = RowTriggerName(oldname, partition ? source : InvalidOid);
+	char	   *to = RowTriggerName(newname, partition ? source : InvalidOid);
+
+	if (!TriggerExists(source, from, -1, NULL, NULL))
+		return;
+	values[0] = ObjectIdGetDatum(source);
+	values[1] = CStringGetTextDatum(to);
+	SpiExecPinned("SELECT 1 FROM pg_catalog.pg_trigger"
+				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
+				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name",
+				  2, argtypes, values, NULL, false, 1, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		return;
+	SpiExecPinned(psprintf("ALTER TRIGGER %s ON %s RENAME TO %s",
+						   quote_identifier(from), QualifiedRelName(source),
+						   quote_identifier(to)),
+				  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+}
+
+/*
+ * WatchRenamedColumn
+ *		See backfill.h.  A watch keeps its time column's name
+ *		(watches.time_column), which every write to the source looks up:
+ *		after ALTER TABLE ... RENAME COLUMN every write failed with 42703
+ *		until watch was called again with the new name, and a job that
+ *		loads the table stopped.  The column keeps its number (the row
+ *		triggers' WHEN clauses give it), so the watches of the renamed
+ *		table and of the tables below it (PostgreSQL renames the column
+ *		there too) that name the old name now name the new one, written
+ *		as the extension owner (the catalog: the role that renamed the
+ *		column owns the table, and only its column's name changes); every
+ *		backend reads the watches again; and the row triggers named after
+ *		the column follow it.  The definition's own text, which may name
+ *		the column, is the user's to register again.  Caller is connected
+ *		to SPI.
+ */
+void
+WatchRenamedColumn(const char *oldname, const char *newname)
+{
+	Oid			argtypes[3] = {REGCLASSARRAYOID, NAMEOID, NAMEOID};
+	Datum		values[3];
+	List	   *renamed = NIL;
+	List	   *moved = NIL;
+	ListCell   *lc;
+	uint64		k;
+
+	SpiExecPinned("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+				  " AND objsubid OPERATOR(pg_catalog.>) 0 AND NOT in_extension"
+				  " ORDER BY 1",
+				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		renamed = lappend_oid(renamed, SpiGetOid(k, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(oldname));
+	values[2] = DirectFunctionCall1(namein, CStringGetDatum(newname));
+	foreach(lc, renamed)
+	{
+		values[0] = MakeOidArray(SourceRelations(lfirst_oid(lc)), REGCLASSOID);
+		CatalogExec("UPDATE backfill.watches SET time_column = $3"
+					" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+					" AND time_column OPERATOR(pg_catalog.=) $2"
+					" RETURNING source::pg_catalog.oid",
+					3, argtypes, values, NULL, SPI_OK_UPDATE_RETURNING);
+		for (k = 0; k < SPI_processed; k++)
+		{
+			bool		isnull;
+
+			moved = list_append_unique_oid(moved, SpiGetOid(k, 1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	if (moved == NIL)
+		return;
+	/* every backend reads the watches again */
+	InvalidateWatchCache();
+	foreach(lc, moved)
+	{
+		CHECK_FOR_INTERRUPTS();
+		RenameRowTrigger(lfirst_oid(lc), oldname, newname);
+	}
+}
