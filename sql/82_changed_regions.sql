@@ -215,6 +215,16 @@ INSERT INTO cr.events_07a VALUES ('2026-07-05 10:00', 1);
 DELETE FROM cr.events_07a;
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
+-- A partition made as an element of CREATE SCHEMA (whose elements fire no
+-- event trigger of their own) gets them too; so does nothing else there.
+CREATE SCHEMA cr_premake
+    CREATE TABLE events_02 PARTITION OF cr.events FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')
+    CREATE TABLE notes (at timestamp NOT NULL);
+SELECT t.tgrelid::regclass AS partition, pg_catalog.string_agg(t.tgname, ' ' ORDER BY t.tgname) AS triggers
+  FROM pg_trigger t
+ WHERE t.tgrelid IN ('cr_premake.events_02'::regclass, 'cr_premake.notes'::regclass)
+ GROUP BY 1 ORDER BY 1;
+DROP SCHEMA cr_premake CASCADE;
 -- A partitioned table that no target watches gets nothing.
 CREATE TABLE cr.unwatched (at timestamp NOT NULL) PARTITION BY RANGE (at);
 CREATE TABLE cr.unwatched_1 PARTITION OF cr.unwatched FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
@@ -254,6 +264,44 @@ SET ROLE regress_cr_partman;
 SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
 RESET ROLE;
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'cr.events_07a'::regclass;
+-- That other role cannot make the next ATTACH PARTITION fail, neither the
+-- partitioned table's owner's nor a superuser's.  It grants TRIGGER on its
+-- partitions to PUBLIC and drops one of their triggers; on events_07a it
+-- disables another, on events_05 (in a schema others may not use) it puts
+-- a trigger of its own under the name of the UPDATE's.  Each is passed
+-- over with a WARNING (before, the ATTACH failed: 42710 for the name,
+-- 42501 for the schema); the new partitions get their triggers.  (From
+-- the attack review of the event trigger.)
+CREATE SCHEMA cr_other AUTHORIZATION regress_cr_other;
+GRANT USAGE ON SCHEMA cr TO regress_cr_other;
+SET ROLE regress_cr_other;
+CREATE TABLE cr_other.events_05 (at timestamp NOT NULL, v int);
+RESET ROLE;
+ALTER TABLE cr.events ATTACH PARTITION cr_other.events_05 FOR VALUES FROM ('2026-05-01') TO ('2026-06-01');
+SET ROLE regress_cr_other;
+CREATE FUNCTION cr_other.own() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+DROP TRIGGER backfill_watch_truncate ON cr_other.events_05;
+DROP TRIGGER backfill_watch_update ON cr_other.events_05;
+CREATE TRIGGER backfill_watch_update AFTER UPDATE ON cr_other.events_05
+    FOR EACH STATEMENT EXECUTE FUNCTION cr_other.own();
+DROP TRIGGER backfill_watch_delete ON cr.events_07a;
+ALTER TABLE cr.events_07a DISABLE TRIGGER backfill_watch_before;
+GRANT TRIGGER ON cr_other.events_05, cr.events_07a TO PUBLIC;
+SET ROLE regress_cr_partman;
+CREATE TABLE cr.events_04 (at timestamp NOT NULL, v int);
+ALTER TABLE cr.events ATTACH PARTITION cr.events_04 FOR VALUES FROM ('2026-04-01') TO ('2026-05-01');
+RESET ROLE;
+CREATE TABLE cr.events_03 (at timestamp NOT NULL, v int);
+ALTER TABLE cr.events ATTACH PARTITION cr.events_03 FOR VALUES FROM ('2026-03-01') TO ('2026-04-01');
+SELECT t.tgrelid::regclass AS partition, count(*) AS triggers,
+       count(*) FILTER (WHERE t.tgfoid = 'backfill._watch_trigger()'::regprocedure AND t.tgenabled = 'O') AS working
+  FROM pg_trigger t
+ WHERE t.tgrelid IN ('cr.events_03'::regclass, 'cr.events_04'::regclass,
+                     'cr_other.events_05'::regclass, 'cr.events_07a'::regclass)
+ GROUP BY 1 ORDER BY 1;
+DROP TABLE cr.events_03, cr.events_04;
+DROP SCHEMA cr_other CASCADE;
+REVOKE ALL ON SCHEMA cr FROM regress_cr_other;
 ALTER TABLE cr.events OWNER TO CURRENT_USER;
 DROP TABLE cr.events_06, cr.events_07;
 DROP ROLE regress_cr_other;

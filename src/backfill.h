@@ -377,6 +377,8 @@ extern bool SpiGetBool(int row, int col, bool *isnull);
 extern int64 SpiGetInt64(int row, int col, bool *isnull);
 extern int32 SpiGetInt32(int row, int col, bool *isnull);
 extern Oid	SpiGetOid(int row, int col, bool *isnull);
+/* the first column of the last result as a list of OIDs; the result freed */
+extern List *SpiOidColumn(void);
 extern char *SpiGetText(int row, int col);	/* palloc'd in caller's ctx, NULL
 											 * if null */
 extern Datum SpiGetDatumCopy(int row, int col, bool *isnull);

@@ -138,16 +138,27 @@ backfill_watch_row(PG_FUNCTION_ARGS)
 
 /*
  * MakesPartition
- *		Whether parsetree (of a CREATE TABLE or ALTER TABLE) makes a
- *		partition: CREATE TABLE ... PARTITION OF, or ALTER TABLE with
- *		ATTACH PARTITION among its commands (from PostgreSQL 19 also SPLIT
- *		PARTITION and MERGE PARTITIONS).
+ *		Whether parsetree (of a CREATE TABLE, ALTER TABLE or CREATE
+ *		SCHEMA) makes a partition: CREATE TABLE ... PARTITION OF, also as
+ *		an element of CREATE SCHEMA (whose elements fire no event trigger
+ *		of their own), or ALTER TABLE with ATTACH PARTITION among its
+ *		commands (from PostgreSQL 19 also SPLIT PARTITION and MERGE
+ *		PARTITIONS).
  */
 static bool
 MakesPartition(Node *parsetree)
 {
 	ListCell   *lc;
 
+	if (IsA(parsetree, CreateSchemaStmt))
+	{
+		foreach(lc, ((CreateSchemaStmt *) parsetree)->schemaElts)
+		{
+			if (MakesPartition((Node *) lfirst(lc)))
+				return true;
+		}
+		return false;
+	}
 	if (IsA(parsetree, CreateStmt))
 		return ((CreateStmt *) parsetree)->partbound != NULL;
 	if (!IsA(parsetree, AlterTableStmt))
@@ -171,14 +182,14 @@ MakesPartition(Node *parsetree)
 /*
  * backfill_watch_ddl
  *		The event trigger function of backfill_watch_ddl
- *		(ddl_command_end of CREATE TABLE and ALTER TABLE): a partition made
- *		or attached below a watched source gets the watch's statement
- *		triggers (WatchNewPartitions), and a watched time column renamed
- *		(ALTER TABLE ... RENAME COLUMN) is followed (WatchRenamedColumn).
- *		Runs as the role that ran the command, which owns the table.
- *		Every other CREATE TABLE or ALTER TABLE returns at once, before
- *		any catalog read; nothing happens inside CREATE EXTENSION scripts
- *		or while the installed catalog is not at the library's version (an
+ *		(ddl_command_end of CREATE TABLE, ALTER TABLE and CREATE SCHEMA): a
+ *		partition made or attached below a watched source gets the watch's
+ *		statement triggers (WatchNewPartitions), and a watched time column
+ *		renamed by ALTER TABLE ... RENAME COLUMN is followed
+ *		(WatchRenamedColumn).  Runs as the role that ran the command, which
+ *		owns the table.  Every other command returns at once, before any
+ *		catalog read; nothing happens inside CREATE EXTENSION scripts or
+ *		while the installed catalog is not at the library's version (an
  *		upgrade under way).  No Citus coordinator check: a worker finds no
  *		watch.
  */

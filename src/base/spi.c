@@ -364,6 +364,29 @@ SpiGetOid(int row, int col, bool *isnull)
 }
 
 /*
+ * SpiOidColumn
+ *		The first column of every row of the last result, as a list of
+ *		OIDs in row order (NULLs left out); the result is freed.
+ */
+List *
+SpiOidColumn(void)
+{
+	List	   *oids = NIL;
+	uint64		k;
+
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+		Oid			oid = SpiGetOid(k, 1, &isnull);
+
+		if (!isnull)
+			oids = lappend_oid(oids, oid);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return oids;
+}
+
+/*
  * SpiGetText
  *		Column col as text in the current memory context, NULL for NULL.
  */

@@ -38,9 +38,11 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "backfill.h"
 
@@ -66,6 +68,16 @@
  *		installing and dropping
  * ----------------------------------------------------------------
  */
+
+/* The statement triggers watch installs, by name, and their tgtype. */
+static const char *const statement_names[4] = {
+	WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
+	WATCH_TRIGGER_TRUNCATE
+};
+static const int statement_types[4] = {
+	TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
+	TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+};
 
 /* What a row trigger's WHEN clause is: WatchRowQual. */
 #define WATCH_QUAL_OTHER	0	/* not the watch's */
@@ -124,38 +136,46 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 	return form;
 }
 
+/* What a relation has under one of the watch's trigger names: TriggerState. */
+#define WATCH_TRIGGER_ABSENT	0	/* no trigger of that name */
+#define WATCH_TRIGGER_WATCH		1	/* the watch's */
+#define WATCH_TRIGGER_UNFIT		2	/* calls _watch_trigger, fires otherwise */
+#define WATCH_TRIGGER_OTHER		3	/* calls another function */
+
 /*
- * TriggerExists
- *		Whether relation relid has a trigger named name that calls
- *		backfill._watch_trigger.  A trigger of that name calling another
- *		function is not taken for the watch's (creating the watch's then
- *		fails: 42710, the trigger already exists).  One
- *		that calls it is taken for the watch's only if it fires when the
- *		watch's does: its timing, level and events (tgtype: type), no
- *		column list, the transition tables of UPDATE and DELETE, enabled
- *		(origin or always), and no WHEN clause, or, for the row trigger of
- *		column (not NULL) on relid itself, exactly the watch's; any other
- *		is 42710 as well, since a trigger of the UPDATE's name firing on
- *		INSERT would leave every UPDATE unrecorded.  Its clones are checked
- *		on the table they were made on.  by_name (if not NULL) is set to
- *		whether such a row trigger's WHEN clause names the column (the form
- *		of earlier builds: WatchRowQual).  type < 0: any trigger of that
- *		name calling the function (to drop it).  Caller is connected to
- *		SPI.
+ * TriggerState
+ *		What relation relid has under the trigger name name: nothing
+ *		(WATCH_TRIGGER_ABSENT), a trigger calling another function than
+ *		backfill._watch_trigger (WATCH_TRIGGER_OTHER: creating the watch's
+ *		fails, the name is taken), or one calling it, which is the watch's
+ *		(WATCH_TRIGGER_WATCH) only if it fires when the watch's does: its
+ *		timing, level and events (tgtype: type), no column list, the
+ *		transition tables of UPDATE and DELETE, enabled (origin or always),
+ *		and no WHEN clause, or, for the row trigger of column (not NULL) on
+ *		relid itself, exactly the watch's; any other is WATCH_TRIGGER_UNFIT,
+ *		since a trigger of the UPDATE's name firing on INSERT would leave
+ *		every UPDATE unrecorded.  Its clones are checked on the table they
+ *		were made on.  by_name (if not NULL) is set to whether such a row
+ *		trigger's WHEN clause names the column (the form of earlier builds:
+ *		WatchRowQual).  type < 0: any trigger of that name calling the
+ *		function is the watch's (to drop it).  Caller is connected to SPI.
  */
-static bool
-TriggerExists(Oid relid, const char *name, int type, const char *column,
-			  bool *by_name)
+static int
+TriggerState(Oid relid, const char *name, int type, const char *column,
+			 bool *by_name)
 {
 	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 	Datum		values[5];
 	char		nulls[6] = "     ";
 	bool		isnull;
+	bool		calls_watch;
 	bool		is_clone;
 	bool		fits;
 	char	   *qual;
 	int			form = WATCH_QUAL_OTHER;
 
+	if (by_name != NULL)
+		*by_name = false;
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(name);
 	values[2] = Int32GetDatum(type);
@@ -166,7 +186,10 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 		nulls[3] = 'n';
 	if (type != TRIGGER_TYPE_UPDATE)
 		nulls[4] = 'n';
-	SpiExecPinned("SELECT tgparentid OPERATOR(pg_catalog.<>) 0,"
+	/* (tgrelid, tgname) is unique: one row at most */
+	SpiExecPinned("SELECT tgfoid OPERATOR(pg_catalog.=)"
+				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure,"
+				  " tgparentid OPERATOR(pg_catalog.<>) 0,"
 				  " $3 OPERATOR(pg_catalog.<) 0 OR"
 				  " tgtype::pg_catalog.int4 OPERATOR(pg_catalog.=) $3"
 				  "  AND tgnargs OPERATOR(pg_catalog.=) 0"
@@ -178,16 +201,17 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 				  " tgqual::pg_catalog.text"
 				  " FROM pg_catalog.pg_trigger"
 				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
-				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name"
-				  " AND tgfoid OPERATOR(pg_catalog.=)"
-				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure",
+				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name",
 				  5, argtypes, values, nulls, true, 1, SPI_OK_SELECT);
 	if (SPI_processed == 0)
-		return false;
-	is_clone = SpiGetBool(0, 1, &isnull);
-	fits = SpiGetBool(0, 2, &isnull);
-	qual = SpiGetText(0, 3);
+		return WATCH_TRIGGER_ABSENT;
+	calls_watch = SpiGetBool(0, 1, &isnull);
+	is_clone = SpiGetBool(0, 2, &isnull);
+	fits = SpiGetBool(0, 3, &isnull);
+	qual = SpiGetText(0, 4);
 	SPI_freetuptable(SPI_tuptable);
+	if (!calls_watch)
+		return WATCH_TRIGGER_OTHER;
 	if (type < 0)
 		fits = true;
 	else if (fits && !is_clone && column != NULL)
@@ -199,15 +223,35 @@ TriggerExists(Oid relid, const char *name, int type, const char *column,
 	else if (fits && !is_clone)
 		fits = qual == NULL;
 	if (!fits)
+		return WATCH_TRIGGER_UNFIT;
+	if (by_name != NULL)
+		*by_name = form == WATCH_QUAL_NAME;
+	return WATCH_TRIGGER_WATCH;
+}
+
+/*
+ * TriggerExists
+ *		Whether relation relid has the watch's trigger named name
+ *		(TriggerState, with the same arguments).  A trigger of that name
+ *		calling another function is not taken for the watch's (creating the
+ *		watch's then fails: 42710, the trigger already exists); one that
+ *		calls backfill._watch_trigger but is not the watch's is 42710 here.
+ *		Caller is connected to SPI.
+ */
+static bool
+TriggerExists(Oid relid, const char *name, int type, const char *column,
+			  bool *by_name)
+{
+	int			state = TriggerState(relid, name, type, column, by_name);
+
+	if (state == WATCH_TRIGGER_UNFIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("trigger \"%s\" for relation \"%s\" already exists",
 						name, get_rel_name(relid)),
 				 errdetail("It calls backfill._watch_trigger() but is not the trigger backfill installs: it fires on other events, at another time, for some columns only, under another condition, or not at all."),
 				 errhint("Its table's owner may drop it; then call backfill.watch again.")));
-	if (by_name != NULL)
-		*by_name = form == WATCH_QUAL_NAME;
-	return true;
+	return state == WATCH_TRIGGER_WATCH;
 }
 
 /*
@@ -305,35 +349,55 @@ InstallRowTriggers(Oid source)
 }
 
 /*
+ * PartitionTree
+ *		The tables and partitioned tables of relid's partition tree, by
+ *		level, as a list of OIDs (foreign partitions cannot carry the
+ *		triggers and are left out); with lacking, only the partitions
+ *		among them (relid itself when it is one) that lack one of the
+ *		watch's statement triggers, read with a fresh snapshot (not
+ *		read-only), which sees a partition the running command has just
+ *		attached.  Caller is connected to SPI.
+ */
+static List *
+PartitionTree(Oid relid, bool lacking)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
+
+	values[0] = ObjectIdGetDatum(relid);
+	SpiExecPinned(lacking ?
+				  "SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " AND c.relispartition"
+				  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
+				  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
+				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
+				  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
+				  "}'::pg_catalog.name[])"
+				  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
+				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
+				  "  OPERATOR(pg_catalog.<) 4"
+				  " ORDER BY t.level, t.relid" :
+				  "SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
+				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+				  " ORDER BY t.level, t.relid",
+				  1, argtypes, values, NULL, !lacking, 0, SPI_OK_SELECT);
+	return SpiOidColumn();
+}
+
+/*
  * SourceRelations
  *		The source and, for a partitioned source, every partition below it
- *		(tables and partitioned tables; foreign partitions cannot carry the
- *		triggers and are skipped), as a list of OIDs.  Caller is connected
- *		to SPI.
+ *		(PartitionTree), as a list of OIDs.  Caller is connected to SPI.
  */
 static List *
 SourceRelations(Oid source)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
-	List	   *rels = NIL;
-	uint64		k;
+	List	   *rels = PartitionTree(source, false);
 
-	values[0] = ObjectIdGetDatum(source);
-	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
-				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
-				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
-				  " ORDER BY t.level, t.relid",
-				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
-	for (k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-
-		rels = lappend_oid(rels, SpiGetOid(k, 1, &isnull));
-	}
-	if (rels == NIL)
-		rels = list_make1_oid(source);
-	return rels;
+	return rels != NIL ? rels : list_make1_oid(source);
 }
 
 /*
@@ -351,14 +415,6 @@ SourceRelations(Oid source)
 static void
 InstallStatementTriggers(Oid relid)
 {
-	static const char *const names[4] = {
-		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
-		WATCH_TRIGGER_TRUNCATE
-	};
-	static const int types[4] = {
-		TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
-		TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
-	};
 	static const char *const events[4] = {
 		"BEFORE INSERT ON %s",
 		"AFTER UPDATE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE
@@ -371,11 +427,13 @@ InstallStatementTriggers(Oid relid)
 
 	for (i = 0; i < 4; i++)
 	{
-		if (TriggerExists(relid, names[i], types[i], NULL, NULL))
+		if (TriggerExists(relid, statement_names[i], statement_types[i],
+						  NULL, NULL))
 			continue;
 		SpiExecPinned(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT"
 							   " EXECUTE FUNCTION backfill._watch_trigger()",
-							   names[i], psprintf(events[i], relname)),
+							   statement_names[i],
+							   psprintf(events[i], relname)),
 					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
 	/* the AFTER INSERT statement trigger of earlier builds */
@@ -384,47 +442,6 @@ InstallStatementTriggers(Oid relid)
 		SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
 							   relname),
 					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
-}
-
-/*
- * PartitionsLackingTriggers
- *		The partitions below relid (relid itself when it is one), tables
- *		and partitioned tables, that lack one of the watch's statement
- *		triggers, by level.  Not read-only: a fresh snapshot sees a
- *		partition the running command has just attached.  Caller is
- *		connected to SPI.
- */
-static List *
-PartitionsLackingTriggers(Oid relid)
-{
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1];
-	List	   *lacking = NIL;
-	uint64		k;
-
-	values[0] = ObjectIdGetDatum(relid);
-	SpiExecPinned("SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
-				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
-				  " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
-				  " AND c.relispartition"
-				  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
-				  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
-				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
-				  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
-				  "}'::pg_catalog.name[])"
-				  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
-				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
-				  "  OPERATOR(pg_catalog.<) 4"
-				  " ORDER BY t.level, t.relid",
-				  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
-	for (k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-
-		lacking = lappend_oid(lacking, SpiGetOid(k, 1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return lacking;
 }
 
 /*
@@ -452,7 +469,7 @@ WatchCheckPartitionRights(Oid source)
 {
 	ListCell   *lc;
 
-	foreach(lc, PartitionsLackingTriggers(source))
+	foreach(lc, PartitionTree(source, true))
 	{
 		Oid			part = lfirst_oid(lc);
 
@@ -619,6 +636,112 @@ WatchDropTriggers(Oid source)
  */
 
 /*
+ * WatchTriggerNameTaken
+ *		The first of the statement triggers' names that relid holds for a
+ *		trigger that is not the watch's (TriggerState: it calls another
+ *		function, or does not fit), or NULL.  Caller is connected to SPI.
+ */
+static const char *
+WatchTriggerNameTaken(Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < 4; i++)
+	{
+		int			state = TriggerState(relid, statement_names[i],
+										 statement_types[i], NULL, NULL);
+
+		if (state == WATCH_TRIGGER_UNFIT || state == WATCH_TRIGGER_OTHER)
+			return statement_names[i];
+	}
+	return NULL;
+}
+
+/*
+ * NewPartitionInstallable
+ *		Whether the event trigger may install the watch's statement triggers
+ *		on part (WatchNewPartitions), else a WARNING saying why and false.
+ *		The command that made a partition below a watched table must not
+ *		fail for another role's partition below it: its owner could
+ *		otherwise make every later ATTACH PARTITION of the partitioned
+ *		table's owner, or of a superuser, fail for good, by dropping one of
+ *		its triggers and granting TRIGGER on it to PUBLIC while its schema
+ *		is closed to others (CREATE TRIGGER then fails on the schema), or
+ *		while one of the watch's trigger names on it is taken by another
+ *		trigger or by a disabled or altered one (which watch refuses with
+ *		42710).  So the role must own part or hold TRIGGER on it, and may
+ *		use its schema; and none of the four names may be taken by a
+ *		trigger that is not the watch's (WatchTriggerNameTaken), checked
+ *		under the lock CREATE TRIGGER takes (ShareRowExclusiveLock), after
+ *		the privileges, so that no such trigger comes between.  A partition
+ *		dropped meanwhile is passed over.  Found by the attack review of
+ *		the event trigger.  Caller is connected to SPI.
+ */
+static bool
+NewPartitionInstallable(Oid part)
+{
+	Oid			nsp = get_rel_namespace(part);
+	char	   *relname;
+	const char *taken;
+
+	if (!OidIsValid(nsp))
+		return false;
+	relname = QualifiedRelName(part);
+	if (!MayPutTriggers(part) ||
+		NamespaceAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("writes straight into partition %s of a watched table are not recorded",
+						relname),
+				 errdetail("It lacks the statement triggers of backfill.watch, and role %s may not create triggers on it (it needs the TRIGGER privilege on it and USAGE on its schema).",
+						   CurrentUserName()),
+				 errhint("Its owner may run GRANT TRIGGER ON %s TO a role that watches its partitioned table, which then calls backfill.watch again.",
+						 relname)));
+		return false;
+	}
+	LockRelationOid(part, ShareRowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(part)))
+		return false;
+	taken = WatchTriggerNameTaken(part);
+	if (taken != NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("writes straight into partition %s of a watched table are not recorded",
+						relname),
+				 errdetail("It lacks the statement triggers of backfill.watch, and its trigger \"%s\" is not the one backfill installs: it calls another function, fires on other events, at another time, for some columns only, under another condition, or not at all.",
+						   taken),
+				 errhint("Its owner may drop that trigger; then call backfill.watch again for each target that watches its partitioned table.")));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * CommandRelations
+ *		The relations the DDL command that fired the event trigger made or
+ *		altered (pg_event_trigger_ddl_commands, outside extension scripts):
+ *		with columns, those whose column it changed (a RENAME COLUMN),
+ *		else those it named as a whole.  Caller is connected to SPI.
+ */
+static List *
+CommandRelations(bool columns)
+{
+	SpiExecPinned(columns ?
+				  "SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+				  " AND objsubid OPERATOR(pg_catalog.>) 0 AND NOT in_extension"
+				  " ORDER BY 1" :
+				  "SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+				  " AND objsubid OPERATOR(pg_catalog.=) 0 AND NOT in_extension"
+				  " ORDER BY 1",
+				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
+	return SpiOidColumn();
+}
+
+/*
  * WatchNewPartitions
  *		See backfill.h: after a CREATE TABLE ... PARTITION OF or an ALTER
  *		TABLE ... ATTACH PARTITION (the event trigger
@@ -638,52 +761,23 @@ WatchDropTriggers(Oid source)
 void
 WatchNewPartitions(void)
 {
-	List	   *made = NIL;
 	ListCell   *lc;
-	uint64		k;
 
-	SpiExecPinned("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
-				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-				  " AND objsubid OPERATOR(pg_catalog.=) 0 AND NOT in_extension"
-				  " ORDER BY 1",
-				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
-	for (k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-		Oid			relid = SpiGetOid(k, 1, &isnull);
-		char		relkind = get_rel_relkind(relid);
-
-		if (relkind == RELKIND_PARTITIONED_TABLE ||
-			(relkind == RELKIND_RELATION && get_rel_relispartition(relid)))
-			made = lappend_oid(made, relid);
-	}
-	SPI_freetuptable(SPI_tuptable);
-
-	foreach(lc, made)
+	foreach(lc, CommandRelations(false))
 	{
 		Oid			relid = lfirst_oid(lc);
+		char		relkind = get_rel_relkind(relid);
 		ListCell   *lr;
 
-		if (!WatchedAtOrAbove(relid))
+		if (!(relkind == RELKIND_PARTITIONED_TABLE ||
+			  (relkind == RELKIND_RELATION && get_rel_relispartition(relid))) ||
+			!WatchedAtOrAbove(relid))
 			continue;
-		foreach(lr, PartitionsLackingTriggers(relid))
+		foreach(lr, PartitionTree(relid, true))
 		{
-			Oid			part = lfirst_oid(lr);
-
 			CHECK_FOR_INTERRUPTS();
-			if (!MayPutTriggers(part))
-			{
-				ereport(WARNING,
-						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						 errmsg("writes straight into partition %s of a watched table are not recorded",
-								QualifiedRelName(part)),
-						 errdetail("It lacks the statement triggers of backfill.watch, and role %s may not create triggers on it.",
-								   CurrentUserName()),
-						 errhint("Its owner may run GRANT TRIGGER ON %s TO a role that watches its partitioned table, which then calls backfill.watch again.",
-								 QualifiedRelName(part))));
-				continue;
-			}
-			InstallStatementTriggers(part);
+			if (NewPartitionInstallable(lfirst_oid(lr)))
+				InstallStatementTriggers(lfirst_oid(lr));
 		}
 	}
 }
@@ -743,27 +837,12 @@ WatchRenamedColumn(const char *oldname, const char *newname)
 {
 	Oid			argtypes[3] = {REGCLASSARRAYOID, NAMEOID, NAMEOID};
 	Datum		values[3];
-	List	   *renamed = NIL;
 	List	   *moved = NIL;
 	ListCell   *lc;
-	uint64		k;
-
-	SpiExecPinned("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
-				  " WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-				  " AND objsubid OPERATOR(pg_catalog.>) 0 AND NOT in_extension"
-				  " ORDER BY 1",
-				  0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT);
-	for (k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-
-		renamed = lappend_oid(renamed, SpiGetOid(k, 1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
 
 	values[1] = DirectFunctionCall1(namein, CStringGetDatum(oldname));
 	values[2] = DirectFunctionCall1(namein, CStringGetDatum(newname));
-	foreach(lc, renamed)
+	foreach(lc, CommandRelations(true))
 	{
 		values[0] = MakeOidArray(SourceRelations(lfirst_oid(lc)), REGCLASSOID);
 		CatalogExec("UPDATE backfill.watches SET time_column = $3"
@@ -771,13 +850,7 @@ WatchRenamedColumn(const char *oldname, const char *newname)
 					" AND time_column OPERATOR(pg_catalog.=) $2"
 					" RETURNING source::pg_catalog.oid",
 					3, argtypes, values, NULL, SPI_OK_UPDATE_RETURNING);
-		for (k = 0; k < SPI_processed; k++)
-		{
-			bool		isnull;
-
-			moved = list_append_unique_oid(moved, SpiGetOid(k, 1, &isnull));
-		}
-		SPI_freetuptable(SPI_tuptable);
+		moved = list_concat_unique_oid(moved, SpiOidColumn());
 	}
 	if (moved == NIL)
 		return;

@@ -5,7 +5,9 @@
 -- attached later, but not its statement triggers, so the writes made
 -- straight into such a partition (a pg_partman premake makes one every
 -- day) were not recorded, silently; this event trigger gives them the
--- statement triggers, as the role that made or attached the partition.
+-- statement triggers, as the role that made or attached the partition
+-- (also in CREATE SCHEMA, whose CREATE TABLE ... PARTITION OF elements fire
+-- no event trigger of their own).
 -- A renamed time column: every write to the source failed (42703) until
 -- watch was called again; the watches now follow the rename.  C:
 -- api/regions.c, orchestration/watchtriggers.c (WatchNewPartitions,
@@ -23,5 +25,5 @@ COMMENT ON FUNCTION backfill._watch_ddl() IS
     'Event trigger: a partition made or attached below a watched source gets the watch''s statement triggers, and a renamed watched column is followed.';
 
 CREATE EVENT TRIGGER backfill_watch_ddl ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE SCHEMA')
     EXECUTE FUNCTION backfill._watch_ddl();
