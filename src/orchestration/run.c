@@ -94,7 +94,7 @@ ReportRunStatus(RunInfo *run, RunStatus status)
  *		refresh tick (RunInRefreshTick), let the refresh record the
  *		failure; then raise it (RaiseChunkFailure).
  */
-static pg_attribute_noreturn() void
+static void
 FailRun(RunInfo *run, ChunkInfo *chunk, ChunkReport *report, RunTally *tally)
 {
 	ReportTally(run, tally);
@@ -103,7 +103,6 @@ FailRun(RunInfo *run, ChunkInfo *chunk, ChunkReport *report, RunTally *tally)
 							 chunk->chunk_no, chunk->start, chunk->end,
 							 report->error->message);
 	RaiseChunkFailure(run, chunk, report);
-	pg_unreachable();
 }
 
 /*
