@@ -216,6 +216,46 @@ SELECT backfill.unschedule_refresh(:rid3) AS removed;
 SELECT count(*) AS refreshes FROM backfill.refreshes;
 SELECT count(*) AS jobs FROM cron.job WHERE jobname LIKE 'backfill_refresh_%';
 
+-- The failure note of a downstream target's run does not carry its error:
+-- that error may hold data its source read from a table that a role who
+-- may read the refresh's target (and so its row of backfill.refreshes)
+-- may not read, which is why backfill.chunks shows it only to the roles
+-- that may read the downstream target.  Here rf.weekly's source also
+-- reads rf.secret, whose value makes its chunk fail; regress_rf_other
+-- may read rf.daily (the refresh's target) but neither rf.weekly nor
+-- rf.secret.  last_message names the run, the chunk and the downstream
+-- target, and points to backfill.chunks.  (Found by the attack review of
+-- the failure note: it used to end with '...: invalid input syntax for
+-- type integer: "hunter2"'.)
+CREATE TABLE rf.secret (s text);
+INSERT INTO rf.secret VALUES ('hunter2');
+SELECT backfill.register('rf.weekly', 'week',
+    $$SELECT $1 AS week, (sum(total) + (SELECT s::int FROM rf.secret))::int AS total
+        FROM rf.daily WHERE day >= $1 AND day < $2$$, chunk => '7 days') AS version;
+SELECT backfill.schedule_refresh('rf.daily', lookback => '3 days') AS rid4 \gset
+\set VERBOSITY sqlstate
+SET client_min_messages = warning;
+CALL backfill._refresh_tick(:rid4);
+\set VERBOSITY default
+RESET client_min_messages;
+SELECT last_run_id AS group4 FROM backfill.refreshes \gset
+SELECT r.run_id - :group4 AS run_in_group, r.target, r.status
+  FROM backfill.runs r WHERE r.group_id = :group4 ORDER BY r.run_id;
+SET ROLE regress_rf_other;
+SELECT target,
+       regexp_replace(regexp_replace(last_message, '\[[^)]*\)', '[...)'),
+                      'run \d+', 'run N') AS last_message,
+       last_message LIKE '%hunter2%' AS leaks
+  FROM backfill.refreshes;
+SELECT count(*) AS chunks_of_weekly_seen FROM backfill.chunks c
+  JOIN backfill.runs r USING (run_id) WHERE r.target = 'rf.weekly'::regclass;
+RESET ROLE;
+-- the roles that may read rf.weekly find the error in backfill.chunks
+SELECT c.error_message FROM backfill.chunks c JOIN backfill.runs r USING (run_id)
+ WHERE r.group_id = :group4 AND c.status = 'failed';
+SELECT backfill.cancel_group(:group4) >= 0 AS cancelled;
+SELECT backfill.unschedule_refresh(:rid4) AS removed;
+
 -- unregister removes a target's refresh and its job with it.
 SELECT backfill.schedule_refresh('rf.weekly') IS NOT NULL AS scheduled;
 SET client_min_messages = warning;

@@ -2560,14 +2560,14 @@ extern void ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report);
 extern void ExecuteRun(int64 run_id, int max_chunks, int parallel);
 
 /*
- * Called when a chunk of a refresh tick's run failed, after the failure was
- * committed and before its error is raised, with arg as given to
- * RunInRefreshTick; the caller is not connected to SPI, in a non-atomic
- * call.
+ * Called when a chunk of a refresh tick's run (of target: with cascade, a
+ * downstream target's) failed, after the failure was committed and before
+ * its error is raised, with arg as given to RunInRefreshTick; the caller is
+ * not connected to SPI, in a non-atomic call.
  */
-typedef void (*RunFailureHook) (void *arg, int64 run_id, int chunk_no,
-								TimestampTz start, TimestampTz end,
-								const char *message);
+typedef void (*RunFailureHook) (void *arg, int64 run_id, Oid target,
+								int chunk_no, TimestampTz start,
+								TimestampTz end, const char *message);
 
 /*
  * A refresh job's tick (refresh.c) is now executing runs (hook not NULL)

@@ -30,6 +30,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -436,22 +437,39 @@ PlanRefresh(RefreshInfo *r)
 
 /*
  * RefreshNoteFailure
- *		The RunFailureHook of a tick's runs (arg: the refresh's id): the
+ *		The RunFailureHook of a tick's runs (arg: the RefreshInfo): the
  *		tick's error follows (pg_cron keeps it), but last_message said only
  *		what the tick began with ("planned run …", "continuing run …"): it
  *		now says which chunk failed and why, and that each tick retries the
  *		run until it is done or cancelled (later changes wait for it).
- *		Committed, so the error keeps it.
+ *		Committed, so the error keeps it.  The error's message only for a
+ *		run of the refresh's own target: a downstream target's (cascade)
+ *		may carry data its source read from tables that a role who may
+ *		read the refresh's target (the row-level security of
+ *		backfill.refreshes) may not read, which is why backfill.chunks
+ *		shows it only to the roles that may read that downstream target;
+ *		last_message names the run and the chunk and points there.  Found
+ *		by the attack review of the failure note.
  */
 static void
-RefreshNoteFailure(void *arg, int64 run_id, int chunk_no,
+RefreshNoteFailure(void *arg, int64 run_id, Oid target, int chunk_no,
 				   TimestampTz start, TimestampTz end, const char *message)
 {
+	RefreshInfo *r = (RefreshInfo *) arg;
+	char	   *why;
+
+	if (target == r->target)
+		why = psprintf(": %s", message);
+	else
+		why = psprintf(" (downstream target %s; its error is in backfill.chunks, for the roles that may read that table)",
+					   get_rel_name(target) != NULL ?
+					   QualifiedRelName(target) :
+					   psprintf("with OID %u", target));
 	SpiConnect();
-	RefreshNote(*(int64 *) arg, 0,
-				psprintf("run %lld failed at chunk %d [%s, %s): %s; each tick retries it until it is done or cancelled",
+	RefreshNote(r->refresh_id, 0,
+				psprintf("run %lld failed at chunk %d [%s, %s)%s; each tick retries it until it is done or cancelled",
 						 (long long) run_id, chunk_no, TimestampText(start),
-						 TimestampText(end), message));
+						 TimestampText(end), why));
 	SpiFinish();
 	SPI_commit();
 }
@@ -463,9 +481,9 @@ RefreshNoteFailure(void *arg, int64 run_id, int chunk_no,
  *		runs belong to the tick.  Caller has a non-atomic SPI connection.
  */
 static void
-ExecuteRefreshRun(int64 refresh_id, int64 run_id, int64 group_id)
+ExecuteRefreshRun(RefreshInfo *r, int64 run_id, int64 group_id)
 {
-	RunInRefreshTick(RefreshNoteFailure, &refresh_id);
+	RunInRefreshTick(RefreshNoteFailure, r);
 	PG_TRY();
 	{
 		if (group_id != 0)
@@ -510,7 +528,7 @@ RefreshPlanAndRun(RefreshInfo *r)
 		SPI_commit();
 	}
 
-	ExecuteRefreshRun(r->refresh_id, run_id, group_id);
+	ExecuteRefreshRun(r, run_id, group_id);
 	RefreshNote(r->refresh_id, 0, RunOutcome(run_id));
 }
 

@@ -99,7 +99,7 @@ FailRun(RunInfo *run, ChunkInfo *chunk, ChunkReport *report, RunTally *tally)
 {
 	ReportTally(run, tally);
 	if (refresh_failure_hook != NULL)
-		refresh_failure_hook(refresh_failure_arg, run->run_id,
+		refresh_failure_hook(refresh_failure_arg, run->run_id, run->target,
 							 chunk->chunk_no, chunk->start, chunk->end,
 							 report->error->message);
 	RaiseChunkFailure(run, chunk, report);
