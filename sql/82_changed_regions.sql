@@ -462,6 +462,30 @@ ALTER TABLE cr.payments RENAME COLUMN paid_at TO paid_ts;
 INSERT INTO cr.payments (paid_ts, amount) VALUES ('2026-11-02 09:00', 1);
 ALTER TABLE cr.payments RENAME COLUMN paid_ts TO paid_at;
 ALTER EVENT TRIGGER backfill_watch_ddl ENABLE;
+-- An inheritance child (plain INHERITS, not a partition) watched on its
+-- own follows a rename of its parent's column too: PostgreSQL renames it
+-- in the child, whose watch kept the old name, so every write into the
+-- child failed (42703) until watch was called again (found by the attack
+-- review of the rename).
+CREATE TABLE cr.ih_parent (at timestamptz NOT NULL, v int);
+CREATE TABLE cr.ih_child () INHERITS (cr.ih_parent);
+CREATE TABLE cr.ih_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.ih_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.ih_child WHERE at >= $1 AND at < $2$$);
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.ih_daily', '2026-10-26', '2026-10-28');
+RESET client_min_messages;
+SELECT backfill.watch('cr.ih_daily', 'cr.ih_child', 'at', settle => '100 years') AS added;
+ALTER TABLE cr.ih_parent RENAME COLUMN at TO at2;
+SELECT source, time_column FROM backfill.watches WHERE target = 'cr.ih_daily'::regclass;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cr.ih_child'::regclass
+   AND tgname LIKE 'backfill\_watch\_row\_%';
+INSERT INTO cr.ih_child VALUES ('2026-10-27 10:00', 1);
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.ih_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.unregister('cr.ih_daily');
+DROP TABLE cr.ih_daily, cr.ih_child, cr.ih_parent;
 
 -- Pipelines: a downstream target that watches its upstream target is
 -- marked stale by every rebuild of the upstream's chunks.

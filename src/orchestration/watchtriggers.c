@@ -33,6 +33,7 @@
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
@@ -823,14 +824,18 @@ RenameRowTrigger(Oid source, const char *oldname, const char *newname)
  *		until watch was called again with the new name, and a job that
  *		loads the table stopped.  The column keeps its number (the row
  *		triggers' WHEN clauses give it), so the watches of the renamed
- *		table and of the tables below it (PostgreSQL renames the column
- *		there too) that name the old name now name the new one, written
- *		as the extension owner (the catalog: the role that renamed the
- *		column owns the table, and only its column's name changes); every
- *		backend reads the watches again; and the row triggers named after
- *		the column follow it.  The definition's own text, which may name
- *		the column, is the user's to register again.  Caller is connected
- *		to SPI.
+ *		table and of every table that inherits from it, partition or
+ *		inheritance child (PostgreSQL renames the column in all of them,
+ *		which it has locked, checking that the role owns each), that name the old
+ *		name now name the new one, written as the extension owner (the
+ *		catalog: the role that renamed the column owns the tables, and only
+ *		its column's name changes); every backend reads the watches again;
+ *		and the row triggers named after the column follow it.  The
+ *		definition's own text, which may name the column, is the user's to
+ *		register again.  (The partition tree alone missed the children of
+ *		plain INHERITS: their watches kept the old name and every write
+ *		into them failed; found by the attack review of the rename.)
+ *		Caller is connected to SPI.
  */
 void
 WatchRenamedColumn(const char *oldname, const char *newname)
@@ -844,7 +849,10 @@ WatchRenamedColumn(const char *oldname, const char *newname)
 	values[2] = DirectFunctionCall1(namein, CStringGetDatum(newname));
 	foreach(lc, CommandRelations(true))
 	{
-		values[0] = MakeOidArray(SourceRelations(lfirst_oid(lc)), REGCLASSOID);
+		/* locked by the rename, which renamed the column in each of them */
+		values[0] = MakeOidArray(find_all_inheritors(lfirst_oid(lc), NoLock,
+													 NULL),
+								 REGCLASSOID);
 		CatalogExec("UPDATE backfill.watches SET time_column = $3"
 					" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
 					" AND time_column OPERATOR(pg_catalog.=) $2"
