@@ -826,11 +826,11 @@ RenameRowTrigger(Oid source, const char *oldname, const char *newname)
  *		triggers' WHEN clauses give it), so the watches of the renamed
  *		table and of every table that inherits from it, partition or
  *		inheritance child (PostgreSQL renames the column in all of them,
- *		which it has locked, checking that the role owns each), that name the old
- *		name now name the new one, written as the extension owner (the
- *		catalog: the role that renamed the column owns the tables, and only
- *		its column's name changes); every backend reads the watches again;
- *		and the row triggers named after the column follow it.  The
+ *		which it has locked, checking that the role owns each), that name
+ *		the old name now name the new one, written as the extension owner
+ *		(the catalog: the role that renamed the column owns the tables, and
+ *		only its column's name changes); every backend reads the watches
+ *		again; and the row triggers named after the column follow it.  The
  *		definition's own text, which may name the column, is the user's to
  *		register again.  (The partition tree alone missed the children of
  *		plain INHERITS: their watches kept the old name and every write
