@@ -242,7 +242,7 @@ RunLoop(RunInfo *run, int max_chunks, MemoryContext cxt)
  *		just planned, which have no pg_cron job of their own; ExecuteRun
  *		must not take them for the runs of a job left behind, and has hook
  *		record a chunk's failure on the refresh before it raises it
- *		(NoteFailureForTick).
+ *		(FailRun).
  */
 void
 RunInRefreshTick(RunFailureHook hook, void *arg)
