@@ -423,6 +423,15 @@ ALTER TABLE regress_trap.psrc ATTACH PARTITION regress_trap.psrc_2
 RESET SESSION AUTHORIZATION;
 CREATE TABLE regress_trap.psrc_3 PARTITION OF regress_trap.psrc
     FOR VALUES FROM ('2026-03-03 00:00+00') TO ('2026-03-04 00:00+00');
+-- and renames the watched column, there and back: the event trigger's
+-- catalog write as the extension owner and its ALTER TRIGGER as the
+-- superuser meet no trap
+-- (the superuser's own query in between runs with its path reset)
+ALTER TABLE regress_trap.psrc RENAME COLUMN ts TO ts_renamed;
+RESET search_path;
+SELECT time_column FROM backfill.watches WHERE source = 'regress_trap.psrc'::regclass;
+SET search_path = regress_trap, pg_catalog, public;
+ALTER TABLE regress_trap.psrc RENAME COLUMN ts_renamed TO ts;
 RESET search_path;
 SELECT c.relname, pg_catalog.count(t.tgname) AS watch_triggers
   FROM pg_catalog.pg_class c
