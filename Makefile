@@ -61,6 +61,7 @@ OBJS = \
 	src/orchestration/watch.o \
 	src/orchestration/watchcache.o \
 	src/orchestration/watchlog.o \
+	src/orchestration/watchstatement.o \
 	src/orchestration/watchtriggers.o \
 	src/orchestration/onlychunks.o \
 	src/orchestration/cascade.o \

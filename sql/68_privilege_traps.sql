@@ -752,9 +752,10 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
--- and on the innocent's plain watched source: only its BEFORE INSERT
--- statement trigger, which fires after the rights were checked, loads its
--- watches
+-- and on the innocent's plain watched source: a call by a role that may
+-- not insert into the source loads nothing (it is true: the row's event,
+-- which fires only once a statement's rights were checked, would load them
+-- for a row trigger's call) and takes no watch lock
 SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_tz,
        backfill._watch_row(:'inn_plain', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS plain_by_name;
 SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
@@ -782,6 +783,19 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 DEALLOCATE regress_trap_ins;
+-- a row trigger of the attacker's own table calling backfill's trigger
+-- function, whose WHEN clause names the innocent's source: its row event
+-- (which notes the row as its WHEN clause names it) loads and notes
+-- nothing of the innocent's either
+CREATE TABLE regress_trap.decoy (ts pg_catalog.timestamptz NOT NULL);
+CREATE TRIGGER decoy_row AFTER INSERT ON regress_trap.decoy FOR EACH ROW
+    WHEN (backfill._watch_row(:'inn_plain'::pg_catalog.regclass, '1'::pg_catalog.int2, NEW.ts))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO regress_trap.decoy VALUES ('2026-03-01 08:00+00');
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 -- the AFTER UPDATE statement trigger of the attacker's own watched table
 -- writes whatever this transaction noted, for any target
 UPDATE regress_trap.own SET ts = ts WHERE false;

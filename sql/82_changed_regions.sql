@@ -35,11 +35,15 @@ SELECT target, chunk_start,
 CREATE FUNCTION cr.clear() RETURNS void LANGUAGE sql
     AS 'DELETE FROM backfill.changed_regions';
 
--- Watching: a new watch is true, the same again false; the five triggers
--- are on the source.  The AFTER INSERT statement trigger of earlier builds
--- (backfill_watch_insert) is dropped by the next watch of its table's owner.
+-- Watching: a new watch is true, the same again false; the four triggers
+-- are on the source.  The INSERT statement triggers of earlier builds
+-- (backfill_watch_insert, and backfill_watch_before, which loaded the
+-- watches for the row trigger) are dropped by the next watch of its
+-- table's owner.
 SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 CREATE TRIGGER backfill_watch_insert AFTER INSERT ON cr.payments
+    FOR EACH STATEMENT EXECUTE FUNCTION backfill._watch_trigger();
+CREATE TRIGGER backfill_watch_before BEFORE INSERT ON cr.payments
     FOR EACH STATEMENT EXECUTE FUNCTION backfill._watch_trigger();
 SELECT backfill.watch('cr.daily', 'cr.payments', 'paid_at', settle => '100 years') AS added;
 SELECT target, source, time_column, timezone FROM backfill.watches;
@@ -285,7 +289,7 @@ DROP TRIGGER backfill_watch_update ON cr_other.events_05;
 CREATE TRIGGER backfill_watch_update AFTER UPDATE ON cr_other.events_05
     FOR EACH STATEMENT EXECUTE FUNCTION cr_other.own();
 DROP TRIGGER backfill_watch_delete ON cr.events_07a;
-ALTER TABLE cr.events_07a DISABLE TRIGGER backfill_watch_before;
+ALTER TABLE cr.events_07a DISABLE TRIGGER backfill_watch_truncate;
 GRANT TRIGGER ON cr_other.events_05, cr.events_07a TO PUBLIC;
 SET ROLE regress_cr_partman;
 CREATE TABLE cr.events_04 (at timestamp NOT NULL, v int);
@@ -361,10 +365,12 @@ SELECT count(*) AS recorded FROM cr.logged
  WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-30';
 SELECT cr.clear();
 
--- A partition watched alone: writes straight into it are recorded, writes
--- through its partitioned table are not (statement triggers fire on the
--- table a statement names only), and watch says so; a TRUNCATE of the
--- parent truncates the partition and is recorded.
+-- A partition watched alone: writes straight into it are recorded, and
+-- inserts through its partitioned table (its row trigger fires on it, and
+-- loads its watches); updates and deletes through the partitioned table are
+-- not (statement triggers fire on the table a statement names only), and
+-- watch says so; a TRUNCATE of the parent truncates the partition and is
+-- recorded.
 CREATE TABLE cr.ev11_daily (day date NOT NULL, n int);
 SELECT backfill.register('cr.ev11_daily', 'day',
     $$SELECT $1::date AS day, count(*)::int AS n FROM cr.events_11 WHERE at >= $1 AND at < $2$$);
@@ -573,12 +579,13 @@ INSERT INTO cr.payments (paid_at, amount) VALUES (now() + interval '1 hour', 1);
 SELECT pg_catalog.pg_stat_get_xact_blocks_fetched('pg_catalog.pg_extension'::pg_catalog.regclass) - :fetched AS extension_reads;
 COMMIT;
 SELECT count(*) AS logged FROM backfill.changed_regions;
--- The trigger's calls (issue 30): at the live edge only the BEFORE INSERT
--- statement trigger runs, however many rows (the row trigger's WHEN is
--- false for each: no event is queued, and there is no AFTER INSERT
--- statement trigger); rows into built days make the WHEN true once per
--- statement, however many rows and chunks, and that one event writes every
--- chunk they noted (two days for cr.daily, one quarter for cr.quarter).
+-- The trigger's calls (issue 30): at the live edge the trigger function
+-- does not run at all, however many rows (the row trigger's WHEN clause
+-- loads the watches on the transaction's first row and is false for each:
+-- no event is queued, and there is no INSERT statement trigger); rows into
+-- built days make the WHEN true once per statement, however many rows and
+-- chunks, and that one event writes every chunk they noted (two days for
+-- cr.daily, one quarter for cr.quarter).
 SET track_functions = 'all';
 BEGIN;
 INSERT INTO cr.payments (paid_at, amount)
@@ -596,18 +603,44 @@ RESET track_functions;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
 -- An INSERT through a view by a role that may not write the source itself:
--- the source's BEFORE INSERT statement trigger fires (the rights were
--- checked as the view's owner) and loads the watches; the day is recorded.
+-- the row trigger's WHEN clause may not load the watches (the role may not
+-- insert into the source), so it is true for each row, and each row's
+-- event, which fires once the rights were checked (as the view's owner),
+-- loads them and notes its row: both days are recorded, the live edge's
+-- row is not, and the next statement of the transaction finds the watches
+-- loaded (one event for its two rows, as for the owner).
 CREATE VIEW cr.payments_in AS SELECT paid_at, amount FROM cr.payments;
 CREATE ROLE regress_cr_viewer;
 GRANT USAGE ON SCHEMA cr TO regress_cr_viewer;
 GRANT INSERT ON cr.payments_in TO regress_cr_viewer;
 GRANT USAGE ON SEQUENCE cr.payments_id_seq TO regress_cr_viewer;
+SET track_functions = 'all';
 SET ROLE regress_cr_viewer;
-INSERT INTO cr.payments_in VALUES ('2026-11-02 11:00', 1);
+BEGIN;
+INSERT INTO cr.payments_in VALUES ('2026-11-02 11:00', 1), ('2026-11-05 11:00', 1),
+    (now() + interval '1 hour', 1);
+SELECT coalesce(sum(calls), 0) AS trigger_calls FROM pg_stat_xact_user_functions
+ WHERE funcid = 'backfill._watch_trigger()'::regprocedure;
+INSERT INTO cr.payments_in VALUES ('2026-11-03 11:00', 1), ('2026-11-04 11:00', 1);
+SELECT coalesce(sum(calls), 0) AS trigger_calls FROM pg_stat_xact_user_functions
+ WHERE funcid = 'backfill._watch_trigger()'::regprocedure;
+COMMIT;
+RESET ROLE;
+RESET track_functions;
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+-- The same straight into a partition, by a role that may insert into the
+-- partition only (not into the watched partitioned table the row trigger
+-- names): the partition's row events load its watches (its own and its
+-- partitioned table's) and note the rows.
+GRANT USAGE ON SCHEMA cr TO regress_cr_viewer;
+GRANT INSERT ON cr.events_11 TO regress_cr_viewer;
+SET ROLE regress_cr_viewer;
+INSERT INTO cr.events_11 VALUES ('2026-11-06 10:00', 1), ('2026-11-07 10:00', 1);
 RESET ROLE;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
+REVOKE INSERT ON cr.events_11 FROM regress_cr_viewer;
 DROP VIEW cr.payments_in;
 DROP OWNED BY regress_cr_viewer;
 DROP ROLE regress_cr_viewer;

@@ -1844,10 +1844,40 @@ extern void WatchCatalogBegin(bool *checked, bool *open);
 extern void WatchCatalogEnd(bool checked, bool open);
 
 /*
+ * The per-transaction state of the watch triggers (watchlog.c), shared
+ * with the statement path (watchstatement.c): WatchState makes it on first
+ * use; LogClaim says whether the transaction still has to write a chunk
+ * of a target (not yet written, or only noted by _watch_row) and marks it
+ * written; WriteChangedRegions appends m rows of backfill.changed_regions;
+ * FlushPending writes what the INSERT row triggers noted; WatchedColumn is
+ * the number of a watch's time column in rel (the source or a partition;
+ * 42703 when it is gone) and its base type.
+ */
+extern void WatchState(void);
+extern bool LogClaim(Oid target, TimestampTz start);
+extern void WriteChangedRegions(int m, const Datum *targets,
+								const Datum *starts, const Datum *ends,
+								const Datum *sources);
+extern void FlushPending(void);
+extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
+
+/*
+ * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the
+ * watches of the table a row event (or an earlier build's BEFORE INSERT
+ * statement trigger) fired on, kept for its row triggers; NoteEventRow,
+ * the row of an INSERT row event noted as its WHEN clause would have
+ * with the watches loaded.
+ */
+struct TriggerData;
+extern void LoadRowSources(Relation rel);
+extern void NoteEventRow(struct TriggerData *trigdata);
+
+/*
  * The work of the trigger backfill._watch_trigger for one statement: load
- * the watches for the INSERT row triggers (BEFORE), or log the target
- * chunks it touched behind each watching target's watermark (AFTER; the
- * row event of an INSERT row trigger writes what its rows noted).
+ * the watches for the INSERT row triggers (BEFORE, earlier builds), or log
+ * the target chunks it touched behind each watching target's watermark
+ * (AFTER; the row event of an INSERT row trigger notes its row and writes
+ * what the statement's rows noted).
  * It checks the catalog's version and connects to SPI itself, only when it
  * reads or writes the catalog.
  */
@@ -1856,8 +1886,8 @@ extern void WatchTriggerFire(struct TriggerData *trigdata);
 
 /*
  * Whether a call of backfill._watch_trigger has nothing to do (an INSERT
- * statement trigger whose work is done or absent, a row event with nothing
- * pending); reads memory only.
+ * statement trigger of earlier builds whose work is done or absent; never
+ * a row event); reads memory only.
  */
 extern bool WatchTriggerIdle(struct TriggerData *trigdata);
 
@@ -1865,7 +1895,10 @@ extern bool WatchTriggerIdle(struct TriggerData *trigdata);
  * The work of backfill._watch_row(source, column, value), the WHEN clause
  * of a watched source's INSERT row trigger, for one row: note the row's
  * chunk for the source's watching targets behind their watermark; true for
- * the first row of the call site that noted one (its event writes them).
+ * the first row of the call site that noted one (its event writes them),
+ * or when the caller may not load the source's watches (the row's event
+ * loads them and notes the row).  The first call of a transaction on a
+ * source loads its watches, for a caller who may insert into it.
  * column is the time column's name (a name) or its attribute number in
  * source (an int2), as the function's signature says.  flinfo is the call
  * site's (its fn_extra caches the watches).

@@ -83,11 +83,12 @@ backfill_unwatch(PG_FUNCTION_ARGS)
 
 /*
  * backfill_watch_trigger
- *		The triggers of a watched source: BEFORE INSERT and AFTER UPDATE,
- *		DELETE (with transition tables), TRUNCATE statement triggers (and
+ *		The triggers of a watched source: AFTER UPDATE, DELETE (with
+ *		transition tables) and TRUNCATE statement triggers (and BEFORE and
  *		AFTER INSERT, of earlier builds), and the INSERT row triggers whose
  *		WHEN clause (_watch_row) is true for one row of a statement whose
- *		rows noted chunks: WatchTriggerFire.  Runs as the writer; only the
+ *		rows noted chunks, or for a row whose writer may not load the
+ *		watches: WatchTriggerFire.  Runs as the writer; only the
  *		catalog write switches to the extension owner.  Nothing is said to
  *		the writer.
  */
@@ -121,8 +122,9 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
  *		by its attribute number in source (an int2: the form watch
  *		installs) or by its name (the form of earlier builds); true for the
  *		first row of the statement that noted a chunk, so that its event
- *		writes them.  It only reads what the source's BEFORE INSERT
- *		statement trigger loaded in this transaction, takes no lock and
+ *		writes them, or for a row whose writer may not load the watches
+ *		(its event does).  It loads the source's watches (their watch
+ *		locks) only for a caller who may insert into the source, and
  *		writes nothing itself; the chunks it notes are written by the
  *		row event of a statement that writes the source, or by the AFTER
  *		statement triggers of the sources the caller writes.  A direct call

@@ -35,10 +35,10 @@
  * NoticeUnwatchedParent
  *		A NOTICE when source, a partition, is watched by target while none
  *		of its ancestors is: PostgreSQL fires statement triggers only on the
- *		table a statement names, so the inserts, updates and deletes made
- *		through the partitioned table are not recorded (a TRUNCATE of it
- *		is: it fires the partitions' TRUNCATE triggers).  Caller is
- *		connected to SPI.
+ *		table a statement names, so the updates and deletes made through
+ *		the partitioned table are not recorded (its inserts are: the row
+ *		triggers fire on the partition; a TRUNCATE of it is too: it fires
+ *		the partitions' TRUNCATE triggers).  Caller is connected to SPI.
  */
 static void
 NoticeUnwatchedParent(Oid target, Oid source)
@@ -59,10 +59,10 @@ NoticeUnwatchedParent(Oid target, Oid source)
 	if (SpiGetBool(0, 1, &isnull))
 		return;
 	ereport(NOTICE,
-			(errmsg("writes into %s through %s are not recorded",
+			(errmsg("updates and deletes of %s through %s are not recorded",
 					QualifiedRelName(source),
 					QualifiedRelName(llast_oid(ancestors))),
-			 errdetail("%s is a partition, and PostgreSQL fires statement triggers only on the table a statement names: inserts, updates and deletes made through a partitioned table above it are not seen by this watch.",
+			 errdetail("%s is a partition, and PostgreSQL fires statement triggers only on the table a statement names: updates and deletes made through a partitioned table above it are not seen by this watch (inserts are).",
 					   QualifiedRelName(source)),
 			 errhint("Watch %s as well, or instead, to record them.",
 					 QualifiedRelName(llast_oid(ancestors)))));

@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * watchlog.c
- *	  Changed regions: the work of the triggers watch.c installs on a
- *	  watched source, with the watches watchcache.c loads: they record
- *	  which of the target's chunks a write touched
- *	  (backfill.changed_regions); and the reader of those records for
- *	  stale plans (cascade.c).
+ *	  Changed regions: the INSERT row triggers watch.c installs on a
+ *	  watched source, with the watches watchcache.c loads, and the
+ *	  per-transaction state of what the triggers noted and logged: they
+ *	  record which of the target's chunks a write touched
+ *	  (backfill.changed_regions); the statement triggers are
+ *	  watchstatement.c's; and the reader of those records for stale plans
+ *	  (cascade.c).
  *
  * A write is recorded behind each watch's edge: the later of the
  * target's watermark (the newest chunk end backfill built) and the watch's
@@ -15,11 +17,20 @@
  * cached watch until the next chunk boundary).  A target that backfill
  * never built is followed too (issue 29).
  *
- * The BEFORE INSERT statement trigger loads the source's watches for the
- * transaction (the watch locks, then the watermarks and edges:
- * LoadRowSources), and the INSERT row trigger's WHEN clause,
- * backfill._watch_row, reads only what it loaded (called any other way, it
- * finds nothing and does nothing).  A row at or beyond every edge costs
+ * The INSERT row trigger's WHEN clause, backfill._watch_row, loads the
+ * source's watches for the transaction itself on its first row (the watch
+ * locks, then the watermarks and edges: LoadRowSource), when the writer
+ * may insert into the source (RowSourceMayLoad): a direct call by a role
+ * that could not write the rows marks nothing and takes no lock.  Where it
+ * may not (an INSERT through another role's view, or straight into a
+ * partition by a role with rights on the partition only), the WHEN clause
+ * is true for the row, and the row's event, which fires only once the
+ * statement's rights were checked, loads the watches of the table the row
+ * went into and notes the row (NoteEventRow).  No BEFORE INSERT statement
+ * trigger is needed (issue 30: it was most of what a single-row INSERT at
+ * the live edge paid beyond the WHEN clause; the one earlier builds
+ * installed still loads, and watch drops it where its caller owns the
+ * table).  A row at or beyond every edge costs
  * one comparison (RowCall.fast); a row behind one has its time mapped to
  * the target's chunk (ChunkCell, in the watch's TimeZone; a row in the
  * chunk of the row before it costs one more comparison) and a chunk this
@@ -33,8 +44,9 @@
  * transaction at the live edge after the WHEN clause itself).
  *
  * The transition tables (of UPDATE and DELETE) are read once per watching
- * target, in C, as the writer, the same way.  The chunks this transaction
- * has not logged yet are appended to backfill.changed_regions without SQL
+ * target, in C, as the writer, the same way (watchstatement.c).  The
+ * chunks this transaction has not logged yet are appended to
+ * backfill.changed_regions without SQL
  * (WriteChangedRegions, CatalogAppendRows: a transaction of single-row
  * INSERTs into built days paid more for planning and running the catalog
  * INSERT as the extension owner than for its own row).  A per-transaction hash
@@ -48,12 +60,15 @@
 
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "pgtime.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
@@ -62,7 +77,6 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 
 #include "backfill.h"
 
@@ -85,8 +99,10 @@ typedef struct LoggedEntry
 
 /*
  * The watches of one watched source, for its INSERT row triggers: loaded
- * by the BEFORE INSERT statement trigger of the source or of one of its
- * partitions, with the watch locks taken in subtransaction subid.
+ * by the first _watch_row call of the transaction on the source
+ * (LoadRowSource), by a row event of the source or of one of its
+ * partitions, or by the BEFORE INSERT statement trigger of earlier builds
+ * (LoadRowSources), with the watch locks taken in subtransaction subid.
  */
 typedef struct RowSource
 {
@@ -117,6 +133,9 @@ typedef struct RowCall
 	uint64		gen;
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
+	bool		loaded;			/* the source's watches are loaded */
+	bool		denied;			/* the user may not load them (the rows'
+								 * events do: RowSourceMayLoad) */
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
@@ -234,7 +253,7 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
  *		The per-transaction hashes, made on first use (in watch_state_cxt,
  *		kept across transactions: ClearHash).
  */
-static void
+void
 WatchState(void)
 {
 	if (!callbacks_registered)
@@ -272,7 +291,7 @@ WatchState(void)
  *		without SQL (CatalogAppendRows) when the table allows it, else in
  *		one INSERT as the extension owner.
  */
-static void
+void
 WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 					const Datum *ends, const Datum *sources)
 {
@@ -335,160 +354,45 @@ LoggedEnter(Oid target, TimestampTz start, bool *found)
 }
 
 /*
- * LogNewCells
- *		Insert the cells [starts[i], ends[i]) of target that this
- *		transaction has not logged yet (or only noted as pending), in one
- *		catalog statement.
+ * LogClaim
+ *		See backfill.h: whether this transaction still has to write the
+ *		chunk of target starting at start (not written yet, or only noted
+ *		by _watch_row: then written by the caller, with its source); it is
+ *		then marked as written by the current subtransaction.
  */
-static void
-LogNewCells(Oid target, Oid source, TimestampTz *starts, TimestampTz *ends,
-			int n)
+bool
+LogClaim(Oid target, TimestampTz start)
 {
-	Datum	   *s = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *e = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *t = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *src = palloc(sizeof(Datum) * Max(n, 1));
-	int			m = 0;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		LoggedEntry *entry;
-		bool		found;
-
-		entry = LoggedEnter(target, starts[i], &found);
-		if (found && !entry->pending)
-			continue;
-		if (found)
-		{
-			/* noted by _watch_row, written here (with this source) */
-			entry->pending = false;
-			npending--;
-		}
-		entry->written = GetCurrentSubTransactionId();
-		s[m] = TimestampTzGetDatum(starts[i]);
-		e[m] = TimestampTzGetDatum(ends[i]);
-		m++;
-	}
-	if (m == 0)
-		return;
-	for (i = 0; i < m; i++)
-	{
-		t[i] = ObjectIdGetDatum(target);
-		src[i] = ObjectIdGetDatum(source);
-	}
-	WriteChangedRegions(m, t, s, e, src);
-}
-
-/*
- * LogTruncate
- *		A TRUNCATE of a watched source changes every chunk of the target
- *		before the edge, whoever built it: one region from -infinity to the
- *		edge is logged (once per transaction), not a row per chunk; a stale
- *		plan takes the chunks of it that backfill built or that hold rows,
- *		and each build consumes its own part.
- */
-static void
-LogTruncate(WatchEntry *w, Oid source)
-{
-	bool		found;
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, REGCLASSOID};
-	Datum		values[3];
 	LoggedEntry *entry;
+	bool		found;
 
-	entry = LoggedEnter(w->target, DT_NOBEGIN, &found);
-	if (found)
-		return;
-	entry->pending = false;
-	entry->written = entry->subid;
-	if (TIMESTAMP_IS_NOBEGIN(w->edge))
-		return;
-	WatchCatalog(true);
-	values[0] = ObjectIdGetDatum(w->target);
-	values[1] = TimestampTzGetDatum(w->edge);
-	values[2] = ObjectIdGetDatum(source);
-	CatalogExec("INSERT INTO backfill.changed_regions"
-				" (target, chunk_start, chunk_end, changed_at, source)"
-				" VALUES ($1, '-infinity', $2, pg_catalog.now(), $3)",
-				3, argtypes, values, NULL, SPI_OK_INSERT);
-}
-
-/*
- * RowTime
- *		The time of a transition row's watched column as timestamptz (a
- *		timestamp or date read in the session TimeZone); false for NULL or
- *		a value out of timestamptz's range.
- */
-static bool
-RowTime(TupleTableSlot *slot, AttrNumber attnum, Oid basetype,
-		TimestampTz *t)
-{
-	bool		isnull;
-	Datum		d = slot_getattr(slot, attnum, &isnull);
-	int			overflow = 0;
-
-	if (isnull)
+	entry = LoggedEnter(target, start, &found);
+	if (found && !entry->pending)
 		return false;
-	if (basetype == TIMESTAMPOID)
-		*t = BackfillTimestampToTimestamptz(DatumGetTimestamp(d), &overflow);
-	else if (basetype == DATEOID)
-		*t = BackfillDateToTimestamptz(DatumGetDateADT(d), &overflow);
-	else
-		*t = DatumGetTimestampTz(d);
-	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+	if (found)
+	{
+		entry->pending = false;
+		npending--;
+	}
+	entry->written = GetCurrentSubTransactionId();
+	return true;
 }
 
 /*
- * ScanTransitionTable
- *		Add the chunks of the rows of one transition table that lie behind
- *		w's edge to cells (starts/ends, *n of them, room for *room),
- *		reading the tuplestore with a read pointer of its own, as a scan of
- *		the table in a query would.  A row in the same chunk as the row
- *		before it costs one comparison; ChunkCell is computed only when a
- *		row leaves the last chunk found.
+ * WatchedColumnGone
+ *		42703 for watch w whose time column is gone or no longer of a time
+ *		type (renamed, dropped), so that writes fail rather than silently
+ *		record nothing.
  */
 static void
-ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
-					Oid basetype, WatchEntry *w, TimestampTz **starts,
-					TimestampTz **ends, int *n, int *room)
+WatchedColumnGone(WatchEntry *w)
 {
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
-	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
-	TimestampTz lo = DT_NOEND;
-	TimestampTz hi = DT_NOBEGIN;
-
-	tuplestore_copy_read_pointer(ts, 0, ptr);
-	tuplestore_select_read_pointer(ts, ptr);
-	tuplestore_rescan(ts);
-	while (tuplestore_gettupleslot(ts, true, false, slot))
-	{
-		TimestampTz t;
-		int			k;
-		bool		seen = false;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!RowTime(slot, attnum, basetype, &t) || t >= w->edge)
-			continue;
-		if (t >= lo && t < hi)
-			continue;
-		ChunkCell(t, w->chunk, &lo, &hi);
-		for (k = *n - 1; k >= 0 && k >= *n - 8; k--)
-			if ((*starts)[k] == lo)
-				seen = true;
-		if (seen)
-			continue;
-		if (*n >= *room)
-		{
-			*room *= 2;
-			*starts = repalloc(*starts, sizeof(TimestampTz) * *room);
-			*ends = repalloc(*ends, sizeof(TimestampTz) * *room);
-		}
-		(*starts)[*n] = lo;
-		(*ends)[*n] = hi;
-		(*n)++;
-	}
-	tuplestore_select_read_pointer(ts, 0);
-	ExecDropSingleTupleTableSlot(slot);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("watched column \"%s\" of relation %s does not exist",
+					w->time_column, QualifiedRelName(w->source)),
+			 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
+			 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
 }
 
 /*
@@ -498,7 +402,7 @@ ScanTransitionTable(Tuplestorestate *ts, TupleDesc tupdesc, AttrNumber attnum,
  *		gone or no longer of a time type (renamed, dropped), so that
  *		writes fail rather than silently record nothing.
  */
-static AttrNumber
+AttrNumber
 WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
 {
 	TupleDesc	tupdesc = RelationGetDescr(rel);
@@ -522,50 +426,8 @@ WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
 		getBaseType(TupleDescAttr(tupdesc, attnum - 1)->atttypid);
 	if (*basetype != TIMESTAMPTZOID && *basetype != TIMESTAMPOID &&
 		*basetype != DATEOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("watched column \"%s\" of relation %s does not exist",
-						w->time_column, QualifiedRelName(w->source)),
-				 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
-				 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
+		WatchedColumnGone(w);
 	return attnum;
-}
-
-/*
- * LogRows
- *		The chunks of target w that the rows of the statement's transition
- *		tables touched behind its edge, each row's time mapped to its
- *		chunk (ChunkCell) in the watch's TimeZone, and the chunks this
- *		transaction has not logged yet written (WriteChangedRegions).
- *		The transition tables are read in C, as the writer, row by row:
- *		no query is planned per statement, and nothing is written per row.
- */
-static void
-LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
-{
-	Relation	rel = trigdata->tg_relation;
-	TupleDesc	tupdesc = RelationGetDescr(rel);
-	AttrNumber	attnum;
-	Oid			basetype;
-	int			nest;
-	int			n = 0;
-	int			room = 16;
-	TimestampTz *starts = palloc(sizeof(TimestampTz) * room);
-	TimestampTz *ends = palloc(sizeof(TimestampTz) * room);
-
-	attnum = WatchedColumn(rel, w, &basetype);
-
-	/* the watch's TimeZone for the timestamp and date columns and the grid */
-	nest = EnterZone(w->timezone);
-	if (trigdata->tg_oldtable != NULL)
-		ScanTransitionTable(trigdata->tg_oldtable, tupdesc, attnum, basetype,
-							w, &starts, &ends, &n, &room);
-	if (trigdata->tg_newtable != NULL)
-		ScanTransitionTable(trigdata->tg_newtable, tupdesc, attnum, basetype,
-							w, &starts, &ends, &n, &room);
-	LeaveZone(nest);
-	if (n > 0)
-		LogNewCells(w->target, source, starts, ends, n);
 }
 
 /*
@@ -574,7 +436,7 @@ LogRows(WatchEntry *w, Oid source, TriggerData *trigdata)
  *		target: WriteChangedRegions), and remember them as written by
  *		this subtransaction.  Called first by every AFTER statement trigger.
  */
-static void
+void
 FlushPending(void)
 {
 	HASH_SEQ_STATUS seq;
@@ -611,14 +473,52 @@ FlushPending(void)
 }
 
 /*
- * LoadRowSources
- *		The BEFORE INSERT statement trigger of rel (a watched source or a
- *		partition of one): its watches for this transaction, with the watch
- *		locks taken and the watermarks read after them (LoadRelWatches),
- *		kept by watched source for the source's row triggers (_watch_row),
- *		once each watched column is found in rel (WatchedColumn).
+ * AddRowSource
+ *		Keep the watches of source among rw (loaded for source or for one
+ *		of its partitions) for the source's row triggers (_watch_row),
+ *		unless they are kept already.  Each watched column is checked in
+ *		rel (the table written, WatchedColumn), or, without rel, by the
+ *		number the cache found for it in source (WatchedColumnGone when
+ *		none).
  */
 static void
+AddRowSource(RelWatches *rw, Oid source, Relation rel)
+{
+	RowSource  *rs;
+	bool		found;
+	int			j;
+
+	rs = (RowSource *) hash_search(row_sources, &source, HASH_ENTER, &found);
+	if (found)
+		return;
+	rs->subid = GetCurrentSubTransactionId();
+	rs->n = 0;
+	rs->entries = MemoryContextAlloc(TopTransactionContext,
+									 sizeof(WatchEntry) * Max(rw->n, 1));
+	row_state_gen++;
+	for (j = 0; j < rw->n; j++)
+	{
+		Oid			basetype;
+
+		if (rw->entries[j].source != source)
+			continue;
+		if (rel != NULL)
+			(void) WatchedColumn(rel, &rw->entries[j], &basetype);
+		else if (rw->entries[j].attnum == InvalidAttrNumber)
+			WatchedColumnGone(&rw->entries[j]);
+		rs->entries[rs->n++] = rw->entries[j];
+	}
+}
+
+/*
+ * LoadRowSources
+ *		A row event (or the BEFORE INSERT statement trigger of earlier
+ *		builds) of rel (a watched source or a partition of one): its
+ *		watches for this transaction, with the watch locks taken and the
+ *		watermarks read after them (LoadRelWatches), kept by watched
+ *		source for the source's row triggers (AddRowSource).
+ */
+void
 LoadRowSources(Relation rel)
 {
 	RelWatches *rw = LoadRelWatches(RelationGetRelid(rel));
@@ -628,30 +528,51 @@ LoadRowSources(Relation rel)
 		return;
 	rw->rows_loaded = true;
 	for (i = 0; i < rw->n; i++)
-	{
-		Oid			source = rw->entries[i].source;
-		RowSource  *rs;
-		bool		found;
-		int			j;
+		AddRowSource(rw, rw->entries[i].source, rel);
+}
 
-		rs = (RowSource *) hash_search(row_sources, &source, HASH_ENTER, &found);
-		if (found)
-			continue;
-		rs->subid = GetCurrentSubTransactionId();
-		rs->n = 0;
-		rs->entries = MemoryContextAlloc(TopTransactionContext,
-										 sizeof(WatchEntry) * rw->n);
-		row_state_gen++;
-		for (j = 0; j < rw->n; j++)
-		{
-			Oid			basetype;
+/*
+ * RowSourceMayLoad
+ *		Whether a _watch_row call on source may load its watches itself:
+ *		the current user may insert into it (the INSERT privilege on the
+ *		table or on one of its columns, and USAGE on its schema).  Such a
+ *		user could take the watch locks and mark the target's chunks by
+ *		writing rows there anyway; anyone else's call (a direct one, or the
+ *		WHEN clause of an INSERT made through a view whose owner holds the
+ *		rights) leaves the load to the row's event, which fires only once
+ *		the statement's rights were checked.  A lock on the source is no
+ *		such proof: PREPARE of an INSERT takes RowExclusiveLock before any
+ *		check of rights.
+ */
+static bool
+RowSourceMayLoad(Oid source)
+{
+	Oid			nsp = get_rel_namespace(source);
 
-			if (rw->entries[j].source != source)
-				continue;
-			(void) WatchedColumn(rel, &rw->entries[j], &basetype);
-			rs->entries[rs->n++] = rw->entries[j];
-		}
-	}
+	return OidIsValid(nsp) &&
+		(pg_class_aclcheck(source, GetUserId(), ACL_INSERT) == ACLCHECK_OK ||
+		 pg_attribute_aclcheck_all(source, GetUserId(), ACL_INSERT,
+								   ACLMASK_ANY) == ACLCHECK_OK) &&
+		NamespaceAclCheck(nsp, GetUserId(), ACL_USAGE) == ACLCHECK_OK;
+}
+
+/*
+ * LoadRowSource
+ *		The first _watch_row call of the transaction on source, by a user
+ *		who may insert into it (RowSourceMayLoad): its watches (those of
+ *		source, LoadRelWatches), kept for its row triggers (AddRowSource).
+ *		The catalog checks and SPI only when the cache must be read.
+ */
+static void
+LoadRowSource(Oid source)
+{
+	bool		save_checked;
+	bool		save_open;
+
+	WatchCatalogBegin(&save_checked, &save_open);
+	WatchState();
+	AddRowSource(LoadRelWatches(source), source, NULL);
+	WatchCatalogEnd(save_checked, save_open);
 }
 
 /*
@@ -663,10 +584,11 @@ LoadRowSources(Relation rel)
  *		edge: the edge itself for timestamptz; for timestamp and date, the
  *		edge's local time in the watch's TimeZone plus a day
  *		(more than any change of a zone's offset: the values in that day are
- *		converted and compared exactly).  No watches loaded, or no column of
- *		source by that number: nothing.  It runs once per statement: the
- *		argument types come from the call's expression, the column's number
- *		and the zone from the cached watches (no catalog lookup).
+ *		converted and compared exactly).  No watches loaded (loaded
+ *		false), or no column of source by that number: nothing.  It runs
+ *		once per statement: the argument types come from the call's
+ *		expression, the column's number and the zone from the cached
+ *		watches (no catalog lookup).
  */
 static RowCall *
 RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
@@ -707,6 +629,8 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 	rc->n = 0;
 	if (row_sources != NULL)
 		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
+	rc->loaded = rs != NULL;
+	rc->denied = false;
 	if (rs == NULL)
 		return rc;
 	if (rc->items == NULL)
@@ -806,9 +730,11 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
  *		one, the row's chunk is noted as pending unless it is the chunk this
  *		call site noted last.  True for the first row of this call site (of
  *		its statement) that noted a chunk: that row's event writes the
- *		pending chunks at the end of the statement.  Only the watches the
- *		source's BEFORE INSERT statement trigger loaded in this transaction
- *		are read: called any other way, it does nothing.
+ *		pending chunks at the end of the statement.  The first call of the
+ *		transaction on source loads its watches (LoadRowSource) when the
+ *		user may insert into it (RowSourceMayLoad); else it is true and
+ *		loads nothing: the row's event loads them and notes the row
+ *		(NoteEventRow), and a direct call by such a user does nothing.
  */
 bool
 WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
@@ -820,6 +746,17 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 
 	if (rc == NULL || rc->gen != row_state_gen)
 		rc = RowCallSetup(flinfo, source, column);
+	if (!rc->loaded)
+	{
+		/* the first row of the transaction on source */
+		if (rc->denied || !RowSourceMayLoad(source))
+		{
+			rc->denied = true;
+			return true;		/* its event loads the watches and notes it */
+		}
+		LoadRowSource(source);
+		rc = RowCallSetup(flinfo, source, column);
+	}
 	if (rc->n == 0)
 		return false;
 	if (rc->argtype == DATEOID)
@@ -862,12 +799,128 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 }
 
 /*
+ * An INSERT row trigger's WHEN clause as a row event reads it (NoteEventRow):
+ * the _watch_row call, its source and column, and the number of its time
+ * argument in the table the trigger is on (a partition's clone has its
+ * own); kept per trigger for the session, with the text it was read from.
+ */
+typedef struct EventQual
+{
+	Oid			tgoid;			/* hash key */
+	char	   *qual;			/* the text read */
+	bool		ours;			/* exactly a call of backfill._watch_row */
+	Oid			source;
+	Datum		column;			/* int2, or a name in event_qual_cxt */
+	AttrNumber	attnum;			/* NEW's column in the trigger's table */
+	FmgrInfo	flinfo;			/* the call, for WatchRowNote */
+} EventQual;
+
+static HTAB *event_quals = NULL;
+static MemoryContext event_qual_cxt = NULL;
+
+/*
+ * ReadEventQual
+ *		The WHEN clause of row trigger tg read (EventQual), from the
+ *		session's cache when its text is the one read before.  It is ours
+ *		only when it is a call of backfill._watch_row on a regclass and an
+ *		int2 or a name constant and a column of NEW, the forms watch
+ *		installs; anything else is left alone.
+ */
+static EventQual *
+ReadEventQual(Trigger *tg)
+{
+	EventQual  *eq;
+	bool		found;
+	Node	   *node;
+	FuncExpr   *call;
+	Const	   *src;
+	Const	   *col;
+	Node	   *value;
+	MemoryContext old;
+
+	if (event_quals == NULL)
+	{
+		event_qual_cxt = AllocSetContextCreate(CacheMemoryContext,
+											   "backfill row trigger quals",
+											   ALLOCSET_SMALL_SIZES);
+		event_quals = WatchHash("backfill row trigger quals", sizeof(Oid),
+								sizeof(EventQual), 16, event_qual_cxt);
+	}
+	eq = (EventQual *) hash_search(event_quals, &tg->tgoid, HASH_ENTER, &found);
+	if (found && strcmp(eq->qual, tg->tgqual) == 0)
+		return eq;
+
+	old = MemoryContextSwitchTo(event_qual_cxt);
+	eq->qual = pstrdup(tg->tgqual);
+	eq->ours = false;
+	node = (Node *) stringToNode(eq->qual);
+	call = (FuncExpr *) node;
+	if (IsA(node, FuncExpr) && list_length(call->args) == 3 &&
+		get_func_namespace(call->funcid) == get_namespace_oid("backfill", true) &&
+		strcmp(get_func_name(call->funcid), "_watch_row") == 0)
+	{
+		src = (Const *) linitial(call->args);
+		col = (Const *) lsecond(call->args);
+		value = strip_implicit_coercions((Node *) lthird(call->args));
+		if (IsA(src, Const) && !src->constisnull && src->consttype == REGCLASSOID &&
+			IsA(col, Const) && !col->constisnull &&
+			(col->consttype == INT2OID || col->consttype == NAMEOID) &&
+			IsA(value, Var) && ((Var *) value)->varno == PRS2_NEW_VARNO &&
+			((Var *) value)->varattno > 0)
+		{
+			eq->ours = true;
+			eq->source = DatumGetObjectId(src->constvalue);
+			eq->column = col->constvalue;
+			eq->attnum = ((Var *) value)->varattno;
+			memset(&eq->flinfo, 0, sizeof(FmgrInfo));
+			eq->flinfo.fn_oid = call->funcid;
+			eq->flinfo.fn_nargs = 3;
+			eq->flinfo.fn_strict = true;
+			eq->flinfo.fn_mcxt = event_qual_cxt;
+			eq->flinfo.fn_expr = (Node *) call;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return eq;
+}
+
+/*
+ * NoteEventRow
+ *		The row event of an INSERT row trigger (trigdata): note its row as
+ *		its WHEN clause would have with the watches loaded (WatchRowNote),
+ *		once the watches of the table written are (LoadRowSources).  For a
+ *		row whose WHEN clause noted it already this finds it noted; for one
+ *		whose WHEN clause could not load them (RowSourceMayLoad) this is
+ *		where it is noted.
+ */
+void
+NoteEventRow(TriggerData *trigdata)
+{
+	Trigger    *tg = trigdata->tg_trigger;
+	TupleDesc	tupdesc = RelationGetDescr(trigdata->tg_relation);
+	EventQual  *eq;
+	Datum		value;
+	bool		isnull;
+
+	if (tg->tgqual == NULL || trigdata->tg_trigtuple == NULL)
+		return;
+	eq = ReadEventQual(tg);
+	if (!eq->ours || eq->attnum > tupdesc->natts)
+		return;
+	value = heap_getattr(trigdata->tg_trigtuple, eq->attnum, tupdesc, &isnull);
+	if (!isnull)
+		(void) WatchRowNote(&eq->flinfo, eq->source, eq->column, value);
+}
+
+/*
  * WatchTriggerIdle
  *		See backfill.h: whether the trigger call has nothing to do: a
  *		BEFORE INSERT trigger of a relation whose watches this transaction
- *		has loaded for its row triggers, or an AFTER INSERT trigger without
- *		transition table (the row trigger's event; the statement trigger of
- *		earlier builds) when nothing is pending.  Reads memory only.
+ *		has loaded for its row triggers (earlier builds' statement
+ *		trigger), or the AFTER INSERT statement trigger of earlier builds
+ *		without transition table when nothing is pending; never a row
+ *		event (it may have a row to note: NoteEventRow).  Reads memory
+ *		only.
  */
 bool
 WatchTriggerIdle(TriggerData *trigdata)
@@ -884,63 +937,8 @@ WatchTriggerIdle(TriggerData *trigdata)
 		rw = FindRelWatches(relid);
 		return rw != NULL && rw->rows_loaded;
 	}
-	return TRIGGER_FIRED_BY_INSERT(ev) && trigdata->tg_newtable == NULL &&
-		npending == 0;
-}
-
-/*
- * WatchTriggerFire
- *		See backfill.h: the work of backfill._watch_trigger for one
- *		statement, or for the one row event of a statement whose INSERT row
- *		trigger noted chunks.  BEFORE INSERT: load the watches for the row
- *		triggers.  AFTER: write the pending chunks of the row triggers,
- *		then (a statement) read the transition tables (UPDATE, DELETE;
- *		INSERT of the old layout) or log a TRUNCATE, each behind its
- *		watch's edge (a target that backfill never built has the live edge
- *		alone).  The catalog checks and SPI come only with the first read
- *		or write of the catalog (WatchCatalog); the connection is closed
- *		here.
- */
-void
-WatchTriggerFire(TriggerData *trigdata)
-{
-	Relation	rel = trigdata->tg_relation;
-	Oid			relid = RelationGetRelid(rel);
-	TriggerEvent ev = trigdata->tg_event;
-	bool		truncate = TRIGGER_FIRED_BY_TRUNCATE(ev);
-	bool		has_old = trigdata->tg_oldtable != NULL;
-	bool		has_new = trigdata->tg_newtable != NULL;
-	RelWatches *rw;
-	int			i;
-	bool		save_checked;
-	bool		save_open;
-
-	WatchCatalogBegin(&save_checked, &save_open);
-	WatchState();
-	if (TRIGGER_FIRED_BEFORE(ev))
-	{
-		if (TRIGGER_FIRED_BY_INSERT(ev))
-			LoadRowSources(rel);
-	}
-	else
-	{
-		FlushPending();
-		if (!TRIGGER_FIRED_FOR_ROW(ev) && (truncate || has_old || has_new))
-		{
-			rw = LoadRelWatches(relid);
-			for (i = 0; i < rw->n; i++)
-			{
-				WatchEntry *w = &rw->entries[i];
-
-				CHECK_FOR_INTERRUPTS();
-				if (truncate)
-					LogTruncate(w, relid);
-				else
-					LogRows(w, relid, trigdata);
-			}
-		}
-	}
-	WatchCatalogEnd(save_checked, save_open);
+	return !TRIGGER_FIRED_FOR_ROW(ev) && TRIGGER_FIRED_BY_INSERT(ev) &&
+		trigdata->tg_newtable == NULL && npending == 0;
 }
 
 /* ----------------------------------------------------------------

@@ -9,21 +9,23 @@
  *
  * A watched source carries statement triggers on the table and on each of
  * its partitions, all calling backfill._watch_trigger: UPDATE and DELETE
- * with transition tables, TRUNCATE, and INSERT.  INSERT is watched row by
- * row instead of through a transition table, which costs more to capture
+ * with transition tables, and TRUNCATE.  INSERT is watched row by row
+ * instead of through a transition table, which costs more to capture
  * and, on a partitioned source, turns a COPY's multi-row inserts into
  * single-row inserts: one AFTER INSERT row trigger per watched time column
  * on the source (cloned by PostgreSQL to its partitions, present and
  * future), whose WHEN clause backfill._watch_row(source, column,
- * NEW.column) does the work and is true only for the first row of a
- * statement that noted a chunk (its event writes them at the end of the
- * statement; a statement at the live edge queues none), with a BEFORE
- * INSERT statement trigger that loads the source's watches for the
- * transaction.  Earlier builds also put an AFTER INSERT statement trigger
- * on it (backfill_watch_insert), which watch drops where its caller owns
- * the table and which otherwise keeps working.  PostgreSQL copies row
- * triggers to a new partition but not statement triggers: the event
- * trigger backfill_watch_ddl adds them (WatchNewPartitions).
+ * NEW.column) does the work, loading the source's watches on the first
+ * row of a transaction, and is true only for the first row of a statement
+ * that noted a chunk (its event writes them at the end of the statement;
+ * a statement at the live edge queues none) or for a row whose writer may
+ * not load them (its event does: watchlog.c).  Earlier builds also put a
+ * BEFORE INSERT statement trigger on it that loaded the watches
+ * (backfill_watch_before) and an AFTER INSERT statement trigger
+ * (backfill_watch_insert); watch drops them where its caller owns the
+ * table, and otherwise they keep working.  PostgreSQL copies row triggers
+ * to a new partition but not statement triggers: the event trigger
+ * backfill_watch_ddl adds them (WatchNewPartitions).
  *
  *-------------------------------------------------------------------------
  */
@@ -47,8 +49,8 @@
 
 #include "backfill.h"
 
-/* The names of the triggers watch() installs, by event (INSERT: of
- * earlier builds, no longer installed). */
+/* The names of the triggers watch() installs, by event (BEFORE and
+ * INSERT: of earlier builds, no longer installed). */
 #define WATCH_TRIGGER_BEFORE	"backfill_watch_before"
 #define WATCH_TRIGGER_INSERT	"backfill_watch_insert"
 #define WATCH_TRIGGER_UPDATE	"backfill_watch_update"
@@ -71,13 +73,12 @@
  */
 
 /* The statement triggers watch installs, by name, and their tgtype. */
-static const char *const statement_names[4] = {
-	WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE,
-	WATCH_TRIGGER_TRUNCATE
+#define WATCH_STATEMENT_TRIGGERS 3
+static const char *const statement_names[WATCH_STATEMENT_TRIGGERS] = {
+	WATCH_TRIGGER_UPDATE, WATCH_TRIGGER_DELETE, WATCH_TRIGGER_TRUNCATE
 };
-static const int statement_types[4] = {
-	TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
-	TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
+	TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
 };
 
 /* What a row trigger's WHEN clause is: WatchRowQual. */
@@ -373,12 +374,12 @@ PartitionTree(Oid relid, bool lacking)
 				  " AND c.relispartition"
 				  " AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g"
 				  "  WHERE g.tgrelid OPERATOR(pg_catalog.=) t.relid"
-				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{" WATCH_TRIGGER_BEFORE ","
+				  "  AND g.tgname OPERATOR(pg_catalog.=) ANY ('{"
 				  WATCH_TRIGGER_UPDATE "," WATCH_TRIGGER_DELETE "," WATCH_TRIGGER_TRUNCATE
 				  "}'::pg_catalog.name[])"
 				  "  AND g.tgfoid OPERATOR(pg_catalog.=)"
 				  "   'backfill._watch_trigger()'::pg_catalog.regprocedure)"
-				  "  OPERATOR(pg_catalog.<) 4"
+				  "  OPERATOR(pg_catalog.<) 3"
 				  " ORDER BY t.level, t.relid" :
 				  "SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) t"
 				  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
@@ -405,28 +406,29 @@ SourceRelations(Oid source)
  * InstallStatementTriggers
  *		The watch's statement triggers on relid (the source or one of its
  *		partitions), where missing, created as the caller (who needs the
- *		TRIGGER privilege): BEFORE INSERT, which loads the watches for the
- *		row triggers, and AFTER UPDATE, DELETE (with transition tables)
- *		and TRUNCATE.  The AFTER INSERT statement trigger of earlier builds
- *		(with or without transition table) is dropped where the caller owns
- *		the table; else it stays and keeps working (it writes the pending
- *		chunks, and reads its transition table if it has one).  Caller is
+ *		TRIGGER privilege): AFTER UPDATE, DELETE (with transition tables)
+ *		and TRUNCATE.  The INSERT statement triggers of earlier builds
+ *		(BEFORE, which loaded the watches for the row triggers, and AFTER,
+ *		with or without transition table) are dropped where the caller
+ *		owns the table; else they stay and keep working.  Caller is
  *		connected to SPI.
  */
 static void
 InstallStatementTriggers(Oid relid)
 {
-	static const char *const events[4] = {
-		"BEFORE INSERT ON %s",
+	static const char *const events[WATCH_STATEMENT_TRIGGERS] = {
 		"AFTER UPDATE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE
 		" NEW TABLE AS " WATCH_NEW_TABLE,
 		"AFTER DELETE ON %s REFERENCING OLD TABLE AS " WATCH_OLD_TABLE,
 		"AFTER TRUNCATE ON %s"
 	};
+	static const char *const earlier[2] = {
+		WATCH_TRIGGER_BEFORE, WATCH_TRIGGER_INSERT
+	};
 	char	   *relname = QualifiedRelName(relid);
 	int			i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < WATCH_STATEMENT_TRIGGERS; i++)
 	{
 		if (TriggerExists(relid, statement_names[i], statement_types[i],
 						  NULL, NULL))
@@ -437,12 +439,14 @@ InstallStatementTriggers(Oid relid)
 							   psprintf(events[i], relname)),
 					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
-	/* the AFTER INSERT statement trigger of earlier builds */
-	if (TriggerExists(relid, WATCH_TRIGGER_INSERT, -1, NULL, NULL) &&
-		RelationOwnerCheck(relid, GetUserId()))
-		SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", WATCH_TRIGGER_INSERT,
-							   relname),
-					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	/* the INSERT statement triggers of earlier builds */
+	for (i = 0; i < 2; i++)
+	{
+		if (TriggerExists(relid, earlier[i], -1, NULL, NULL) &&
+			RelationOwnerCheck(relid, GetUserId()))
+			SpiExecPinned(psprintf("DROP TRIGGER %s ON %s", earlier[i], relname),
+						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
+	}
 }
 
 /*
@@ -496,11 +500,10 @@ WatchCheckPartitionRights(Oid source)
  *		(spilled to disk past work_mem), and on a partitioned source or a
  *		partition it turns a COPY's multi-row inserts into single-row
  *		inserts (copyfrom.c); on a plain table both cost about the same
- *		(bench/RESULTS.md, turn 7).  The BEFORE INSERT statement trigger
- *		loads the watches for the row triggers: it fires only once the
- *		statement's rights were checked, so a call of _watch_row by anyone
- *		else finds nothing (a lock on the source is no such proof: PREPARE
- *		of an INSERT takes RowExclusiveLock before any check of rights).
+ *		(bench/RESULTS.md, turn 7).  The row trigger's WHEN clause loads
+ *		the watches itself, for a writer who may insert into the source,
+ *		and leaves it to the row's event otherwise (watchlog.c,
+ *		RowSourceMayLoad): no BEFORE INSERT statement trigger.
  *		Partitions made or attached later get their statement triggers
  *		from the event trigger (WatchNewPartitions).  Caller is connected
  *		to SPI.
@@ -647,7 +650,7 @@ WatchTriggerNameTaken(Oid relid)
 {
 	int			i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < WATCH_STATEMENT_TRIGGERS; i++)
 	{
 		int			state = TriggerState(relid, statement_names[i],
 										 statement_types[i], NULL, NULL);
@@ -671,7 +674,7 @@ WatchTriggerNameTaken(Oid relid)
  *		while one of the watch's trigger names on it is taken by another
  *		trigger or by a disabled or altered one (which watch refuses with
  *		42710).  So the role must own part or hold TRIGGER on it, and may
- *		use its schema; and none of the four names may be taken by a
+ *		use its schema; and none of the three names may be taken by a
  *		trigger that is not the watch's (WatchTriggerNameTaken), checked
  *		under the lock CREATE TRIGGER takes (ShareRowExclusiveLock), after
  *		the privileges, so that no such trigger comes between.  A partition

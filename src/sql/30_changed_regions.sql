@@ -105,9 +105,10 @@ COMMENT ON FUNCTION backfill._watch_trigger() IS
 -- backfill._watch_row('<source>'::regclass, '<column>', NEW."<column>").
 -- It notes the chunk of a row behind a watching target's watermark in the
 -- transaction's pending set and returns true only for the first row of a
--- statement that noted one, whose event writes them.  It only reads
--- what the source's BEFORE INSERT statement trigger loaded in this
--- transaction: called directly, it does nothing.  One function per type of
+-- statement that noted one, whose event writes them.  It loads the
+-- source's watches itself only for a caller who may insert into the
+-- source (else it is true, and the row's event loads them): called
+-- directly by anyone else, it does nothing.  One function per type of
 -- time column; the writer evaluates WHEN, so they are granted to PUBLIC.
 CREATE FUNCTION backfill._watch_row(source pg_catalog.regclass,
                                     time_column pg_catalog.name,
