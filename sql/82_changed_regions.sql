@@ -632,11 +632,22 @@ SELECT cr.clear();
 -- The same straight into a partition, by a role that may insert into the
 -- partition only (not into the watched partitioned table the row trigger
 -- names): the partition's row events load its watches (its own and its
--- partitioned table's) and note the rows.
+-- partitioned table's) and note the rows.  A direct call of _watch_row by
+-- that role in the same transaction, once those events have loaded the
+-- watches of cr.events, notes nothing (doc/changed-regions.md: for anyone
+-- else it loads nothing, takes no lock and notes nothing): the role could
+-- not mark 20 October (cr.events_10) by writing a row, so the next
+-- statement's event writes 4 November only.
 GRANT USAGE ON SCHEMA cr TO regress_cr_viewer;
 GRANT INSERT ON cr.events_11 TO regress_cr_viewer;
 SET ROLE regress_cr_viewer;
+INSERT INTO cr.events_10 VALUES ('2026-10-20 10:00', 1);
+BEGIN;
 INSERT INTO cr.events_11 VALUES ('2026-11-06 10:00', 1), ('2026-11-07 10:00', 1);
+SELECT backfill._watch_row('cr.events'::regclass, '1'::smallint,
+                           '2026-10-20 10:00'::timestamp) IS NOT NULL AS called;
+INSERT INTO cr.events_11 VALUES ('2026-11-04 10:00', 1);
+COMMIT;
 RESET ROLE;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
