@@ -60,6 +60,7 @@ OBJS = \
 	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
 	src/orchestration/watchcache.o \
+	src/orchestration/watchevent.o \
 	src/orchestration/watchlog.o \
 	src/orchestration/watchstatement.o \
 	src/orchestration/watchtriggers.o \

@@ -808,6 +808,46 @@ SELECT pg_catalog.count(*) AS recorded_by_the_attacker FROM backfill.changed_reg
 SELECT pg_catalog.count(*) AS recorded_by_the_attacker_plain FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) 'regress_inn.daily'::pg_catalog.regclass
    AND chunk_start OPERATOR(pg_catalog.=) '2026-03-01 00:00+00'::pg_catalog.timestamptz;
+-- The innocent lets the attacker insert recent rows only (from March 3),
+-- through a view WITH CHECK OPTION over its watched source, and grants it
+-- INSERT on the source's v column (not on its time column, which has no
+-- default: no row can be written that way).  The attacker's INSERT through
+-- the view loads the source's watches for the transaction (by its row
+-- events).  Neither a direct call of the WHEN function then, nor the WHEN
+-- clause (or the row event) of a row trigger of the attacker's own table
+-- naming the innocent's source, notes a chunk the attacker could not write
+-- a row into (March 1 and 2): only March 3, the view's row, is recorded.
+-- (The decoy's WHEN clause may not note, so it is true, and its row event
+-- must not note the row by the WHEN clause's text either: the innocent's
+-- source is not the decoy's nor one of its partitioned tables.)
+-- Before, the direct call with INSERT on v also took the innocent's watch
+-- lock in a transaction that wrote nothing.
+DELETE FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.regclass;
+CREATE VIEW regress_inn.recent AS SELECT ts, v FROM regress_inn.src
+ WHERE ts OPERATOR(pg_catalog.>=) '2026-03-03 00:00+00'::timestamptz
+  WITH CHECK OPTION;
+ALTER VIEW regress_inn.recent OWNER TO regress_trap_innocent;
+GRANT INSERT ON regress_inn.recent TO regress_trap_attacker;
+GRANT INSERT (v) ON regress_inn.src TO regress_trap_attacker;
+SET SESSION AUTHORIZATION regress_trap_attacker;
+BEGIN;
+SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS column_v_only;
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+INSERT INTO regress_inn.recent VALUES ('2026-03-03 05:00+00', 1);
+SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 06:00+00'::pg_catalog.timestamptz) AS after_view,
+       backfill._watch_row(:'inn_plain', 'ts', '2026-03-01 07:00+00'::pg_catalog.timestamptz) AS after_view_by_name;
+INSERT INTO regress_trap.decoy VALUES ('2026-03-02 05:00+00');
+INSERT INTO regress_inn.recent VALUES ('2026-03-03 06:00+00', 1);
+COMMIT;
+RESET SESSION AUTHORIZATION;
+SELECT chunk_start FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.regclass ORDER BY 1;
+REVOKE INSERT (v) ON regress_inn.src FROM regress_trap_attacker;
+DROP VIEW regress_inn.recent;
 REVOKE USAGE ON SCHEMA regress_inn FROM regress_trap_attacker;
 SET SESSION AUTHORIZATION regress_trap_innocent;
 SET search_path = regress_trap, pg_catalog, public;

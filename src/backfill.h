@@ -1864,13 +1864,26 @@ extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
 /*
  * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the
  * watches of the table a row event (or an earlier build's BEFORE INSERT
- * statement trigger) fired on, kept for its row triggers; NoteEventRow,
- * the row of an INSERT row event noted as its WHEN clause would have
- * with the watches loaded.
+ * statement trigger) fired on, kept for its row triggers; NoteEventRow
+ * (watchevent.c), the row of an INSERT row event whose WHEN clause could
+ * not load the watches, noted as that clause would have with them.
  */
 struct TriggerData;
 extern void LoadRowSources(Relation rel);
 extern void NoteEventRow(struct TriggerData *trigdata);
+
+/*
+ * For NoteEventRow (watchevent.c), from the INSERT path (watchlog.c):
+ * EventDebtsPending, whether any row of the transaction waits for its
+ * event to note it (the WHEN clause could not load the watches);
+ * TakeEventDebt, whether a row of source does (one fewer now);
+ * WatchEventRowNote, the work of _watch_row for such a row (flinfo a call
+ * of it read from the trigger's WHEN clause).
+ */
+extern bool EventDebtsPending(void);
+extern bool TakeEventDebt(Oid source);
+extern void WatchEventRowNote(FmgrInfo *flinfo, Oid source, Datum column,
+							  Datum value);
 
 /*
  * The work of the trigger backfill._watch_trigger for one statement: load

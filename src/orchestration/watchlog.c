@@ -20,7 +20,7 @@
  * The INSERT row trigger's WHEN clause, backfill._watch_row, loads the
  * source's watches for the transaction itself on its first row (the watch
  * locks, then the watermarks and edges: LoadRowSource), when the writer
- * may insert into the source (RowSourceMayLoad): a direct call by a role
+ * may write the source's rows (RowMayNote): a direct call by a role
  * that could not write the rows marks nothing and takes no lock.  Where it
  * may not (an INSERT through another role's view, or straight into a
  * partition by a role with rights on the partition only), the WHEN clause
@@ -108,6 +108,10 @@ typedef struct RowSource
 {
 	Oid			source;			/* hash key */
 	SubTransactionId subid;
+	Oid			load_role;		/* the role a _watch_row call loaded them
+								 * for, holding INSERT on the table, or
+								 * InvalidOid (a trigger's event, or a
+								 * role with a column's INSERT only) */
 	int			n;
 	WatchEntry *entries;
 } RowSource;
@@ -134,8 +138,13 @@ typedef struct RowCall
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
-	bool		denied;			/* the user may not load them (the rows'
-								 * events do: RowSourceMayLoad) */
+	Oid			load_role;		/* their RowSource's */
+	bool		checked;		/* may_write is known (once per call site:
+								 * one statement, one user) */
+	bool		may_write;		/* the user may write the source's rows
+								 * (RowMayNote): else the rows' events
+								 * note them */
+	bool		may_table;		/* by INSERT on the table */
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
@@ -155,6 +164,23 @@ static HTAB *logged = NULL;		/* LoggedEntry */
 static HTAB *row_sources = NULL;	/* RowSource */
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
+
+/*
+ * The rows of this transaction whose WHEN clause could not load their
+ * source's watches (RowMayNote) and left their noting to their
+ * event, counted by source (in TopTransactionContext): only those events
+ * note their row (NoteEventRow); the event of a row the WHEN clause noted
+ * just writes.  A count left by an aborted subtransaction only makes a
+ * later event note its row again, which finds it noted.
+ */
+typedef struct EventDebt
+{
+	Oid			source;
+	int64		rows;
+} EventDebt;
+
+static EventDebt *event_debts = NULL;
+static int	nevent_debts = 0;
 static bool callbacks_registered = false;
 
 /*
@@ -174,6 +200,8 @@ WatchXactCallback(XactEvent event, void *arg)
 		ClearHash(&row_sources);
 		npending = 0;
 		row_state_gen++;
+		event_debts = NULL;
+		nevent_debts = 0;
 	}
 }
 
@@ -195,7 +223,11 @@ WatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 	if (event != SUBXACT_EVENT_COMMIT_SUB && !abort)
 		return;
 	if (abort)
+	{
 		ForgetRelWatches(false);
+		/* call sites forget the chunk they noted last, maybe forgotten */
+		row_state_gen++;
+	}
 	if (row_sources != NULL)
 	{
 		RowSource  *rs;
@@ -482,7 +514,7 @@ FlushPending(void)
  *		none).
  */
 static void
-AddRowSource(RelWatches *rw, Oid source, Relation rel)
+AddRowSource(RelWatches *rw, Oid source, Relation rel, Oid load_role)
 {
 	RowSource  *rs;
 	bool		found;
@@ -492,6 +524,7 @@ AddRowSource(RelWatches *rw, Oid source, Relation rel)
 	if (found)
 		return;
 	rs->subid = GetCurrentSubTransactionId();
+	rs->load_role = load_role;
 	rs->n = 0;
 	rs->entries = MemoryContextAlloc(TopTransactionContext,
 									 sizeof(WatchEntry) * Max(rw->n, 1));
@@ -528,50 +561,66 @@ LoadRowSources(Relation rel)
 		return;
 	rw->rows_loaded = true;
 	for (i = 0; i < rw->n; i++)
-		AddRowSource(rw, rw->entries[i].source, rel);
+		AddRowSource(rw, rw->entries[i].source, rel, InvalidOid);
 }
 
 /*
- * RowSourceMayLoad
- *		Whether a _watch_row call on source may load its watches itself:
- *		the current user may insert into it (the INSERT privilege on the
- *		table or on one of its columns, and USAGE on its schema).  Such a
- *		user could take the watch locks and mark the target's chunks by
- *		writing rows there anyway; anyone else's call (a direct one, or the
- *		WHEN clause of an INSERT made through a view whose owner holds the
- *		rights) leaves the load to the row's event, which fires only once
- *		the statement's rights were checked.  A lock on the source is no
- *		such proof: PREPARE of an INSERT takes RowExclusiveLock before any
- *		check of rights.
+ * RowMayNote
+ *		Whether a _watch_row call on source, for its time column (column, by
+ *		number or by name as coltype says), may load the source's watches
+ *		and note rows itself: the current user may write rows there (USAGE
+ *		on the source's schema, and INSERT on the table or on that column;
+ *		*table: on the table).  Such a user could take the watch locks and
+ *		mark the target's chunks by writing rows there anyway; anyone
+ *		else's call (a direct one, or the WHEN clause of an INSERT made
+ *		through a view whose owner holds the rights, or straight into a
+ *		partition by a role with rights on it only) notes nothing and
+ *		leaves the row to its event, which fires only once the statement's
+ *		rights were checked.  A lock on the source is no such proof:
+ *		PREPARE of an INSERT takes RowExclusiveLock before any check of
+ *		rights.  INSERT on another column is none either: no row could
+ *		choose its time (attack review of issue 30).
  */
 static bool
-RowSourceMayLoad(Oid source)
+RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
 {
 	Oid			nsp = get_rel_namespace(source);
+	Oid			user = GetUserId();
+	AttrNumber	attnum;
 
-	return OidIsValid(nsp) &&
-		(pg_class_aclcheck(source, GetUserId(), ACL_INSERT) == ACLCHECK_OK ||
-		 pg_attribute_aclcheck_all(source, GetUserId(), ACL_INSERT,
-								   ACLMASK_ANY) == ACLCHECK_OK) &&
-		NamespaceAclCheck(nsp, GetUserId(), ACL_USAGE) == ACLCHECK_OK;
+	*table = false;
+	if (!OidIsValid(nsp) ||
+		NamespaceAclCheck(nsp, user, ACL_USAGE) != ACLCHECK_OK)
+		return false;
+	if (pg_class_aclcheck(source, user, ACL_INSERT) == ACLCHECK_OK)
+	{
+		*table = true;
+		return true;
+	}
+	attnum = coltype == INT2OID ? DatumGetInt16(column) :
+		get_attnum(source, NameStr(*DatumGetName(column)));
+	return attnum > 0 &&
+		pg_attribute_aclcheck(source, attnum, user, ACL_INSERT) == ACLCHECK_OK;
 }
 
 /*
  * LoadRowSource
  *		The first _watch_row call of the transaction on source, by a user
- *		who may insert into it (RowSourceMayLoad): its watches (those of
- *		source, LoadRelWatches), kept for its row triggers (AddRowSource).
- *		The catalog checks and SPI only when the cache must be read.
+ *		who may note its rows (RowMayNote): its watches (those of source,
+ *		LoadRelWatches), kept for its row triggers (AddRowSource), with the
+ *		role that may write any of its rows (load_role: the user, when it
+ *		holds INSERT on the table; else InvalidOid).  The catalog checks
+ *		and SPI only when the cache must be read.
  */
 static void
-LoadRowSource(Oid source)
+LoadRowSource(Oid source, Oid load_role)
 {
 	bool		save_checked;
 	bool		save_open;
 
 	WatchCatalogBegin(&save_checked, &save_open);
 	WatchState();
-	AddRowSource(LoadRelWatches(source), source, NULL);
+	AddRowSource(LoadRelWatches(source), source, NULL, load_role);
 	WatchCatalogEnd(save_checked, save_open);
 }
 
@@ -630,7 +679,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 	if (row_sources != NULL)
 		rs = (RowSource *) hash_search(row_sources, &source, HASH_FIND, NULL);
 	rc->loaded = rs != NULL;
-	rc->denied = false;
+	rc->load_role = rs != NULL ? rs->load_role : InvalidOid;
 	if (rs == NULL)
 		return rc;
 	if (rc->items == NULL)
@@ -723,21 +772,85 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 }
 
 /*
- * WatchRowNote
- *		See backfill.h: the work of backfill._watch_row(source, column,
- *		value), the WHEN clause of an INSERT row trigger, for one row.  A
- *		value at or beyond every edge costs one comparison; behind
- *		one, the row's chunk is noted as pending unless it is the chunk this
- *		call site noted last.  True for the first row of this call site (of
+ * AddEventDebt
+ *		One more row of source whose event must note it (EventDebt).
+ */
+static void
+AddEventDebt(Oid source)
+{
+	int			i;
+
+	for (i = 0; i < nevent_debts; i++)
+	{
+		if (event_debts[i].source == source)
+		{
+			event_debts[i].rows++;
+			return;
+		}
+	}
+	if (event_debts == NULL)
+		event_debts = MemoryContextAlloc(TopTransactionContext,
+										 sizeof(EventDebt) * 4);
+	else if (nevent_debts % 4 == 0)
+		event_debts = repalloc(event_debts,
+							   sizeof(EventDebt) * (nevent_debts + 4));
+	event_debts[nevent_debts].source = source;
+	event_debts[nevent_debts].rows = 1;
+	nevent_debts++;
+}
+
+/*
+ * EventDebtsPending
+ *		See backfill.h: whether some row of this transaction waits for its
+ *		event to note it.  Reads memory only.
+ */
+bool
+EventDebtsPending(void)
+{
+	return nevent_debts > 0;
+}
+
+/*
+ * TakeEventDebt
+ *		See backfill.h: whether a row of source still waits for its event
+ *		to note it (one fewer now).
+ */
+bool
+TakeEventDebt(Oid source)
+{
+	int			i;
+
+	for (i = 0; i < nevent_debts; i++)
+	{
+		if (event_debts[i].source == source && event_debts[i].rows > 0)
+		{
+			event_debts[i].rows--;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * RowNote
+ *		The work of backfill._watch_row(source, column, value), the WHEN
+ *		clause of an INSERT row trigger, for one row.  A value at or
+ *		beyond every edge costs one comparison; behind one, the row's
+ *		chunk is noted as pending unless it is the chunk this call site
+ *		noted last.  True for the first row of this call site (of
  *		its statement) that noted a chunk: that row's event writes the
  *		pending chunks at the end of the statement.  The first call of the
  *		transaction on source loads its watches (LoadRowSource) when the
- *		user may insert into it (RowSourceMayLoad); else it is true and
- *		loads nothing: the row's event loads them and notes the row
- *		(NoteEventRow), and a direct call by such a user does nothing.
+ *		user may write the source's rows (RowMayNote); else it loads and
+ *		notes nothing, and is true for a row that may lie behind an edge
+ *		(every row while nothing is loaded): the row's event loads them and
+ *		notes the row (NoteEventRow: event, which notes only sources the
+ *		event's table loaded), and a direct call by such a user does
+ *		nothing.
  */
-bool
-WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
+static bool
+RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
+		bool event)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
 	int64		v;
@@ -746,15 +859,25 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 
 	if (rc == NULL || rc->gen != row_state_gen)
 		rc = RowCallSetup(flinfo, source, column);
+	/* whether the user may write the source's rows: once per call site */
+	if (!event && !rc->checked)
+	{
+		rc->may_write = (rc->loaded && OidIsValid(rc->load_role) &&
+						 rc->load_role == GetUserId()) ||
+			RowMayNote(source, rc->coltype, column, &rc->may_table);
+		rc->checked = true;
+	}
 	if (!rc->loaded)
 	{
 		/* the first row of the transaction on source */
-		if (rc->denied || !RowSourceMayLoad(source))
+		if (event)
+			return false;		/* not the event's table's: never noted */
+		if (!rc->may_write)
 		{
-			rc->denied = true;
+			AddEventDebt(source);
 			return true;		/* its event loads the watches and notes it */
 		}
-		LoadRowSource(source);
+		LoadRowSource(source, rc->may_table ? GetUserId() : InvalidOid);
 		rc = RowCallSetup(flinfo, source, column);
 	}
 	if (rc->n == 0)
@@ -771,6 +894,16 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 		v = DatumGetInt64(value);
 	if (v >= rc->fast)
 		return false;
+	if (!event && !rc->may_write)
+	{
+		/*
+		 * Loaded by a trigger's event for a user who may not write the
+		 * source itself: a direct call by that user notes nothing; a row
+		 * that may lie behind an edge is noted by its event.
+		 */
+		AddEventDebt(source);
+		return true;
+	}
 
 	for (i = 0; i < rc->n; i++)
 	{
@@ -799,117 +932,23 @@ WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 }
 
 /*
- * An INSERT row trigger's WHEN clause as a row event reads it (NoteEventRow):
- * the _watch_row call, its source and column, and the number of its time
- * argument in the table the trigger is on (a partition's clone has its
- * own); kept per trigger for the session, with the text it was read from.
+ * WatchRowNote
+ *		See backfill.h: RowNote for a call of _watch_row.
  */
-typedef struct EventQual
+bool
+WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 {
-	Oid			tgoid;			/* hash key */
-	char	   *qual;			/* the text read */
-	bool		ours;			/* exactly a call of backfill._watch_row */
-	Oid			source;
-	Datum		column;			/* int2, or a name in event_qual_cxt */
-	AttrNumber	attnum;			/* NEW's column in the trigger's table */
-	FmgrInfo	flinfo;			/* the call, for WatchRowNote */
-} EventQual;
-
-static HTAB *event_quals = NULL;
-static MemoryContext event_qual_cxt = NULL;
-
-/*
- * ReadEventQual
- *		The WHEN clause of row trigger tg read (EventQual), from the
- *		session's cache when its text is the one read before.  It is ours
- *		only when it is a call of backfill._watch_row on a regclass and an
- *		int2 or a name constant and a column of NEW, the forms watch
- *		installs; anything else is left alone.
- */
-static EventQual *
-ReadEventQual(Trigger *tg)
-{
-	EventQual  *eq;
-	bool		found;
-	Node	   *node;
-	FuncExpr   *call;
-	Const	   *src;
-	Const	   *col;
-	Node	   *value;
-	MemoryContext old;
-
-	if (event_quals == NULL)
-	{
-		event_qual_cxt = AllocSetContextCreate(CacheMemoryContext,
-											   "backfill row trigger quals",
-											   ALLOCSET_SMALL_SIZES);
-		event_quals = WatchHash("backfill row trigger quals", sizeof(Oid),
-								sizeof(EventQual), 16, event_qual_cxt);
-	}
-	eq = (EventQual *) hash_search(event_quals, &tg->tgoid, HASH_ENTER, &found);
-	if (found && strcmp(eq->qual, tg->tgqual) == 0)
-		return eq;
-
-	old = MemoryContextSwitchTo(event_qual_cxt);
-	eq->qual = pstrdup(tg->tgqual);
-	eq->ours = false;
-	node = (Node *) stringToNode(eq->qual);
-	call = (FuncExpr *) node;
-	if (IsA(node, FuncExpr) && list_length(call->args) == 3 &&
-		get_func_namespace(call->funcid) == get_namespace_oid("backfill", true) &&
-		strcmp(get_func_name(call->funcid), "_watch_row") == 0)
-	{
-		src = (Const *) linitial(call->args);
-		col = (Const *) lsecond(call->args);
-		value = strip_implicit_coercions((Node *) lthird(call->args));
-		if (IsA(src, Const) && !src->constisnull && src->consttype == REGCLASSOID &&
-			IsA(col, Const) && !col->constisnull &&
-			(col->consttype == INT2OID || col->consttype == NAMEOID) &&
-			IsA(value, Var) && ((Var *) value)->varno == PRS2_NEW_VARNO &&
-			((Var *) value)->varattno > 0)
-		{
-			eq->ours = true;
-			eq->source = DatumGetObjectId(src->constvalue);
-			eq->column = col->constvalue;
-			eq->attnum = ((Var *) value)->varattno;
-			memset(&eq->flinfo, 0, sizeof(FmgrInfo));
-			eq->flinfo.fn_oid = call->funcid;
-			eq->flinfo.fn_nargs = 3;
-			eq->flinfo.fn_strict = true;
-			eq->flinfo.fn_mcxt = event_qual_cxt;
-			eq->flinfo.fn_expr = (Node *) call;
-		}
-	}
-	MemoryContextSwitchTo(old);
-	return eq;
+	return RowNote(flinfo, source, column, value, false);
 }
 
 /*
- * NoteEventRow
- *		The row event of an INSERT row trigger (trigdata): note its row as
- *		its WHEN clause would have with the watches loaded (WatchRowNote),
- *		once the watches of the table written are (LoadRowSources).  For a
- *		row whose WHEN clause noted it already this finds it noted; for one
- *		whose WHEN clause could not load them (RowSourceMayLoad) this is
- *		where it is noted.
+ * WatchEventRowNote
+ *		See backfill.h: RowNote for a row event (NoteEventRow).
  */
 void
-NoteEventRow(TriggerData *trigdata)
+WatchEventRowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value)
 {
-	Trigger    *tg = trigdata->tg_trigger;
-	TupleDesc	tupdesc = RelationGetDescr(trigdata->tg_relation);
-	EventQual  *eq;
-	Datum		value;
-	bool		isnull;
-
-	if (tg->tgqual == NULL || trigdata->tg_trigtuple == NULL)
-		return;
-	eq = ReadEventQual(tg);
-	if (!eq->ours || eq->attnum > tupdesc->natts)
-		return;
-	value = heap_getattr(trigdata->tg_trigtuple, eq->attnum, tupdesc, &isnull);
-	if (!isnull)
-		(void) WatchRowNote(&eq->flinfo, eq->source, eq->column, value);
+	(void) RowNote(flinfo, source, column, value, true);
 }
 
 /*

@@ -245,10 +245,7 @@ WatchTriggerFire(TriggerData *trigdata)
 	else
 	{
 		if (TRIGGER_FIRED_FOR_ROW(ev))
-		{
-			LoadRowSources(rel);
 			NoteEventRow(trigdata);
-		}
 		FlushPending();
 		if (!TRIGGER_FIRED_FOR_ROW(ev) && (truncate || has_old || has_new))
 		{

@@ -503,7 +503,7 @@ WatchCheckPartitionRights(Oid source)
  *		(bench/RESULTS.md, turn 7).  The row trigger's WHEN clause loads
  *		the watches itself, for a writer who may insert into the source,
  *		and leaves it to the row's event otherwise (watchlog.c,
- *		RowSourceMayLoad): no BEFORE INSERT statement trigger.
+ *		RowMayNote): no BEFORE INSERT statement trigger.
  *		Partitions made or attached later get their statement triggers
  *		from the event trigger (WatchNewPartitions).  Caller is connected
  *		to SPI.
