@@ -678,6 +678,50 @@ SELECT count(*) AS watches FROM backfill.watches WHERE target = 'cr.ev_daily'::r
 SELECT count(*) AS triggers FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
  WHERE t.tgname LIKE 'backfill_watch_%' AND c.relname LIKE 'events%';
 
+-- In a zone of one offset (UTC, Etc/GMT-3) the chunk of a row is found by
+-- integer arithmetic instead of through the calendar (issue 30): the same
+-- chunks as the calendar's, for weeks from Monday, days, '2 days 12
+-- hours' from Monday 2000-01-03 and 6 hours from each midnight, at the
+-- zone's midnights, before 2000 too.  Each target is built over its whole
+-- range; each row's logged chunk must hold the row and be a chunk of the
+-- grid split_range plans from a point of the grid (Monday 2000-01-03, local
+-- midnight, minus 60 steps).  America/New_York (daylight saving time) goes
+-- through the calendar as before.
+CREATE TABLE cr.zsrc (at timestamptz NOT NULL);
+CREATE TABLE cr.zt (at timestamptz NOT NULL, n int);
+CREATE TABLE cr.zres (zone text, step interval, rows bigint, right_chunks bigint);
+SET client_min_messages = warning;
+\o /dev/null
+\set ECHO none
+SELECT unnest(ARRAY[
+    format('SET TimeZone = %L', z),
+    format($q$SELECT backfill.register('cr.zt', 'at',
+        'SELECT $1 AS at, count(*)::int AS n FROM cr.zsrc WHERE at >= $1 AND at < $2', chunk => %L)$q$, s),
+    $q$SELECT backfill.watch('cr.zt', 'cr.zsrc', 'at')$q$,
+    $q$CALL backfill.backfill('cr.zt', '1999-12-20', '2000-02-01')$q$,
+    $q$INSERT INTO cr.zsrc SELECT '1999-12-20'::timestamptz + g * interval '7 hours 13 minutes'
+         FROM generate_series(0, 115) g$q$,
+    format($q$INSERT INTO cr.zres
+        SELECT %L, %L, count(*),
+               count(*) FILTER (WHERE EXISTS (
+                   SELECT FROM backfill.changed_regions x, backfill.split_range(
+                          '2000-01-03'::timestamptz - 60 * %L::interval, '2000-03-01', %L) r
+                    WHERE x.target = 'cr.zt'::regclass AND x.chunk_start <= z.at
+                      AND x.chunk_end > z.at AND r.chunk_start = x.chunk_start
+                      AND r.chunk_end = x.chunk_end))
+          FROM cr.zsrc z$q$, z, s, s, s),
+    'DELETE FROM cr.zsrc',
+    $q$SELECT backfill.unregister('cr.zt')$q$])
+  FROM unnest('{UTC,Etc/GMT-3,America/New_York}'::text[]) WITH ORDINALITY AS zz(z, zi),
+       unnest('{1 week,1 day,2 days 12 hours,6 hours}'::interval[]) WITH ORDINALITY AS ss(s, si)
+ ORDER BY zi, si \gexec
+\set ECHO all
+\o
+RESET client_min_messages;
+SET TimeZone = 'America/New_York';
+SELECT * FROM cr.zres ORDER BY zone, step;
+DROP TABLE cr.zt, cr.zres, cr.zsrc;
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');

@@ -25,6 +25,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
@@ -265,6 +266,57 @@ TruncDay(TimestampTz t)
 }
 
 /*
+ * FixedZoneCell
+ *		ChunkCell by integer arithmetic, when the session TimeZone keeps one
+ *		offset from UTC (UTC, Etc/GMT-3: no daylight saving time, no change
+ *		of offset in its history) and step has no months: every local day
+ *		then lasts 24 hours, so each grid point that GridPoint or TruncDay
+ *		would compute through the calendar is a fixed distance from the
+ *		last (a fifth of a single-row INSERT into a built day went to
+ *		those calls: bench/RESULTS.md, issue 30).  False when the zone or
+ *		step does not allow it, or a bound would leave the range of
+ *		timestamptz (ChunkCell then computes it, and says so).
+ */
+static bool
+FixedZoneCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
+{
+	long		gmtoff;
+	int64		off;
+	int64		len;
+	int64		from;
+	int64		k;
+
+	if (step->month != 0 || session_timezone == NULL ||
+		!pg_get_timezone_offset(session_timezone, &gmtoff))
+		return false;
+	off = (int64) gmtoff * USECS_PER_SEC;
+	if (step->day == 0 && step->time > 0 && USECS_PER_DAY % step->time == 0)
+	{
+		/* from the local midnight at or before t */
+		int64		local = t + off;
+
+		from = t - (local % USECS_PER_DAY + USECS_PER_DAY) % USECS_PER_DAY;
+		len = step->time;
+	}
+	else
+	{
+		/* from local Monday 2000-01-03 00:00 */
+		if (pg_mul_s64_overflow((int64) step->day, USECS_PER_DAY, &len) ||
+			pg_add_s64_overflow(len, step->time, &len) || len <= 0)
+			return false;
+		from = 2 * USECS_PER_DAY - off;
+	}
+	k = (t - from) / len;
+	if ((t - from) % len < 0)
+		k--;
+	*lo = from + k * len;
+	if (pg_add_s64_overflow(*lo, len, hi) ||
+		!IS_VALID_TIMESTAMP(*lo) || !IS_VALID_TIMESTAMP(*hi))
+		return false;
+	return true;
+}
+
+/*
  * ChunkCell
  *		The chunk [*lo, *hi) of the grid of "step" that contains t, in the
  *		session TimeZone:
@@ -285,6 +337,8 @@ ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 	int64		k;
 	double		approx;
 
+	if (FixedZoneCell(t, step, lo, hi))
+		return;
 	if (step->month == 0 && step->day == 0 && step->time > 0 &&
 		USECS_PER_DAY % step->time == 0)
 	{
