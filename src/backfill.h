@@ -1873,8 +1873,8 @@ extern void LoadRowSources(Relation rel);
 extern void NoteEventRow(struct TriggerData *trigdata);
 
 /*
- * For NoteEventRow (watchevent.c), from the INSERT path (watchlog.c):
- * EventDebtsPending, whether any row of the transaction waits for its
+ * For NoteEventRow (watchevent.c), from the INSERT path (watchlog.c and
+ * watchcache.c): EventDebtsPending, whether any row of the transaction waits for its
  * event to note it (the WHEN clause could not load the watches);
  * TakeEventDebt, whether a row of source does (one fewer now);
  * WatchEventRowNote, the work of _watch_row for such a row (flinfo a call
@@ -1882,6 +1882,16 @@ extern void NoteEventRow(struct TriggerData *trigdata);
  */
 extern bool EventDebtsPending(void);
 extern bool TakeEventDebt(Oid source);
+
+/*
+ * Who may note a source's rows from a _watch_row call (watchcache.c):
+ * RowMayNote, the current user may write rows there (USAGE on the schema,
+ * INSERT on the table, *table, or on the call's time column: column, by
+ * number or by name as coltype says); AddEventDebt, one more row of
+ * source whose WHEN clause could not note it, for its event.
+ */
+extern bool RowMayNote(Oid source, Oid coltype, Datum column, bool *table);
+extern void AddEventDebt(Oid source);
 extern void WatchEventRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 							  Datum value);
 

@@ -165,22 +165,6 @@ static HTAB *row_sources = NULL;	/* RowSource */
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
 
-/*
- * The rows of this transaction whose WHEN clause could not load their
- * source's watches (RowMayNote) and left their noting to their
- * event, counted by source (in TopTransactionContext): only those events
- * note their row (NoteEventRow); the event of a row the WHEN clause noted
- * just writes.  A count left by an aborted subtransaction only makes a
- * later event note its row again, which finds it noted.
- */
-typedef struct EventDebt
-{
-	Oid			source;
-	int64		rows;
-} EventDebt;
-
-static EventDebt *event_debts = NULL;
-static int	nevent_debts = 0;
 static bool callbacks_registered = false;
 
 /*
@@ -200,8 +184,6 @@ WatchXactCallback(XactEvent event, void *arg)
 		ClearHash(&row_sources);
 		npending = 0;
 		row_state_gen++;
-		event_debts = NULL;
-		nevent_debts = 0;
 	}
 }
 
@@ -565,45 +547,6 @@ LoadRowSources(Relation rel)
 }
 
 /*
- * RowMayNote
- *		Whether a _watch_row call on source, for its time column (column, by
- *		number or by name as coltype says), may load the source's watches
- *		and note rows itself: the current user may write rows there (USAGE
- *		on the source's schema, and INSERT on the table or on that column;
- *		*table: on the table).  Such a user could take the watch locks and
- *		mark the target's chunks by writing rows there anyway; anyone
- *		else's call (a direct one, or the WHEN clause of an INSERT made
- *		through a view whose owner holds the rights, or straight into a
- *		partition by a role with rights on it only) notes nothing and
- *		leaves the row to its event, which fires only once the statement's
- *		rights were checked.  A lock on the source is no such proof:
- *		PREPARE of an INSERT takes RowExclusiveLock before any check of
- *		rights.  INSERT on another column is none either: no row could
- *		choose its time (attack review of issue 30).
- */
-static bool
-RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
-{
-	Oid			nsp = get_rel_namespace(source);
-	Oid			user = GetUserId();
-	AttrNumber	attnum;
-
-	*table = false;
-	if (!OidIsValid(nsp) ||
-		NamespaceAclCheck(nsp, user, ACL_USAGE) != ACLCHECK_OK)
-		return false;
-	if (pg_class_aclcheck(source, user, ACL_INSERT) == ACLCHECK_OK)
-	{
-		*table = true;
-		return true;
-	}
-	attnum = coltype == INT2OID ? DatumGetInt16(column) :
-		get_attnum(source, NameStr(*DatumGetName(column)));
-	return attnum > 0 &&
-		pg_attribute_aclcheck(source, attnum, user, ACL_INSERT) == ACLCHECK_OK;
-}
-
-/*
  * LoadRowSource
  *		The first _watch_row call of the transaction on source, by a user
  *		who may note its rows (RowMayNote): its watches (those of source,
@@ -769,66 +712,6 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
 	entry->source = source;
 	npending++;
 	return true;
-}
-
-/*
- * AddEventDebt
- *		One more row of source whose event must note it (EventDebt).
- */
-static void
-AddEventDebt(Oid source)
-{
-	int			i;
-
-	for (i = 0; i < nevent_debts; i++)
-	{
-		if (event_debts[i].source == source)
-		{
-			event_debts[i].rows++;
-			return;
-		}
-	}
-	if (event_debts == NULL)
-		event_debts = MemoryContextAlloc(TopTransactionContext,
-										 sizeof(EventDebt) * 4);
-	else if (nevent_debts % 4 == 0)
-		event_debts = repalloc(event_debts,
-							   sizeof(EventDebt) * (nevent_debts + 4));
-	event_debts[nevent_debts].source = source;
-	event_debts[nevent_debts].rows = 1;
-	nevent_debts++;
-}
-
-/*
- * EventDebtsPending
- *		See backfill.h: whether some row of this transaction waits for its
- *		event to note it.  Reads memory only.
- */
-bool
-EventDebtsPending(void)
-{
-	return nevent_debts > 0;
-}
-
-/*
- * TakeEventDebt
- *		See backfill.h: whether a row of source still waits for its event
- *		to note it (one fewer now).
- */
-bool
-TakeEventDebt(Oid source)
-{
-	int			i;
-
-	for (i = 0; i < nevent_debts; i++)
-	{
-		if (event_debts[i].source == source && event_debts[i].rows > 0)
-		{
-			event_debts[i].rows--;
-			return true;
-		}
-	}
-	return false;
 }
 
 /*
