@@ -636,6 +636,24 @@ RESET ROLE;
 RESET track_functions;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
+-- A row of the source's owner in the same statement, by a SECURITY DEFINER
+-- function of its own (an audit row, say), is noted by its WHEN clause (the
+-- owner may write the source) and its event fires at the end of the
+-- function's INSERT, before the view's row event: that event must not take
+-- the view's row's place, which its own event still notes.  Both days are
+-- recorded: 2 November (the view's row) and 4 November (the owner's).
+-- Before, the events shared one count per source: the owner's event took
+-- the view's row's, and 2 November was silently not recorded.
+CREATE FUNCTION cr.owner_write() RETURNS int LANGUAGE sql SECURITY DEFINER
+    SET search_path = pg_catalog
+    AS $$INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-11-04 09:00', 1) RETURNING 1$$;
+SET ROLE regress_cr_viewer;
+WITH r AS (INSERT INTO cr.payments_in VALUES ('2026-11-02 11:00', 1) RETURNING 1)
+SELECT cr.owner_write() AS owner_rows FROM r;
+RESET ROLE;
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+DROP FUNCTION cr.owner_write();
 -- The same straight into a partition, by a role that may insert into the
 -- partition only (not into the watched partitioned table the row trigger
 -- names): the partition's row events load its watches (its own and its

@@ -1876,12 +1876,13 @@ extern void NoteEventRow(struct TriggerData *trigdata);
  * For NoteEventRow (watchevent.c), from the INSERT path (watchlog.c and
  * watchcache.c): EventDebtsPending, whether any row of the transaction waits for its
  * event to note it (the WHEN clause could not load the watches);
- * TakeEventDebt, whether a row of source does (one fewer now);
+ * HasEventDebt, whether a row of source did (then every row event of
+ * source's triggers notes its row, for the rest of the transaction);
  * WatchEventRowNote, the work of _watch_row for such a row (flinfo a call
  * of it read from the trigger's WHEN clause).
  */
 extern bool EventDebtsPending(void);
-extern bool TakeEventDebt(Oid source);
+extern bool HasEventDebt(Oid source);
 
 /*
  * Who may note a source's rows from a _watch_row call (watchcache.c):

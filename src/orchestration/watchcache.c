@@ -86,10 +86,17 @@ static uint64 watch_cache_gen = 0;	/* counts the emptyings */
  * The rows of this transaction whose WHEN clause could not load their
  * source's watches (RowMayNote) and left their noting to their
  * event, counted by source (in TopTransactionContext; forgotten with the
- * transaction's watches, ForgetRelWatches): only those events note their
- * row (NoteEventRow, watchevent.c); the event of a row the WHEN clause noted
- * just writes.  A count left by an aborted subtransaction only makes a
- * later event note its row again, which finds it noted.
+ * transaction's watches, ForgetRelWatches): from the first such row of a
+ * source on, every row event of that source's triggers notes its row
+ * (NoteEventRow, watchevent.c; a row its WHEN clause noted is found noted);
+ * before it, the event of a row the WHEN clause noted just writes.  The
+ * count is never taken back by an event: an event cannot tell whose row's
+ * debt it would take, and the event of a row noted by its WHEN clause (an
+ * owner's row, by a SECURITY DEFINER function called in the statement)
+ * fires before the events of the statement's earlier rows, whose debts it
+ * would have taken (a row of them then silently not recorded).  A count
+ * left by an aborted subtransaction only makes a later event note its row
+ * again, which finds it noted.
  */
 typedef struct EventDebt
 {
@@ -705,22 +712,19 @@ EventDebtsPending(void)
 }
 
 /*
- * TakeEventDebt
- *		See backfill.h: whether a row of source still waits for its event
- *		to note it (one fewer now).
+ * HasEventDebt
+ *		See backfill.h: whether a row of source of this transaction left
+ *		its noting to its event (EventDebt: the count is not taken back).
  */
 bool
-TakeEventDebt(Oid source)
+HasEventDebt(Oid source)
 {
 	int			i;
 
 	for (i = 0; i < nevent_debts; i++)
 	{
 		if (event_debts[i].source == source && event_debts[i].rows > 0)
-		{
-			event_debts[i].rows--;
 			return true;
-		}
 	}
 	return false;
 }

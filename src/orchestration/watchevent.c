@@ -118,13 +118,15 @@ ReadEventQual(Trigger *tg)
  * NoteEventRow
  *		See backfill.h: the row event of an INSERT row trigger (trigdata)
  *		whose WHEN clause could not load the watches (a row of its source
- *		in debt: TakeEventDebt): the watches of the table written loaded
+ *		in debt: HasEventDebt): the watches of the table written loaded
  *		(LoadRowSources), its row noted as its WHEN clause would have
  *		with them (WatchEventRowNote), when the source the clause names is
  *		one of that table's watched sources (the table or a partitioned
  *		table above it: a row trigger of a role's own table naming another
- *		role's source notes nothing).  The event of a row its WHEN clause
- *		noted does nothing here.
+ *		role's source notes nothing).  Once a row of the source is in
+ *		debt, the event of a row its WHEN clause noted notes it too (found
+ *		noted): events take no debt back (EventDebt, watchcache.c); before,
+ *		it does nothing here.
  */
 void
 NoteEventRow(TriggerData *trigdata)
@@ -143,7 +145,7 @@ NoteEventRow(TriggerData *trigdata)
 		return;
 	eq = ReadEventQual(tg);
 	if (!eq->ours || eq->attnum > tupdesc->natts ||
-		!TakeEventDebt(eq->source))
+		!HasEventDebt(eq->source))
 		return;
 	LoadRowSources(trigdata->tg_relation);
 	/* only a source of this table's own: it or a partitioned ancestor */
