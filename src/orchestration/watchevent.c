@@ -124,9 +124,9 @@ ReadEventQual(Trigger *tg)
  *		one of that table's watched sources (the table or a partitioned
  *		table above it: a row trigger of a role's own table naming another
  *		role's source notes nothing).  Once a row of the source is in
- *		debt, the event of a row its WHEN clause noted notes it too (found
- *		noted): events take no debt back (EventDebt, watchcache.c); before,
- *		it does nothing here.
+ *		debt, the event of a row its WHEN clause noted notes it too (it is
+ *		found noted): events take no debt back (EventDebt, watchcache.c).
+ *		Before a source's first debt, an event does nothing here.
  */
 void
 NoteEventRow(TriggerData *trigdata)
