@@ -1868,14 +1868,31 @@ extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
  * (watchevent.c), the row of an INSERT row event whose WHEN clause could
  * not load the watches, noted as that clause would have with them.
  */
+/*
+ * A row trigger's WHEN clause that is exactly a call of backfill._watch_row
+ * (watchtriggers.c, ReadWatchRowCall: true then, its parts filled): the
+ * call, its source, its column (an int2 number or a name, coltype) and the
+ * number of NEW's column it passes, in the trigger's own table.
+ */
+typedef struct WatchRowCall
+{
+	struct FuncExpr *call;
+	Oid			source;
+	Oid			coltype;
+	Datum		column;
+	AttrNumber	attnum;
+} WatchRowCall;
+
+extern bool ReadWatchRowCall(Node *node, WatchRowCall *out);
+
 struct TriggerData;
 extern void LoadRowSources(Relation rel);
 extern void NoteEventRow(struct TriggerData *trigdata);
 
 /*
  * For NoteEventRow (watchevent.c), from the INSERT path (watchlog.c and
- * watchcache.c): EventDebtsPending, whether any row of the transaction waits for its
- * event to note it (the WHEN clause could not load the watches);
+ * watchcache.c): EventDebtsPending, whether any row of the transaction
+ * left its noting to its event (its WHEN clause could not note it);
  * HasEventDebt, whether a row of source did (then every row event of
  * source's triggers notes its row, for the rest of the transaction);
  * WatchEventRowNote, the work of _watch_row for such a row (flinfo a call
@@ -1888,7 +1905,7 @@ extern bool HasEventDebt(Oid source);
  * Who may note a source's rows from a _watch_row call (watchcache.c):
  * RowMayNote, the current user may write rows there (USAGE on the schema,
  * INSERT on the table, *table, or on the call's time column: column, by
- * number or by name as coltype says); AddEventDebt, one more row of
+ * number or by name as coltype says); AddEventDebt, a row of
  * source whose WHEN clause could not note it, for its event.
  */
 extern bool RowMayNote(Oid source, Oid coltype, Datum column, bool *table);

@@ -5,7 +5,7 @@
  *	  source fire on, cached per backend across transactions and loaded
  *	  for each transaction with the watch locks taken and each watch's
  *	  edge, and who may take them from a _watch_row call (RowMayNote; the
- *	  rows whose WHEN clause may not, left to their events: EventDebt);
+ *	  rows whose WHEN clause may not, left to their events: event_debts);
  *	  their work with them is in watchlog.c.
  *
  * The watermark (backfill.targets.watermark) is read after the writer
@@ -83,29 +83,21 @@ static Oid	watch_cache_rel = InvalidOid;
 static uint64 watch_cache_gen = 0;	/* counts the emptyings */
 
 /*
- * The rows of this transaction whose WHEN clause could not load their
- * source's watches (RowMayNote) and left their noting to their
- * event, counted by source (in TopTransactionContext; forgotten with the
- * transaction's watches, ForgetRelWatches): from the first such row of a
- * source on, every row event of that source's triggers notes its row
- * (NoteEventRow, watchevent.c; a row its WHEN clause noted is found noted);
- * before it, the event of a row the WHEN clause noted just writes.  The
- * count is never taken back by an event: an event cannot tell whose row's
- * debt it would take, and the event of a row noted by its WHEN clause (an
- * owner's row, by a SECURITY DEFINER function called in the statement)
- * fires before the events of the statement's earlier rows, whose debts it
- * would have taken (a row of them then silently not recorded).  A count
- * left by an aborted subtransaction only makes a later event note its row
- * again, which finds it noted.
+ * The sources of this transaction's rows whose WHEN clause could not note
+ * them (RowMayNote) and left their noting to their event (a list of OIDs in
+ * TopTransactionContext, forgotten with the transaction's watches,
+ * ForgetRelWatches): from the first such row of a source on, every row
+ * event of that source's triggers notes its row (NoteEventRow,
+ * watchevent.c; a row its WHEN clause noted is found noted); before it, the
+ * event of a row the WHEN clause noted just writes.  It is a set, not a
+ * count an event takes back: an event cannot tell whose row it would
+ * settle, and the event of a row noted by its WHEN clause (an owner's row,
+ * by a SECURITY DEFINER function called in the statement) fires before the
+ * events of the statement's earlier rows (one of them would then be
+ * silently not recorded).  A source left by an aborted subtransaction only
+ * makes later events note their row again, which finds it noted.
  */
-typedef struct EventDebt
-{
-	Oid			source;
-	int64		rows;
-} EventDebt;
-
-static EventDebt *event_debts = NULL;
-static int	nevent_debts = 0;
+static List *event_debts = NIL;
 
 /*
  * WatchCacheCallback
@@ -552,8 +544,7 @@ ForgetRelWatches(bool xact_end)
 	if (xact_end)
 	{
 		log_everything = NIL;
-		event_debts = NULL;
-		nevent_debts = 0;
+		event_debts = NIL;
 	}
 }
 
@@ -634,11 +625,11 @@ WatchCatalogEnd(bool checked, bool open)
 
 /*
  * RowMayNote
- *		See backfill.h: whether a _watch_row call on source, for its time column (column, by
- *		number or by name as coltype says), may load the source's watches
- *		and note rows itself: the current user may write rows there (USAGE
- *		on the source's schema, and INSERT on the table or on that column;
- *		*table: on the table).  Such a user could take the watch locks and
+ *		See backfill.h: whether a _watch_row call on source, for its time
+ *		column (column, by number or by name as coltype says), may load the
+ *		source's watches and note rows itself: the current user may write
+ *		rows there (USAGE on the source's schema, and INSERT on the table
+ *		or on that column; *table: on the table).  Such a user could take the watch locks and
  *		mark the target's chunks by writing rows there anyway; anyone
  *		else's call (a direct one, or the WHEN clause of an INSERT made
  *		through a view whose owner holds the rights, or straight into a
@@ -673,58 +664,39 @@ RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
 
 /*
  * AddEventDebt
- *		See backfill.h: one more row of source whose event must note it
- *		(EventDebt).
+ *		See backfill.h: a row of source left its noting to its event
+ *		(event_debts).
  */
 void
 AddEventDebt(Oid source)
 {
-	int			i;
+	MemoryContext old;
 
-	for (i = 0; i < nevent_debts; i++)
-	{
-		if (event_debts[i].source == source)
-		{
-			event_debts[i].rows++;
-			return;
-		}
-	}
-	if (event_debts == NULL)
-		event_debts = MemoryContextAlloc(TopTransactionContext,
-										 sizeof(EventDebt) * 4);
-	else if (nevent_debts % 4 == 0)
-		event_debts = repalloc(event_debts,
-							   sizeof(EventDebt) * (nevent_debts + 4));
-	event_debts[nevent_debts].source = source;
-	event_debts[nevent_debts].rows = 1;
-	nevent_debts++;
+	if (list_member_oid(event_debts, source))
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	event_debts = lappend_oid(event_debts, source);
+	MemoryContextSwitchTo(old);
 }
 
 /*
  * EventDebtsPending
- *		See backfill.h: whether some row of this transaction waits for its
- *		event to note it.  Reads memory only.
+ *		See backfill.h: whether some row of this transaction left its
+ *		noting to its event.  Reads memory only.
  */
 bool
 EventDebtsPending(void)
 {
-	return nevent_debts > 0;
+	return event_debts != NIL;
 }
 
 /*
  * HasEventDebt
  *		See backfill.h: whether a row of source of this transaction left
- *		its noting to its event (EventDebt: the count is not taken back).
+ *		its noting to its event (event_debts).
  */
 bool
 HasEventDebt(Oid source)
 {
-	int			i;
-
-	for (i = 0; i < nevent_debts; i++)
-	{
-		if (event_debts[i].source == source && event_debts[i].rows > 0)
-			return true;
-	}
-	return false;
+	return list_member_oid(event_debts, source);
 }

@@ -16,10 +16,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/namespace.h"
 #include "commands/trigger.h"
-#include "nodes/nodeFuncs.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -49,21 +46,16 @@ static MemoryContext event_qual_cxt = NULL;
  * ReadEventQual
  *		The WHEN clause of row trigger tg read (EventQual), from the
  *		session's cache when its text is the one read before.  It is ours
- *		only when it is a call of backfill._watch_row on a regclass and an
- *		int2 or a name constant and a column of NEW of the call's time type
- *		(or a domain over it), the forms watch installs; anything else (an
- *		implicit cast from another type, say) is left alone.
+ *		only when it is exactly a call of backfill._watch_row, one of the
+ *		forms watch installs (ReadWatchRowCall); anything else is left
+ *		alone.
  */
 static EventQual *
 ReadEventQual(Trigger *tg)
 {
 	EventQual  *eq;
 	bool		found;
-	Node	   *node;
-	FuncExpr   *call;
-	Const	   *src;
-	Const	   *col;
-	Node	   *value;
+	WatchRowCall rc;
 	MemoryContext old;
 
 	if (event_quals == NULL)
@@ -80,35 +72,18 @@ ReadEventQual(Trigger *tg)
 
 	old = MemoryContextSwitchTo(event_qual_cxt);
 	eq->qual = pstrdup(tg->tgqual);
-	eq->ours = false;
-	node = (Node *) stringToNode(eq->qual);
-	call = (FuncExpr *) node;
-	if (IsA(node, FuncExpr) && list_length(call->args) == 3 &&
-		get_func_namespace(call->funcid) == get_namespace_oid("backfill", true) &&
-		strcmp(get_func_name(call->funcid), "_watch_row") == 0)
+	eq->ours = ReadWatchRowCall((Node *) stringToNode(eq->qual), &rc);
+	if (eq->ours)
 	{
-		src = (Const *) linitial(call->args);
-		col = (Const *) lsecond(call->args);
-		value = strip_implicit_coercions((Node *) lthird(call->args));
-		if (IsA(src, Const) && !src->constisnull && src->consttype == REGCLASSOID &&
-			IsA(col, Const) && !col->constisnull &&
-			(col->consttype == INT2OID || col->consttype == NAMEOID) &&
-			IsA(value, Var) && ((Var *) value)->varno == PRS2_NEW_VARNO &&
-			((Var *) value)->varattno > 0 &&
-			getBaseType(((Var *) value)->vartype) ==
-			exprType((Node *) lthird(call->args)))
-		{
-			eq->ours = true;
-			eq->source = DatumGetObjectId(src->constvalue);
-			eq->column = col->constvalue;
-			eq->attnum = ((Var *) value)->varattno;
-			memset(&eq->flinfo, 0, sizeof(FmgrInfo));
-			eq->flinfo.fn_oid = call->funcid;
-			eq->flinfo.fn_nargs = 3;
-			eq->flinfo.fn_strict = true;
-			eq->flinfo.fn_mcxt = event_qual_cxt;
-			eq->flinfo.fn_expr = (Node *) call;
-		}
+		eq->source = rc.source;
+		eq->column = rc.column;
+		eq->attnum = rc.attnum;
+		memset(&eq->flinfo, 0, sizeof(FmgrInfo));
+		eq->flinfo.fn_oid = rc.call->funcid;
+		eq->flinfo.fn_nargs = 3;
+		eq->flinfo.fn_strict = true;
+		eq->flinfo.fn_mcxt = event_qual_cxt;
+		eq->flinfo.fn_expr = (Node *) rc.call;
 	}
 	MemoryContextSwitchTo(old);
 	return eq;
@@ -125,7 +100,7 @@ ReadEventQual(Trigger *tg)
  *		table above it: a row trigger of a role's own table naming another
  *		role's source notes nothing).  Once a row of the source is in
  *		debt, the event of a row its WHEN clause noted notes it too (it is
- *		found noted): events take no debt back (EventDebt, watchcache.c).
+ *		found noted): events take no debt back (event_debts, watchcache.c).
  *		Before a source's first debt, an event does nothing here.
  */
 void

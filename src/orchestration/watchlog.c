@@ -60,15 +60,11 @@
 
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "pgtime.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"

@@ -87,9 +87,49 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
 #define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now) */
 
 /*
+ * ReadWatchRowCall
+ *		See backfill.h: whether node (a row trigger's WHEN clause, read back
+ *		from its text) is exactly a call of backfill._watch_row and nothing
+ *		around it: a regclass constant (the source), an int2 or a name
+ *		constant (the column by number or by name) and a column of NEW of
+ *		the call's time type or a domain over it (an implicit cast from
+ *		another type is not the watch's); its parts in *out.
+ */
+bool
+ReadWatchRowCall(Node *node, WatchRowCall *out)
+{
+	FuncExpr   *call = (FuncExpr *) node;
+	Const	   *src;
+	Const	   *col;
+	Node	   *value;
+
+	if (!IsA(node, FuncExpr) || list_length(call->args) != 3 ||
+		get_func_namespace(call->funcid) != get_namespace_oid("backfill", true) ||
+		strcmp(get_func_name(call->funcid), "_watch_row") != 0)
+		return false;
+	src = (Const *) linitial(call->args);
+	col = (Const *) lsecond(call->args);
+	value = strip_implicit_coercions((Node *) lthird(call->args));
+	if (!IsA(src, Const) || src->constisnull || src->consttype != REGCLASSOID ||
+		!IsA(col, Const) || col->constisnull ||
+		(col->consttype != INT2OID && col->consttype != NAMEOID) ||
+		!IsA(value, Var) || ((Var *) value)->varno != PRS2_NEW_VARNO ||
+		((Var *) value)->varattno <= 0 ||
+		getBaseType(((Var *) value)->vartype) !=
+		exprType((Node *) lthird(call->args)))
+		return false;
+	out->call = call;
+	out->source = DatumGetObjectId(src->constvalue);
+	out->coltype = col->consttype;
+	out->column = col->constvalue;
+	out->attnum = ((Var *) value)->varattno;
+	return true;
+}
+
+/*
  * WatchRowQual
  *		Whether qual (the nodeToString text of a row trigger's WHEN clause)
- *		is exactly the watch's, the one call and nothing around it:
+ *		is exactly the watch's for column of relid (ReadWatchRowCall):
  *		backfill._watch_row(relid, attnum, NEW.column), the form watch
  *		installs (WATCH_QUAL_ATTNUM), or backfill._watch_row(relid, column,
  *		NEW.column), the column's name as a name constant, which earlier
@@ -100,42 +140,18 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
 static int
 WatchRowQual(const char *qual, Oid relid, const char *column)
 {
-	Node	   *node = (Node *) stringToNode(qual);
-	FuncExpr   *call;
-	Const	   *arg;
-	Node	   *value;
-	Oid			nsp = get_namespace_oid("backfill", false);
+	WatchRowCall rc;
 	AttrNumber	attnum = get_attnum(relid, column);
-	int			form;
 
-	if (!IsA(node, FuncExpr))
+	if (!ReadWatchRowCall((Node *) stringToNode(qual), &rc) ||
+		rc.source != relid || rc.attnum != attnum)
 		return WATCH_QUAL_OTHER;
-	call = (FuncExpr *) node;
-	if (get_func_namespace(call->funcid) != nsp ||
-		strcmp(get_func_name(call->funcid), "_watch_row") != 0 ||
-		list_length(call->args) != 3)
-		return WATCH_QUAL_OTHER;
-	arg = (Const *) linitial(call->args);
-	if (!IsA(arg, Const) || arg->constisnull || arg->consttype != REGCLASSOID ||
-		DatumGetObjectId(arg->constvalue) != relid)
-		return WATCH_QUAL_OTHER;
-	arg = (Const *) lsecond(call->args);
-	if (!IsA(arg, Const) || arg->constisnull)
-		return WATCH_QUAL_OTHER;
-	if (arg->consttype == INT2OID &&
-		DatumGetInt16(arg->constvalue) == attnum)
-		form = WATCH_QUAL_ATTNUM;
-	else if (arg->consttype == NAMEOID &&
-			 strcmp(NameStr(*DatumGetName(arg->constvalue)), column) == 0)
-		form = WATCH_QUAL_NAME;
-	else
-		return WATCH_QUAL_OTHER;
-	value = strip_implicit_coercions((Node *) lthird(call->args));
-	if (!IsA(value, Var) ||
-		((Var *) value)->varno != PRS2_NEW_VARNO ||
-		((Var *) value)->varattno != attnum)
-		return WATCH_QUAL_OTHER;
-	return form;
+	if (rc.coltype == INT2OID && DatumGetInt16(rc.column) == attnum)
+		return WATCH_QUAL_ATTNUM;
+	if (rc.coltype == NAMEOID &&
+		strcmp(NameStr(*DatumGetName(rc.column)), column) == 0)
+		return WATCH_QUAL_NAME;
+	return WATCH_QUAL_OTHER;
 }
 
 /* What a relation has under one of the watch's trigger names: TriggerState. */
