@@ -34,7 +34,6 @@
 
 #include "access/xact.h"
 #include "executor/spi.h"
-#include "libpq/libpq.h"
 #include "libpq/pqformat.h"
 #include "libpq/pqmq.h"
 #include "miscadmin.h"
@@ -418,7 +417,9 @@ backfill_cron_relay(Datum main_arg)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 
-	pq_putmessage(RELAY_MSG_ROWS, reply->data, reply->len);
+	/* pq_endmessage sends the type byte kept in cursor (pqformat.c) */
+	reply->cursor = RELAY_MSG_ROWS;
+	pq_endmessage(reply);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	dsm_detach(seg);
 	proc_exit(0);
