@@ -62,6 +62,7 @@ OBJS = \
 	src/orchestration/watchcache.o \
 	src/orchestration/watchevent.o \
 	src/orchestration/watchlog.o \
+	src/orchestration/watchrecorded.o \
 	src/orchestration/watchstatement.o \
 	src/orchestration/watchtriggers.o \
 	src/orchestration/onlychunks.o \

@@ -380,7 +380,8 @@ SELECT backfill.unschedule_group(:g2) AS unscheduled;
 SELECT backfill.cancel_group(:g2) AS cancelled;
 
 -- changed regions: watch, the trigger on every kind of write (its catalog
--- write as the extension owner), a stale plan and its run, unwatch
+-- write as the extension owner; the chunk is recorded once, by the first
+-- of the three transactions), a stale plan and its run, unwatch
 SELECT backfill.watch('regress_trap.daily', 'regress_trap.src', 'ts') AS watching;
 INSERT INTO regress_trap.src VALUES ('2026-03-02 05:00+00', 1);
 UPDATE regress_trap.src SET v = v + 1 WHERE ts = '2026-03-02 05:00+00';

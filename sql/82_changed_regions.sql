@@ -70,8 +70,32 @@ VALUES ('2026-10-30 10:00', 5), ('2026-10-30 15:00', 5), ('2026-10-31 01:30', 5)
 INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 16:00', 5);
 COMMIT;
 SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
--- Another transaction into the same chunk adds its own row.
+-- Another transaction into the same chunk adds no row: the chunk is
+-- recorded already (committed, not yet rebuilt), with its earliest change,
+-- which stays.  A build of the chunk consumes the row; the next write into
+-- it records the chunk again.
+SELECT changed_at AS first_change FROM backfill.changed_regions
+ WHERE chunk_start = '2026-10-30' \gset
 INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 17:00', 5);
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+SELECT changed_at = :'first_change' AS earliest_kept FROM backfill.changed_regions
+ WHERE chunk_start = '2026-10-30';
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.daily', '2026-10-30', '2026-10-31');
+RESET client_min_messages;
+SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
+INSERT INTO cr.payments (paid_at, amount) VALUES ('2026-10-30 18:00', 5);
+SELECT chunk_start, len, rows, (SELECT x.changed_at > :'first_change'
+                                  FROM backfill.changed_regions x
+                                 WHERE x.chunk_start = l.chunk_start) AS new_change
+  FROM cr.logged l ORDER BY 1;
+-- A build in a REPEATABLE READ transaction consumes nothing: its snapshot
+-- predates its wait for the writers that left out a recorded chunk's row.
+SET default_transaction_isolation = 'repeatable read';
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.daily', '2026-10-30', '2026-10-31');
+RESET client_min_messages;
+RESET default_transaction_isolation;
 SELECT chunk_start, len, rows FROM cr.logged ORDER BY 1;
 SELECT cr.clear();
 

@@ -123,6 +123,15 @@ extern char *GuardRefusal(Query *query);
 #define BACKFILL_LOCK_CLASS_WATCH	0x42460006
 
 /*
+ * (RECORDED, relid): a writer that leaves out a row of
+ * backfill.changed_regions because another transaction recorded the chunk
+ * already holds it in RowExclusiveLock, taken without waiting, until it
+ * commits; a build that consumes the target's logged changes takes it in
+ * ShareLock first (orchestration/watchrecorded.c).
+ */
+#define BACKFILL_LOCK_CLASS_RECORDED	0x42460008
+
+/*
  * The fourth field (pg_locks.objsubid) of every backfill lock tag.  The SQL
  * advisory lock functions only ever use 1 (one bigint key) and 2 (two int4
  * keys), so no SQL caller can take, wait for or hold a backfill lock.
@@ -1483,6 +1492,16 @@ extern bool ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi);
  * the chunk keeps its parts outside.
  */
 extern void ChunkConsumeChanges(Oid target, TimestampTz lo, TimestampTz hi);
+
+/*
+ * A chunk recorded once until a build consumes it (watchrecorded.c):
+ * KeepUnrecorded clears keep[i] for each of m rows about to be appended to
+ * backfill.changed_regions whose chunk and source another transaction
+ * recorded and no build consumed (holding the target's RECORDED lock, so
+ * none can before this transaction ends), and returns how many are kept.
+ */
+extern int	KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
+						   const Datum *ends, const Datum *sources, bool *keep);
 
 /*
  * Run "record" (an UPDATE of backfill.chunks, its parameters in args) and

@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -47,6 +48,14 @@
  *		stays logged (the chunk may read its rows anyway: at worst the
  *		chunk is rebuilt once more).  When the lock was taken, the writers
  *		waited for may have logged since, so the answer is always true.
+ *		A chunk that will consume also waits, within lock_timeout, for the
+ *		writers that left out a row because its chunk was recorded already
+ *		(the target's RECORDED lock, orchestration/watchrecorded.c), and
+ *		holds that lock in ShareLock until it commits: the row they found
+ *		is consumed only by a snapshot that sees their commit.  In a
+ *		transaction whose snapshot is the transaction's (REPEATABLE READ,
+ *		SERIALIZABLE) nothing is consumed: that snapshot was taken before
+ *		the wait.
  */
 bool
 ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
@@ -76,11 +85,28 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		logged = SpiGetBool(0, 2, &lnull);
 	}
 	SPI_freetuptable(SPI_tuptable);
-	if (!isnull && hi <= watermark)
-		return logged;
-	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	(void) LockAcquire(&tag, ShareLock, false, false);
-	return true;
+	if (isnull || hi > watermark)
+	{
+		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
+		(void) LockAcquire(&tag, ShareLock, false, false);
+		logged = true;
+	}
+	if (logged && IsolationUsesXactSnapshot())
+	{
+		/*
+		 * The transaction's snapshot predates the wait below: a writer
+		 * that left its row out may have committed after it, unseen.  The
+		 * changes stay recorded (the chunk is rebuilt once more).
+		 */
+		return false;
+	}
+	if (logged)
+	{
+		/* the writers that left out a chunk recorded already */
+		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
+		(void) LockAcquire(&tag, ShareLock, false, false);
+	}
+	return logged;
 }
 
 /*

@@ -297,9 +297,10 @@ WatchState(void)
 /*
  * WriteChangedRegions
  *		Write m rows of backfill.changed_regions (target, chunk start and
- *		end, source; changed now()) in the caller's transaction: appended
- *		without SQL (CatalogAppendRows) when the table allows it, else in
- *		one INSERT as the extension owner.
+ *		end, source; changed now()) in the caller's transaction, but for
+ *		the chunks another transaction recorded and no build consumed yet
+ *		(KeepUnrecorded): appended without SQL (CatalogAppendRows) when the
+ *		table allows it, else in one INSERT as the extension owner.
  */
 void
 WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
@@ -308,32 +309,47 @@ WriteChangedRegions(int m, const Datum *targets, const Datum *starts,
 	Datum	   *row = palloc(sizeof(Datum) * 5 * Max(m, 1));
 	bool	   *nulls = palloc0(sizeof(bool) * 5 * Max(m, 1));
 	bool	   *no_source = palloc0(sizeof(bool) * Max(m, 1));
+	bool	   *keep = palloc(sizeof(bool) * Max(m, 1));
+	Datum	   *kt = palloc(sizeof(Datum) * Max(m, 1));
+	Datum	   *ks = palloc(sizeof(Datum) * Max(m, 1));
+	Datum	   *ke = palloc(sizeof(Datum) * Max(m, 1));
+	Datum	   *ksrc = palloc(sizeof(Datum) * Max(m, 1));
 	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 	Oid			argtypes[4] = {REGCLASSARRAYOID, TIMESTAMPTZARRAYOID,
 	TIMESTAMPTZARRAYOID, REGCLASSARRAYOID};
 	Datum		values[4];
 	int			i;
+	int			k = 0;
 
 	for (i = 0; i < m; i++)
 	{
 		if (DatumGetTimestampTz(starts[i]) >= DatumGetTimestampTz(ends[i]))
 			elog(ERROR, "backfill: empty changed chunk");
-		row[i * 5] = targets[i];
-		row[i * 5 + 1] = starts[i];
-		row[i * 5 + 2] = ends[i];
-		row[i * 5 + 3] = now;
-		row[i * 5 + 4] = sources[i];
-		no_source[i] = !OidIsValid(DatumGetObjectId(sources[i]));
-		nulls[i * 5 + 4] = no_source[i];
 	}
 	WatchCatalog(false);
-	if (CatalogAppendRows("changed_regions", 5, m, row, nulls))
+	/* a chunk another transaction recorded, not yet consumed: left out */
+	if (KeepUnrecorded(m, targets, starts, ends, sources, keep) == 0)
+		return;
+	for (i = 0; i < m; i++)
+	{
+		if (!keep[i])
+			continue;
+		kt[k] = row[k * 5] = targets[i];
+		ks[k] = row[k * 5 + 1] = starts[i];
+		ke[k] = row[k * 5 + 2] = ends[i];
+		row[k * 5 + 3] = now;
+		ksrc[k] = row[k * 5 + 4] = sources[i];
+		no_source[k] = !OidIsValid(DatumGetObjectId(sources[i]));
+		nulls[k * 5 + 4] = no_source[k];
+		k++;
+	}
+	if (CatalogAppendRows("changed_regions", 5, k, row, nulls))
 		return;
 	WatchCatalog(true);
-	values[0] = MakeArray((Datum *) targets, NULL, m, REGCLASSOID);
-	values[1] = MakeArray((Datum *) starts, NULL, m, TIMESTAMPTZOID);
-	values[2] = MakeArray((Datum *) ends, NULL, m, TIMESTAMPTZOID);
-	values[3] = MakeArray((Datum *) sources, no_source, m, REGCLASSOID);
+	values[0] = MakeArray(kt, NULL, k, REGCLASSOID);
+	values[1] = MakeArray(ks, NULL, k, TIMESTAMPTZOID);
+	values[2] = MakeArray(ke, NULL, k, TIMESTAMPTZOID);
+	values[3] = MakeArray(ksrc, no_source, k, REGCLASSOID);
 	CatalogExec("INSERT INTO backfill.changed_regions"
 				" (target, chunk_start, chunk_end, changed_at, source)"
 				" SELECT u.t, u.s, u.e, pg_catalog.now(), u.src"
