@@ -21,11 +21,17 @@
  * those writers' rows.  A writer that finds the lock held or awaited in
  * ShareLock appends its row as before: writers never wait for a build.
  *
+ * The row found is remembered by the backend (chunk, source, and where
+ * the row lies), so that the next transaction into that chunk reads that
+ * one row again instead of searching the index; a row gone (consumed,
+ * deleted) or changed sends it back to the index.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -33,8 +39,11 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -48,6 +57,43 @@
 #define RECORDED_START		2
 #define RECORDED_END		3
 #define RECORDED_SOURCE		5
+
+/* A chunk found recorded by another transaction, and where its row lies. */
+typedef struct RecordedKey
+{
+	Oid			target;
+	TimestampTz start;
+} RecordedKey;
+
+typedef struct RecordedEntry
+{
+	RecordedKey key;
+	TimestampTz end;
+	Oid			source;
+	ItemPointerData tid;
+} RecordedEntry;
+
+/* at most this many remembered; then they are forgotten and found again */
+#define RECORDED_CACHE_MAX	1024
+
+static HTAB *recorded = NULL;	/* in TopMemoryContext */
+static Oid	recorded_rel = InvalidOid;	/* backfill.changed_regions */
+static Oid	recorded_index = InvalidOid;	/* its (target, chunk_start) */
+static bool recorded_stale = true;
+static bool recorded_callback = false;
+
+/*
+ * RecordedCallback
+ *		Relcache invalidation callback: the table or its index changed or
+ *		went (DROP EXTENSION), or everything is invalidated.  Only marks
+ *		the cache stale; it is emptied at its next use.
+ */
+static void
+RecordedCallback(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || relid == recorded_rel || relid == recorded_index)
+		recorded_stale = true;
+}
 
 /*
  * RecordedIndex
@@ -90,13 +136,13 @@ RecordedIndex(Oid nsp, Oid relid)
  * RecordedByOthers
  *		Whether snap sees a row of rel (backfill.changed_regions, through
  *		its index) for chunk [start, end) of target and source (InvalidOid:
- *		none) written by another transaction.  A row of this transaction
+ *		none) written by another transaction; *tid is where it lies.  A row of this transaction
  *		does not count: its subtransaction may still roll back, and the
  *		transaction's own chunks are remembered in memory anyway.
  */
 static bool
 RecordedByOthers(Relation rel, Oid index, Snapshot snap, Datum target,
-				 Datum start, Datum end, Datum source)
+				 Datum start, Datum end, Datum source, ItemPointer tid)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	ScanKeyData keys[2];
@@ -122,9 +168,84 @@ RecordedByOthers(Relation rel, Oid index, Snapshot snap, Datum target,
 			DatumGetTimestampTz(e) == DatumGetTimestampTz(end) &&
 			(source_null ? !OidIsValid(DatumGetObjectId(source)) :
 			 DatumGetObjectId(s) == DatumGetObjectId(source));
+		if (found)
+			*tid = tup->t_self;
 	}
 	systable_endscan(scan);
 	return found;
+}
+
+/*
+ * StillRecorded
+ *		Whether the row at tid of rel is, as snap sees it, the row of chunk
+ *		[start, end) of target and source written by another transaction
+ *		(the row remembered: RecordedByOthers found it, and no build has
+ *		consumed it since).
+ */
+static bool
+StillRecorded(Relation rel, Snapshot snap, ItemPointer tid, Datum target,
+			  Datum start, Datum end, Datum source)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTupleData tuple;
+	Buffer		buf;
+	bool		same;
+	bool		isnull[5];
+	Datum		v[5];
+	int			i;
+
+	if (ItemPointerGetBlockNumber(tid) >= RelationGetNumberOfBlocks(rel))
+		return false;
+	tuple.t_self = *tid;
+	if (!heap_fetch(rel, snap, &tuple, &buf, false))
+		return false;
+	for (i = 0; i < 5; i++)
+		v[i] = heap_getattr(&tuple, i + 1, desc, &isnull[i]);
+	same = !TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple.t_data)) &&
+		!isnull[RECORDED_TARGET - 1] && !isnull[RECORDED_START - 1] &&
+		!isnull[RECORDED_END - 1] &&
+		DatumGetObjectId(v[RECORDED_TARGET - 1]) == DatumGetObjectId(target) &&
+		DatumGetTimestampTz(v[RECORDED_START - 1]) == DatumGetTimestampTz(start) &&
+		DatumGetTimestampTz(v[RECORDED_END - 1]) == DatumGetTimestampTz(end) &&
+		(isnull[RECORDED_SOURCE - 1] ? !OidIsValid(DatumGetObjectId(source)) :
+		 DatumGetObjectId(v[RECORDED_SOURCE - 1]) == DatumGetObjectId(source));
+	ReleaseBuffer(buf);
+	return same;
+}
+
+/*
+ * RecordedTable
+ *		Find backfill.changed_regions and its index again when the cache
+ *		is stale (and forget the rows remembered); false when the table
+ *		or a usable index is missing.
+ */
+static bool
+RecordedTable(void)
+{
+	HASHCTL		ctl;
+	Oid			nsp;
+
+	if (!recorded_callback)
+	{
+		CacheRegisterRelcacheCallback(RecordedCallback, (Datum) 0);
+		recorded_callback = true;
+	}
+	if (!recorded_stale && recorded != NULL)
+		return OidIsValid(recorded_index);
+	recorded_stale = false;
+	if (recorded != NULL)
+		hash_destroy(recorded);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(RecordedKey);
+	ctl.entrysize = sizeof(RecordedEntry);
+	ctl.hcxt = TopMemoryContext;
+	recorded = hash_create("backfill recorded chunks", 64, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	nsp = get_namespace_oid("backfill", false);
+	recorded_rel = get_relname_relid("changed_regions", nsp);
+	recorded_index = OidIsValid(recorded_rel) ?
+		RecordedIndex(nsp, recorded_rel) : InvalidOid;
+	return OidIsValid(recorded_index);
 }
 
 /*
@@ -156,9 +277,6 @@ int
 KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			   const Datum *ends, const Datum *sources, bool *keep)
 {
-	Oid			nsp = get_namespace_oid("backfill", false);
-	Oid			relid = get_relname_relid("changed_regions", nsp);
-	Oid			index;
 	Relation	rel;
 	Snapshot	snap = NULL;
 	int			kept = m;
@@ -166,20 +284,47 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 
 	for (i = 0; i < m; i++)
 		keep[i] = true;
-	if (!OidIsValid(relid) || !OidIsValid(index = RecordedIndex(nsp, relid)))
+	if (!RecordedTable())
 		return kept;
-	rel = table_open(relid, AccessShareLock);
+	rel = table_open(recorded_rel, AccessShareLock);
 	for (i = 0; i < m; i++)
 	{
-		Oid			target = DatumGetObjectId(targets[i]);
+		RecordedKey key;
+		RecordedEntry *e;
+		ItemPointerData tid;
+		bool		found;
 
-		if (!MayLeaveOut(target))
+		if (!MayLeaveOut(DatumGetObjectId(targets[i])))
 			continue;
 		/* taken after the lock: a build that consumed before is seen */
 		if (snap == NULL)
 			snap = RegisterSnapshot(GetLatestSnapshot());
-		if (RecordedByOthers(rel, index, snap, targets[i], starts[i],
-							 ends[i], sources[i]))
+		memset(&key, 0, sizeof(key));
+		key.target = DatumGetObjectId(targets[i]);
+		key.start = DatumGetTimestampTz(starts[i]);
+		e = (RecordedEntry *) hash_search(recorded, &key, HASH_FIND, NULL);
+		if (e != NULL &&
+			StillRecorded(rel, snap, &e->tid, targets[i], starts[i], ends[i],
+						  sources[i]))
+			found = true;
+		else if (RecordedByOthers(rel, recorded_index, snap, targets[i],
+								  starts[i], ends[i], sources[i], &tid))
+		{
+			found = true;
+			if (hash_get_num_entries(recorded) >= RECORDED_CACHE_MAX)
+				recorded_stale = true;	/* emptied at the next call */
+			e = (RecordedEntry *) hash_search(recorded, &key, HASH_ENTER, NULL);
+			e->end = DatumGetTimestampTz(ends[i]);
+			e->source = DatumGetObjectId(sources[i]);
+			e->tid = tid;
+		}
+		else
+		{
+			found = false;
+			if (e != NULL)
+				(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
+		}
+		if (found)
 		{
 			keep[i] = false;
 			kept--;
