@@ -253,17 +253,34 @@ RecordedTable(void)
  *		Whether this transaction may leave out rows of target's chunks
  *		found recorded: it holds, or now takes without waiting, the
  *		target's RECORDED lock in RowExclusiveLock, so that no build
- *		consumes them before this transaction ends.  False when a build
- *		holds or awaits it in ShareLock.
+ *		consumes them before this transaction ends (*taken: taken now).
+ *		False when a build holds or awaits it in ShareLock.
  */
 static bool
-MayLeaveOut(Oid target)
+MayLeaveOut(Oid target, bool *taken)
+{
+	LOCKTAG		tag;
+	LockAcquireResult r;
+
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
+	r = LockAcquire(&tag, RowExclusiveLock, false, true);
+	*taken = r == LOCKACQUIRE_OK;
+	return r != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
+ * NothingLeftOut
+ *		Give back the RECORDED lock of target that MayLeaveOut has just
+ *		taken for a row that was appended after all: builds wait only for
+ *		the writers that left a row out.
+ */
+static void
+NothingLeftOut(Oid target)
 {
 	LOCKTAG		tag;
 
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
-	return LockAcquire(&tag, RowExclusiveLock, false, true) !=
-		LOCKACQUIRE_NOT_AVAIL;
+	(void) LockRelease(&tag, RowExclusiveLock, false);
 }
 
 /*
@@ -293,8 +310,9 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 		RecordedEntry *e;
 		ItemPointerData tid;
 		bool		found;
+		bool		taken;
 
-		if (!MayLeaveOut(DatumGetObjectId(targets[i])))
+		if (!MayLeaveOut(DatumGetObjectId(targets[i]), &taken))
 			continue;
 		/* taken after the lock: a build that consumed before is seen */
 		if (snap == NULL)
@@ -329,6 +347,8 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			keep[i] = false;
 			kept--;
 		}
+		else if (taken)
+			NothingLeftOut(DatumGetObjectId(targets[i]));
 	}
 	if (snap != NULL)
 		UnregisterSnapshot(snap);
