@@ -769,6 +769,44 @@ SET TimeZone = 'America/New_York';
 SELECT * FROM cr.zres ORDER BY zone, step;
 DROP TABLE cr.zt, cr.zres, cr.zsrc;
 
+-- Two targets of one source, watched in one statement (the second watch
+-- sees the triggers the first made), and a chunk recorded for both: a
+-- later writer into it leaves out both rows and holds both RECORDED locks
+-- (so that a build of either waits for it); a writer into a chunk recorded
+-- for neither appends its rows and holds none.
+SET TimeZone = 'UTC';
+CREATE TABLE cr.two_src (ts timestamptz NOT NULL);
+CREATE TABLE cr.two_a (day timestamptz NOT NULL, n int);
+CREATE TABLE cr.two_b (LIKE cr.two_a);
+SELECT backfill.register(t, 'day', $$SELECT $1 AS day, count(*)::int AS n
+    FROM cr.two_src WHERE ts >= $1 AND ts < $2$$)
+  FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
+SET client_min_messages = warning;
+SELECT backfill.watch(t, 'cr.two_src', 'ts', settle => '100 years') AS watched
+  FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
+CALL backfill.backfill('cr.two_a', '2024-01-01', '2024-01-03');
+CALL backfill.backfill('cr.two_b', '2024-01-01', '2024-01-03');
+RESET client_min_messages;
+CREATE VIEW cr.recorded_locks AS
+SELECT count(*) AS recorded_locks FROM pg_locks
+ WHERE locktype = 'advisory' AND classid = 1111883784 AND objsubid = 16966
+   AND pid = pg_backend_pid();
+INSERT INTO cr.two_src VALUES ('2024-01-01 07:00');
+BEGIN;
+INSERT INTO cr.two_src VALUES ('2024-01-01 08:00');
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+BEGIN;
+INSERT INTO cr.two_src VALUES ('2024-01-02 08:00');
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+SELECT backfill.unregister(t) FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
+DROP VIEW cr.recorded_locks;
+DROP TABLE cr.two_src, cr.two_a, cr.two_b;
+SET TimeZone = 'America/New_York';
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');

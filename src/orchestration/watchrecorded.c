@@ -13,12 +13,14 @@
  * Leaving the row out is safe only if no build consumes the row found
  * before it can see the writer's commit.  So the writer first takes the
  * target's RECORDED lock in RowExclusiveLock, without waiting, and looks
- * with a snapshot taken after it: a build that committed before is seen
- * (its consumption with it).  A build that consumes logged changes takes
- * the lock in ShareLock first (ChunkLockWatermark, engine/watchhook.c),
- * so it waits for every writer that left its row out,
- * then consumes and reads its source with later snapshots, which see
- * those writers' rows.  A writer that finds the lock held or awaited in
+ * with a snapshot taken after it (after the locks of every target it
+ * looks for: one taken between two of them could miss the commit of a
+ * build of the second): a build that committed before is seen (its
+ * consumption with it).  It keeps the lock until it ends only where it
+ * left a row out.  A build that consumes logged changes takes the lock in
+ * ShareLock first (ChunkLockWatermark, engine/watchhook.c), so it waits
+ * for every writer that left its row out, then consumes and reads its
+ * source with later snapshots, which see those writers' rows.  A writer that finds the lock held or awaited in
  * ShareLock appends its row as before: writers never wait for a build.
  *
  * The row found is remembered by the backend (chunk, source, and where
@@ -295,28 +297,52 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			   const Datum *ends, const Datum *sources, bool *keep)
 {
 	Relation	rel;
-	Snapshot	snap = NULL;
+	Snapshot	snap;
+	bool	   *may = palloc(sizeof(bool) * Max(m, 1));
+	bool	   *taken = palloc(sizeof(bool) * Max(m, 1));
+	bool		any = false;
 	int			kept = m;
 	int			i;
+	int			j;
 
 	for (i = 0; i < m; i++)
 		keep[i] = true;
 	if (!RecordedTable())
 		return kept;
+
+	/*
+	 * Every target's lock first, then the snapshot: a snapshot taken after
+	 * the first target's lock only could predate the commit of a build of
+	 * a second target that consumed its row before this transaction took
+	 * that target's lock, and the row it still shows would be left out
+	 * for a change that build did not read (the attack review's case).
+	 */
+	for (i = 0; i < m; i++)
+	{
+		/* once per target: each LockAcquire would need its LockRelease */
+		for (j = 0; j < i && targets[j] != targets[i]; j++)
+			;
+		if (j < i)
+		{
+			may[i] = may[j];
+			taken[i] = false;
+			continue;
+		}
+		may[i] = MayLeaveOut(DatumGetObjectId(targets[i]), &taken[i]);
+		any |= may[i];
+	}
+	if (!any)
+		return kept;
+	snap = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(recorded_rel, AccessShareLock);
 	for (i = 0; i < m; i++)
 	{
 		RecordedKey key;
 		RecordedEntry *e;
 		ItemPointerData tid;
-		bool		found;
-		bool		taken;
 
-		if (!MayLeaveOut(DatumGetObjectId(targets[i]), &taken))
+		if (!may[i])
 			continue;
-		/* taken after the lock: a build that consumed before is seen */
-		if (snap == NULL)
-			snap = RegisterSnapshot(GetLatestSnapshot());
 		memset(&key, 0, sizeof(key));
 		key.target = DatumGetObjectId(targets[i]);
 		key.start = DatumGetTimestampTz(starts[i]);
@@ -324,11 +350,11 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 		if (e != NULL &&
 			StillRecorded(rel, snap, &e->tid, targets[i], starts[i], ends[i],
 						  sources[i]))
-			found = true;
+			keep[i] = false;
 		else if (RecordedByOthers(rel, recorded_index, snap, targets[i],
 								  starts[i], ends[i], sources[i], &tid))
 		{
-			found = true;
+			keep[i] = false;
 			if (hash_get_num_entries(recorded) >= RECORDED_CACHE_MAX)
 				recorded_stale = true;	/* emptied at the next call */
 			e = (RecordedEntry *) hash_search(recorded, &key, HASH_ENTER, NULL);
@@ -336,22 +362,25 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			e->source = DatumGetObjectId(sources[i]);
 			e->tid = tid;
 		}
-		else
-		{
-			found = false;
-			if (e != NULL)
-				(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
-		}
-		if (found)
-		{
-			keep[i] = false;
+		else if (e != NULL)
+			(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
+		if (!keep[i])
 			kept--;
-		}
-		else if (taken)
+	}
+	UnregisterSnapshot(snap);
+	table_close(rel, NoLock);
+
+	/* the locks taken now for targets of which nothing was left out */
+	for (i = 0; i < m; i++)
+	{
+		bool		left_out = false;
+
+		if (!taken[i])
+			continue;
+		for (j = 0; j < m && !left_out; j++)
+			left_out = !keep[j] && targets[j] == targets[i];
+		if (!left_out)
 			NothingLeftOut(DatumGetObjectId(targets[i]));
 	}
-	if (snap != NULL)
-		UnregisterSnapshot(snap);
-	table_close(rel, NoLock);
 	return kept;
 }

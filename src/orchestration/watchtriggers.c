@@ -220,7 +220,7 @@ TriggerState(Oid relid, const char *name, int type, const char *column,
 				  " FROM pg_catalog.pg_trigger"
 				  " WHERE tgrelid OPERATOR(pg_catalog.=) $1"
 				  " AND tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name",
-				  5, argtypes, values, nulls, true, 1, SPI_OK_SELECT);
+				  5, argtypes, values, nulls, false, 1, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return WATCH_TRIGGER_ABSENT;
 	calls_watch = SpiGetBool(0, 1, &isnull);
@@ -561,7 +561,7 @@ DropRowTriggers(Oid relid)
 				  "  'backfill._watch_trigger()'::pg_catalog.regprocedure"
 				  " AND (tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 1)"
 				  "  OPERATOR(pg_catalog.=) 1",
-				  1, argtypes, values, NULL, true, 0, SPI_OK_SELECT);
+				  1, argtypes, values, NULL, false, 0, SPI_OK_SELECT);
 	for (k = 0; k < SPI_processed; k++)
 		names = lappend(names, SpiGetText(k, 1));
 	foreach(lc, names)
