@@ -802,6 +802,36 @@ SELECT * FROM cr.recorded_locks;
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+-- A row left out by a cursor's FETCH: a later FETCH of that cursor that
+-- fails in a savepoint rolls the savepoint back and gives back the
+-- cursor's own locks, but the first FETCH's row stays, left out: the
+-- RECORDED locks must stay with it (they belong to the transaction, not
+-- to the cursor), or a build could consume the row found and read the
+-- source without this writer's row.
+CREATE FUNCTION cr.two_write(i int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+    IF i = 2 THEN
+        RAISE EXCEPTION 'the second FETCH fails';
+    END IF;
+    INSERT INTO cr.two_src VALUES ('2024-01-01 09:00');
+    RETURN i;
+END
+$$;
+BEGIN;
+DECLARE two_cur CURSOR FOR SELECT cr.two_write(i) FROM generate_series(1, 2) i;
+FETCH 1 FROM two_cur;
+SELECT * FROM cr.recorded_locks;
+SAVEPOINT two_sp;
+FETCH 1 FROM two_cur;
+ROLLBACK TO two_sp;
+SELECT * FROM cr.recorded_locks;
+CLOSE two_cur;
+SELECT * FROM cr.recorded_locks;
+SELECT count(*) AS written FROM cr.two_src WHERE ts = '2024-01-01 09:00';
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+DROP FUNCTION cr.two_write(int);
 SELECT backfill.unregister(t) FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
 DROP VIEW cr.recorded_locks;
 DROP TABLE cr.two_src, cr.two_a, cr.two_b;
