@@ -48,6 +48,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -264,8 +265,19 @@ MayLeaveOut(Oid target, bool *taken)
 	LOCKTAG		tag;
 	LockAcquireResult r;
 
+	ResourceOwner save = CurrentResourceOwner;
+
+	/*
+	 * Owned by the (sub)transaction, not by whatever resource owner is
+	 * current: a cursor's portal, for one, whose locks a failed FETCH in a
+	 * later subtransaction gives back when that subtransaction rolls back
+	 * (AtSubAbort_Portals), while the rows its earlier FETCH wrote, and
+	 * left out, stay.
+	 */
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
+	CurrentResourceOwner = CurTransactionResourceOwner;
 	r = LockAcquire(&tag, RowExclusiveLock, false, true);
+	CurrentResourceOwner = save;
 	*taken = r == LOCKACQUIRE_OK;
 	return r != LOCKACQUIRE_NOT_AVAIL;
 }
@@ -280,9 +292,13 @@ static void
 NothingLeftOut(Oid target)
 {
 	LOCKTAG		tag;
+	ResourceOwner save = CurrentResourceOwner;
 
+	/* from the owner MayLeaveOut took it for */
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
+	CurrentResourceOwner = CurTransactionResourceOwner;
 	(void) LockRelease(&tag, RowExclusiveLock, false);
+	CurrentResourceOwner = save;
 }
 
 /*
