@@ -827,6 +827,10 @@ ROLLBACK TO two_sp;
 SELECT * FROM cr.recorded_locks;
 CLOSE two_cur;
 SELECT * FROM cr.recorded_locks;
+-- the watch locks of the watches loaded by the first FETCH stay too
+SELECT count(*) AS watch_locks FROM pg_locks
+ WHERE locktype = 'advisory' AND classid = 1111883782 AND objsubid = 16966
+   AND pid = pg_backend_pid();
 SELECT count(*) AS written FROM cr.two_src WHERE ts = '2024-01-01 09:00';
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged

@@ -52,6 +52,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "utils/resowner.h"
+
 #include "backfill.h"
 
 static HTAB *rel_watches = NULL;	/* RelWatches */
@@ -228,11 +230,23 @@ TakeWatchLock(Oid target)
 	LOCKTAG		tag;
 	MemoryContext old;
 
+	ResourceOwner save = CurrentResourceOwner;
+	bool		taken;
+
+	/*
+	 * Owned by the (sub)transaction that loads the watches, not by a
+	 * cursor's portal, whose locks a failed FETCH gives back while the
+	 * watches loaded stay cached (watchrecorded.c, MayLeaveOut).
+	 */
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	if (LockAcquire(&tag, RowExclusiveLock, false, true) !=
-		LOCKACQUIRE_NOT_AVAIL)
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	taken = LockAcquire(&tag, RowExclusiveLock, false, true) !=
+		LOCKACQUIRE_NOT_AVAIL;
+	if (!taken)
+		(void) LockAcquire(&tag, RowShareLock, false, false);
+	CurrentResourceOwner = save;
+	if (taken)
 		return;
-	(void) LockAcquire(&tag, RowShareLock, false, false);
 	if (list_member_oid(log_everything, target))
 		return;
 	old = MemoryContextSwitchTo(TopTransactionContext);
