@@ -836,6 +836,15 @@ COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
 DROP FUNCTION cr.two_write(int);
+-- A SERIALIZABLE writer appends its rows, recorded or not, and takes no
+-- RECORDED lock: reading the log would take predicate locks that a
+-- build's consumption conflicts with.
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+INSERT INTO cr.two_src VALUES ('2024-01-01 10:00');
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
 SELECT backfill.unregister(t) FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
 DROP VIEW cr.recorded_locks;
 DROP TABLE cr.two_src, cr.two_a, cr.two_b;

@@ -50,9 +50,8 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
-
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "backfill.h"
 

@@ -323,7 +323,13 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 
 	for (i = 0; i < m; i++)
 		keep[i] = true;
-	if (!RecordedTable())
+
+	/*
+	 * A SERIALIZABLE writer appends its rows as before: reading the log
+	 * would take predicate locks that a build's consumption conflicts with
+	 * (serialization failures the writer never had).
+	 */
+	if (IsolationIsSerializable() || !RecordedTable())
 		return kept;
 
 	/*
