@@ -28,17 +28,25 @@
 # wall time; instructions leave out the waits for the disk and the WAL
 # writer, so their ratios are the upper end of the wall-time ones.
 #
+# BENCH_WALL_N=100000 times the same single-user runs instead (no valgrind):
+# N transactions per case, the cases in turn, BENCH_WALL_REPS rounds
+# (default 7), and prints each round's ratios to plain and their medians:
+# the wall-time figure of the goals, without a client or a procedure's
+# COMMIT around each transaction.
+#
 #   bash bench/watch_instructions.sh              (as root, like scripts/test.sh)
 #   BENCH_N="500 1500" bash bench/watch_instructions.sh
+#   BENCH_WALL_N=100000 bash bench/watch_instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . bench/lib.sh
-bench_as_postgres bench/watch_instructions.sh "${1:-}" BENCH_N
+bench_as_postgres bench/watch_instructions.sh "${1:-}" BENCH_N BENCH_WALL_N BENCH_WALL_REPS
 
 read -r N1 N2 <<<"${BENCH_N:-500 1500}"
 bindir=$("$PG_CONFIG" --bindir)
-command -v valgrind >/dev/null || { echo "bench/watch_instructions.sh needs valgrind" >&2; exit 1; }
+[ -n "${BENCH_WALL_N:-}" ] || command -v valgrind >/dev/null ||
+    { echo "bench/watch_instructions.sh needs valgrind" >&2; exit 1; }
 
 bench_cluster "-c fsync=off"
 q >/dev/null <<'SQL'
@@ -76,6 +84,50 @@ CALL backfill.backfill('wi.daily_b', '2025-01-01', '2025-01-03');
 CALL backfill.backfill('wi.daily_x', '2025-01-01', '2025-03-01');
 SQL
 "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null
+
+if [ -n "${BENCH_WALL_N:-}" ]; then
+    # statements TABLE START N: the N single-row transactions into wi.TABLE
+    statements() {
+        {
+            echo "SET client_min_messages = warning;"
+            for ((i = 0; i < $3; i++)); do
+                echo "INSERT INTO wi.$1 VALUES ($2 + $((i % 1440)) * interval '1 minute', 1);"
+            done
+        } >"$dir/in.$1.sql"
+    }
+    # seconds TABLE: wall time of one single-user backend running them
+    seconds() {
+        local t0 t1
+        t0=$(date +%s.%N)
+        "$bindir/postgres" --single -D "$dir/data" -c fsync=off postgres \
+            <"$dir/in.$1.sql" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        echo "$t1 - $t0" | bc -l
+    }
+    cases="watched floor_when built floor_log"
+    statements plain "now() + interval '1 day'" "$BENCH_WALL_N"
+    statements watched "now() + interval '1 day'" "$BENCH_WALL_N"
+    statements floor_when "now() + interval '1 day'" "$BENCH_WALL_N"
+    statements built "'2025-01-02'::timestamptz" "$BENCH_WALL_N"
+    statements floor_log "'2025-01-02'::timestamptz" "$BENCH_WALL_N"
+    printf '%-6s %9s %9s %11s %9s %10s\n' round "plain s" watched floor.when built floor.log
+    for ((r = 1; r <= ${BENCH_WALL_REPS:-7}; r++)); do
+        p=$(seconds plain)
+        line=$(printf '%-6d %9.2f' "$r" "$p")
+        for c in $cases; do
+            x=$(echo "$(seconds "$c") / $p" | bc -l)
+            line="$line $(printf '%9.3f' "$x")"
+            echo "$x" >>"$dir/ratios.$c"
+        done
+        echo "$line"
+    done
+    line=$(printf '%-6s %9s' median "")
+    for c in $cases; do
+        line="$line $(printf '%9.3f' "$(sort -n "$dir/ratios.$c" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')")"
+    done
+    echo "$line"
+    exit 0
+fi
 
 # instructions TABLE START N: callgrind's total for N single-row
 # transactions into wi.TABLE, one row a minute from START (now: the live
