@@ -179,9 +179,9 @@ ReportChunk(RunInfo *run, ChunkInfo *chunk, ChunkReport *report)
 				 errdetail("Deferral %d of %d (backfill.max_attempts); the chunk stays pending.",
 						   report->deferrals, backfill_max_attempts),
 				 run->group_id != 0 ?
-				 errhint("Another transaction holds a lock on the table; CALL backfill.run_group(%lld) again later.",
+				 errhint("Another transaction holds a lock the chunk needs (on the table, or, on a watched target, an open write to its source: see pg_locks); CALL backfill.run_group(%lld) again later.",
 						 (long long) run->group_id) :
-				 errhint("Another transaction holds a lock on the table; CALL backfill.run(%lld) again later.",
+				 errhint("Another transaction holds a lock the chunk needs (on the table, or, on a watched target, an open write to its source: see pg_locks); CALL backfill.run(%lld) again later.",
 						 (long long) run->run_id)));
 	if (backfill_notices == NOTICES_SUMMARY)
 		return;
