@@ -733,7 +733,10 @@ SELECT count(*) AS triggers FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrel
 -- range; each row's logged chunk must hold the row and be a chunk of the
 -- grid split_range plans from a point of the grid (Monday 2000-01-03, local
 -- midnight, minus 60 steps).  America/New_York (daylight saving time) goes
--- through the calendar as before.
+-- through the calendar as before.  The rows are written by a session in
+-- another zone of one offset (Etc/GMT+5, five hours behind UTC): the
+-- chunks are still the watch's zone's (found without making it the
+-- session's when that zone has one offset too).
 CREATE TABLE cr.zsrc (at timestamptz NOT NULL);
 CREATE TABLE cr.zt (at timestamptz NOT NULL, n int);
 CREATE TABLE cr.zres (zone text, step interval, rows bigint, right_chunks bigint);
@@ -746,8 +749,10 @@ SELECT unnest(ARRAY[
         'SELECT $1 AS at, count(*)::int AS n FROM cr.zsrc WHERE at >= $1 AND at < $2', chunk => %L)$q$, s),
     $q$SELECT backfill.watch('cr.zt', 'cr.zsrc', 'at')$q$,
     $q$CALL backfill.backfill('cr.zt', '1999-12-20', '2000-02-01')$q$,
+    'SET TimeZone = ''Etc/GMT+5''',
     $q$INSERT INTO cr.zsrc SELECT '1999-12-20'::timestamptz + g * interval '7 hours 13 minutes'
          FROM generate_series(0, 115) g$q$,
+    format('SET TimeZone = %L', z),
     format($q$INSERT INTO cr.zres
         SELECT %L, %L, count(*),
                count(*) FILTER (WHERE EXISTS (

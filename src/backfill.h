@@ -593,6 +593,13 @@ extern TimestampTz ShiftBound(TimestampTz bound, Interval *step, int k);
 extern void ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo,
 					  TimestampTz *hi);
 
+/*
+ * The same in TimeZone tz, by integer arithmetic, when tz keeps one offset
+ * from UTC and step has no months; false otherwise (ChunkCell in tz then).
+ */
+extern bool FixedZoneCell(struct pg_tz *tz, TimestampTz t, Interval *step,
+						  TimestampTz *lo, TimestampTz *hi);
+
 /* ---- user SQL and privileges on targets (validate.c) ---- */
 
 /*

@@ -267,7 +267,7 @@ TruncDay(TimestampTz t)
 
 /*
  * FixedZoneCell
- *		ChunkCell by integer arithmetic, when the session TimeZone keeps one
+ *		ChunkCell by integer arithmetic, when TimeZone tz keeps one
  *		offset from UTC (UTC, Etc/GMT-3: no daylight saving time, no change
  *		of offset in its history) and step has no months: every local day
  *		then lasts 24 hours, so each grid point that GridPoint or TruncDay
@@ -277,8 +277,9 @@ TruncDay(TimestampTz t)
  *		step does not allow it, or a bound would leave the range of
  *		timestamptz (ChunkCell then computes it, and says so).
  */
-static bool
-FixedZoneCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
+bool
+FixedZoneCell(struct pg_tz *tz, TimestampTz t, Interval *step,
+			  TimestampTz *lo, TimestampTz *hi)
 {
 	long		gmtoff;
 	int64		off;
@@ -286,8 +287,7 @@ FixedZoneCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 	int64		from;
 	int64		k;
 
-	if (step->month != 0 || session_timezone == NULL ||
-		!pg_get_timezone_offset(session_timezone, &gmtoff))
+	if (step->month != 0 || tz == NULL || !pg_get_timezone_offset(tz, &gmtoff))
 		return false;
 	off = (int64) gmtoff * USECS_PER_SEC;
 	if (step->day == 0 && step->time > 0 && USECS_PER_DAY % step->time == 0)
@@ -337,7 +337,7 @@ ChunkCell(TimestampTz t, Interval *step, TimestampTz *lo, TimestampTz *hi)
 	int64		k;
 	double		approx;
 
-	if (FixedZoneCell(t, step, lo, hi))
+	if (FixedZoneCell(session_timezone, t, step, lo, hi))
 		return;
 	if (step->month == 0 && step->day == 0 && step->time > 0 &&
 		USECS_PER_DAY % step->time == 0)
