@@ -17,8 +17,12 @@
 #                every row at the live edge (one comparison each)
 #   watched.before   the same with the BEFORE INSERT statement trigger that
 #                earlier builds installed (backfill_watch_before)
-#   built        rows into days a backfill built (one log row per
-#                transaction)
+#   plain.days   plain again, with the built days' statements (a date
+#                literal, cheaper to parse and plan than now()): the base
+#                of the next two
+#   built        rows into a day a backfill built: the first transaction
+#                records the day, the others find it recorded (a log row
+#                per transaction before the chunk was recorded once)
 #   floor.log    a row trigger writing the row's day into an indexed table of
 #                the log's shape: the least that keeping what the watch keeps
 #                into built days costs
@@ -86,16 +90,17 @@ SQL
 "$bindir/pg_ctl" -D "$dir/data" -m fast stop >/dev/null
 
 if [ -n "${BENCH_WALL_N:-}" ]; then
-    # statements TABLE START N: the N single-row transactions into wi.TABLE
+    # statements NAME TABLE START N: the N single-row transactions into
+    # wi.TABLE, in NAME's file
     statements() {
         {
             echo "SET client_min_messages = warning;"
-            for ((i = 0; i < $3; i++)); do
-                echo "INSERT INTO wi.$1 VALUES ($2 + $((i % 1440)) * interval '1 minute', 1);"
+            for ((i = 0; i < $4; i++)); do
+                echo "INSERT INTO wi.$2 VALUES ($3 + $((i % 1440)) * interval '1 minute', 1);"
             done
         } >"$dir/in.$1.sql"
     }
-    # seconds TABLE: wall time of one single-user backend running them
+    # seconds NAME: wall time of one single-user backend running them
     seconds() {
         local t0 t1
         t0=$(date +%s.%N)
@@ -104,28 +109,32 @@ if [ -n "${BENCH_WALL_N:-}" ]; then
         t1=$(date +%s.%N)
         echo "$t1 - $t0" | bc -l
     }
-    cases="watched floor_when built floor_log"
-    statements plain "now() + interval '1 day'" "$BENCH_WALL_N"
-    statements watched "now() + interval '1 day'" "$BENCH_WALL_N"
-    statements floor_when "now() + interval '1 day'" "$BENCH_WALL_N"
-    statements built "'2025-01-02'::timestamptz" "$BENCH_WALL_N"
-    statements floor_log "'2025-01-02'::timestamptz" "$BENCH_WALL_N"
-    printf '%-6s %9s %9s %11s %9s %10s\n' round "plain s" watched floor.when built floor.log
+    live="now() + interval '1 day'"
+    days="'2025-01-02'::timestamptz"
+    statements plain plain "$live" "$BENCH_WALL_N"
+    statements watched watched "$live" "$BENCH_WALL_N"
+    statements floor_when floor_when "$live" "$BENCH_WALL_N"
+    statements plain_days plain "$days" "$BENCH_WALL_N"
+    statements built built "$days" "$BENCH_WALL_N"
+    statements floor_log floor_log "$days" "$BENCH_WALL_N"
+    # ratios to the plain run of the same statements, in the same round
+    printf '%-6s %9s %9s %11s %9s %9s %10s\n' round "plain s" watched floor.when "days s" built floor.log
     for ((r = 1; r <= ${BENCH_WALL_REPS:-7}; r++)); do
         p=$(seconds plain)
-        line=$(printf '%-6d %9.2f' "$r" "$p")
-        for c in $cases; do
-            x=$(echo "$(seconds "$c") / $p" | bc -l)
-            line="$line $(printf '%9.3f' "$x")"
-            echo "$x" >>"$dir/ratios.$c"
-        done
-        echo "$line"
+        w=$(echo "$(seconds watched) / $p" | bc -l)
+        f=$(echo "$(seconds floor_when) / $p" | bc -l)
+        d=$(seconds plain_days)
+        b=$(echo "$(seconds built) / $d" | bc -l)
+        l=$(echo "$(seconds floor_log) / $d" | bc -l)
+        printf '%-6d %9.2f %9.3f %11.3f %9.2f %9.3f %10.3f\n' "$r" "$p" "$w" "$f" "$d" "$b" "$l"
+        echo "$w" >>"$dir/ratios.watched"
+        echo "$f" >>"$dir/ratios.floor_when"
+        echo "$b" >>"$dir/ratios.built"
+        echo "$l" >>"$dir/ratios.floor_log"
     done
-    line=$(printf '%-6s %9s' median "")
-    for c in $cases; do
-        line="$line $(printf '%9.3f' "$(sort -n "$dir/ratios.$c" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')")"
-    done
-    echo "$line"
+    median() { sort -n "$dir/ratios.$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    printf '%-6s %9s %9.3f %11.3f %9s %9.3f %10.3f\n' median "" "$(median watched)" \
+        "$(median floor_when)" "" "$(median built)" "$(median floor_log)"
     exit 0
 fi
 
@@ -152,18 +161,22 @@ instructions() {
     rm -f "$out"
 }
 
+# Each case's ratio is to the plain table written by the same statements:
+# plain (times from now(), the live edge's) for the first four, plain.days
+# (a date literal, cheaper to parse and plan) for the built days' cases.
 printf '%-16s %14s %8s\n' case "instr/tx" "x plain"
 base=
 for c in "plain|plain|now() + interval '1 day'" \
          "floor.when|floor_when|now() + interval '1 day'" \
          "watched|watched|now() + interval '1 day'" \
          "watched.before|watched_before|now() + interval '1 day'" \
+         "plain.days|plain|'2025-01-02'::timestamptz" \
          "built|built|'2025-01-02'::timestamptz" \
          "floor.log|floor_log|'2025-01-02'::timestamptz"; do
     IFS='|' read -r name table start <<<"$c"
     a=$(instructions "$table" "$start" "$N1")
     b=$(instructions "$table" "$start" "$N2")
     per=$(( (b - a) / (N2 - N1) ))
-    [ -n "$base" ] || base=$per
+    case $name in plain*) base=$per ;; esac
     printf '%-16s %14d %8.3f\n' "$name" "$per" "$(echo "$per / $base" | bc -l)"
 done
