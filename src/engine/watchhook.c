@@ -96,8 +96,17 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		/*
 		 * The transaction's snapshot predates the wait below: a writer
 		 * that left its row out may have committed after it, unseen.  The
-		 * changes stay recorded (the chunk is rebuilt once more).
+		 * changes stay recorded (the chunk is rebuilt once more), and the
+		 * caller is told, since every later stale plan chooses the chunk
+		 * again for as long as its builds run so.
 		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("the recorded changes of chunk [%s, %s) of %s stay recorded",
+						TimestampText(lo), TimestampText(hi),
+						QualifiedRelName(target)),
+				 errdetail("A chunk built in a REPEATABLE READ or SERIALIZABLE transaction consumes no recorded changes: its snapshot was taken before its wait for the writers of the watched sources."),
+				 errhint("Build watched targets in READ COMMITTED (default_transaction_isolation); the next stale plan chooses this chunk again.")));
 		return false;
 	}
 	if (logged)
