@@ -157,6 +157,16 @@ extern char *GuardRefusal(Query *query);
 /* The lock tag of (lockclass, key) in this database. */
 extern void BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key);
 
+/*
+ * LockAcquire and LockRelease of a transaction-level lock owned by the
+ * current (sub)transaction, whatever resource owner is current (a cursor's
+ * portal gives its locks back when a later FETCH fails in a savepoint,
+ * while what an earlier FETCH wrote under them stays).
+ */
+extern LockAcquireResult XactLockAcquire(const LOCKTAG *tag, LOCKMODE mode,
+										 bool dontWait);
+extern void XactLockRelease(const LOCKTAG *tag, LOCKMODE mode);
+
 /* The lock tag of worker slot "slot", shared by every database. */
 extern void BackfillWorkerSlotTag(LOCKTAG *tag, int slot);
 
@@ -1888,13 +1898,6 @@ extern void FlushPending(void);
 extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
 
 /*
- * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the
- * watches of the table a row event (or an earlier build's BEFORE INSERT
- * statement trigger) fired on, kept for its row triggers; NoteEventRow
- * (watchevent.c), the row of an INSERT row event whose WHEN clause could
- * not load the watches, noted as that clause would have with them.
- */
-/*
  * A row trigger's WHEN clause that is exactly a call of backfill._watch_row
  * (watchtriggers.c, ReadWatchRowCall: true then, its parts filled): the
  * call, its source, its column (an int2 number or a name, coltype) and the
@@ -1911,6 +1914,13 @@ typedef struct WatchRowCall
 
 extern bool ReadWatchRowCall(Node *node, WatchRowCall *out);
 
+/*
+ * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the
+ * watches of the table a row event (or an earlier build's BEFORE INSERT
+ * statement trigger) fired on, kept for its row triggers; NoteEventRow
+ * (watchevent.c), the row of an INSERT row event whose WHEN clause could
+ * not load the watches, noted as that clause would have with them.
+ */
 struct TriggerData;
 extern void LoadRowSources(Relation rel);
 extern void NoteEventRow(struct TriggerData *trigdata);

@@ -3,15 +3,18 @@
  * locks.c
  *	  The extension's own lock tags (BackfillLockTag, BackfillChunkLockTag
  *	  for the chunks of parallel workers and BackfillWorkerSlotTag for the
- *	  cluster's cap on those workers) and the lock
- *	  that serializes register, unregister and plan of one target.
+ *	  cluster's cap on those workers), transaction-level locks owned by the
+ *	  (sub)transaction (XactLockAcquire), and the lock that serializes
+ *	  register, unregister and plan of one target.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/resowner.h"
 
 #include "backfill.h"
 
@@ -29,6 +32,45 @@ BackfillLockTag(LOCKTAG *tag, uint32 lockclass, uint32 key)
 {
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, lockclass, key,
 						 BACKFILL_LOCK_SUBID);
+}
+
+/*
+ * XactLockAcquire
+ *		See backfill.h: LockAcquire (transaction-level) with the current
+ *		(sub)transaction's resource owner as the owner.  A lock taken while
+ *		a cursor's FETCH runs is otherwise the portal's, given back when a
+ *		later FETCH of that cursor fails in a savepoint (AtSubAbort_Portals)
+ *		although the rows the earlier FETCH wrote under it stay.
+ */
+LockAcquireResult
+XactLockAcquire(const LOCKTAG *tag, LOCKMODE mode, bool dontWait)
+{
+	ResourceOwner save = CurrentResourceOwner;
+	LockAcquireResult r;
+
+	/*
+	 * No PG_TRY on this hot path: an error (a lock timeout) aborts the
+	 * (sub)transaction, and whoever catches it (PortalRun, PL/pgSQL, SPI)
+	 * puts its own resource owner back.
+	 */
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	r = LockAcquire(tag, mode, false, dontWait);
+	CurrentResourceOwner = save;
+	return r;
+}
+
+/*
+ * XactLockRelease
+ *		See backfill.h: LockRelease of a lock XactLockAcquire took.
+ */
+void
+XactLockRelease(const LOCKTAG *tag, LOCKMODE mode)
+{
+	ResourceOwner save = CurrentResourceOwner;
+
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	(void) LockRelease(tag, mode, false);
+	CurrentResourceOwner = save;
 }
 
 /*

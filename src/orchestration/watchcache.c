@@ -50,7 +50,6 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -229,23 +228,15 @@ TakeWatchLock(Oid target)
 	LOCKTAG		tag;
 	MemoryContext old;
 
-	ResourceOwner save = CurrentResourceOwner;
-	bool		taken;
-
 	/*
 	 * Owned by the (sub)transaction that loads the watches, not by a
 	 * cursor's portal, whose locks a failed FETCH gives back while the
-	 * watches loaded stay cached (watchrecorded.c, MayLeaveOut).
+	 * watches loaded stay cached (XactLockAcquire).
 	 */
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
-	CurrentResourceOwner = CurTransactionResourceOwner;
-	taken = LockAcquire(&tag, RowExclusiveLock, false, true) !=
-		LOCKACQUIRE_NOT_AVAIL;
-	if (!taken)
-		(void) LockAcquire(&tag, RowShareLock, false, false);
-	CurrentResourceOwner = save;
-	if (taken)
+	if (XactLockAcquire(&tag, RowExclusiveLock, true) != LOCKACQUIRE_NOT_AVAIL)
 		return;
+	(void) XactLockAcquire(&tag, RowShareLock, false);
 	if (list_member_oid(log_everything, target))
 		return;
 	old = MemoryContextSwitchTo(TopTransactionContext);

@@ -41,6 +41,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/fmgroids.h"
@@ -48,7 +49,6 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -71,9 +71,7 @@ typedef struct RecordedKey
 typedef struct RecordedEntry
 {
 	RecordedKey key;
-	TimestampTz end;
-	Oid			source;
-	ItemPointerData tid;
+	ItemPointerData tid;		/* the row; SameRecord checks it is still it */
 } RecordedEntry;
 
 /* at most this many remembered; then they are forgotten and found again */
@@ -136,18 +134,44 @@ RecordedIndex(Oid nsp, Oid relid)
 }
 
 /*
+ * SameRecord
+ *		Whether tup (a row of backfill.changed_regions, desc) records chunk
+ *		[start, end) of target for source (InvalidOid: none) and was written
+ *		by another transaction.  A row of this transaction does not count:
+ *		its subtransaction may still roll back, and the transaction's own
+ *		chunks are remembered in memory anyway.
+ */
+static bool
+SameRecord(HeapTuple tup, TupleDesc desc, Datum target, Datum start,
+		   Datum end, Datum source)
+{
+	bool		isnull[5];
+	Datum		v[5];
+	int			i;
+
+	if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+		return false;
+	for (i = 0; i < 5; i++)
+		v[i] = heap_getattr(tup, i + 1, desc, &isnull[i]);
+	return !isnull[RECORDED_TARGET - 1] && !isnull[RECORDED_START - 1] &&
+		!isnull[RECORDED_END - 1] &&
+		DatumGetObjectId(v[RECORDED_TARGET - 1]) == DatumGetObjectId(target) &&
+		DatumGetTimestampTz(v[RECORDED_START - 1]) == DatumGetTimestampTz(start) &&
+		DatumGetTimestampTz(v[RECORDED_END - 1]) == DatumGetTimestampTz(end) &&
+		(isnull[RECORDED_SOURCE - 1] ? !OidIsValid(DatumGetObjectId(source)) :
+		 DatumGetObjectId(v[RECORDED_SOURCE - 1]) == DatumGetObjectId(source));
+}
+
+/*
  * RecordedByOthers
  *		Whether snap sees a row of rel (backfill.changed_regions, through
- *		its index) for chunk [start, end) of target and source (InvalidOid:
- *		none) written by another transaction; *tid is where it lies.  A row of this transaction
- *		does not count: its subtransaction may still roll back, and the
- *		transaction's own chunks are remembered in memory anyway.
+ *		its index) for chunk [start, end) of target and source written by
+ *		another transaction (SameRecord); *tid is where it lies.
  */
 static bool
 RecordedByOthers(Relation rel, Oid index, Snapshot snap, Datum target,
 				 Datum start, Datum end, Datum source, ItemPointer tid)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
 	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	tup;
@@ -160,17 +184,9 @@ RecordedByOthers(Relation rel, Oid index, Snapshot snap, Datum target,
 	scan = systable_beginscan(rel, index, true, snap, 2, keys);
 	while (!found && (tup = systable_getnext(scan)) != NULL)
 	{
-		bool		end_null;
-		bool		source_null;
-		Datum		e = heap_getattr(tup, RECORDED_END, desc, &end_null);
-		Datum		s = heap_getattr(tup, RECORDED_SOURCE, desc, &source_null);
-
-		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
-			continue;
-		found = !end_null &&
-			DatumGetTimestampTz(e) == DatumGetTimestampTz(end) &&
-			(source_null ? !OidIsValid(DatumGetObjectId(source)) :
-			 DatumGetObjectId(s) == DatumGetObjectId(source));
+		CHECK_FOR_INTERRUPTS();
+		found = SameRecord(tup, RelationGetDescr(rel), target, start, end,
+						   source);
 		if (found)
 			*tid = tup->t_self;
 	}
@@ -189,29 +205,17 @@ static bool
 StillRecorded(Relation rel, Snapshot snap, ItemPointer tid, Datum target,
 			  Datum start, Datum end, Datum source)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
 	HeapTupleData tuple;
 	Buffer		buf;
 	bool		same;
-	bool		isnull[5];
-	Datum		v[5];
-	int			i;
 
 	if (ItemPointerGetBlockNumber(tid) >= RelationGetNumberOfBlocks(rel))
 		return false;
 	tuple.t_self = *tid;
 	if (!heap_fetch(rel, snap, &tuple, &buf, false))
 		return false;
-	for (i = 0; i < 5; i++)
-		v[i] = heap_getattr(&tuple, i + 1, desc, &isnull[i]);
-	same = !TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple.t_data)) &&
-		!isnull[RECORDED_TARGET - 1] && !isnull[RECORDED_START - 1] &&
-		!isnull[RECORDED_END - 1] &&
-		DatumGetObjectId(v[RECORDED_TARGET - 1]) == DatumGetObjectId(target) &&
-		DatumGetTimestampTz(v[RECORDED_START - 1]) == DatumGetTimestampTz(start) &&
-		DatumGetTimestampTz(v[RECORDED_END - 1]) == DatumGetTimestampTz(end) &&
-		(isnull[RECORDED_SOURCE - 1] ? !OidIsValid(DatumGetObjectId(source)) :
-		 DatumGetObjectId(v[RECORDED_SOURCE - 1]) == DatumGetObjectId(source));
+	same = SameRecord(&tuple, RelationGetDescr(rel), target, start, end,
+					  source);
 	ReleaseBuffer(buf);
 	return same;
 }
@@ -252,53 +256,52 @@ RecordedTable(void)
 }
 
 /*
+ * The RECORDED lock of one target of a KeepUnrecorded call: whether rows
+ * may be left out (the lock held), whether this call took it, whether it
+ * left a row out.
+ */
+typedef struct TargetLock
+{
+	Oid			target;
+	bool		may;
+	bool		taken;
+	bool		left_out;
+} TargetLock;
+
+/*
  * MayLeaveOut
- *		Whether this transaction may leave out rows of target's chunks
+ *		Whether this transaction may leave out rows of tl's target's chunks
  *		found recorded: it holds, or now takes without waiting, the
- *		target's RECORDED lock in RowExclusiveLock, so that no build
- *		consumes them before this transaction ends (*taken: taken now).
- *		False when a build holds or awaits it in ShareLock.
+ *		target's RECORDED lock in RowExclusiveLock, owned by the
+ *		(sub)transaction (XactLockAcquire), so that no build consumes them
+ *		before this transaction ends (tl->taken: taken now).  False when a
+ *		build holds or awaits it in ShareLock.
  */
 static bool
-MayLeaveOut(Oid target, bool *taken)
+MayLeaveOut(TargetLock *tl)
 {
 	LOCKTAG		tag;
 	LockAcquireResult r;
 
-	ResourceOwner save = CurrentResourceOwner;
-
-	/*
-	 * Owned by the (sub)transaction, not by whatever resource owner is
-	 * current: a cursor's portal, for one, whose locks a failed FETCH in a
-	 * later subtransaction gives back when that subtransaction rolls back
-	 * (AtSubAbort_Portals), while the rows its earlier FETCH wrote, and
-	 * left out, stay.
-	 */
-	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
-	CurrentResourceOwner = CurTransactionResourceOwner;
-	r = LockAcquire(&tag, RowExclusiveLock, false, true);
-	CurrentResourceOwner = save;
-	*taken = r == LOCKACQUIRE_OK;
+	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) tl->target);
+	r = XactLockAcquire(&tag, RowExclusiveLock, true);
+	tl->taken = r == LOCKACQUIRE_OK;
 	return r != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /*
  * NothingLeftOut
  *		Give back the RECORDED lock of target that MayLeaveOut has just
- *		taken for a row that was appended after all: builds wait only for
- *		the writers that left a row out.
+ *		taken when no row was left out after all: builds wait only for the
+ *		writers that left a row out.
  */
 static void
 NothingLeftOut(Oid target)
 {
 	LOCKTAG		tag;
-	ResourceOwner save = CurrentResourceOwner;
 
-	/* from the owner MayLeaveOut took it for */
 	BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_RECORDED, (uint32) target);
-	CurrentResourceOwner = CurTransactionResourceOwner;
-	(void) LockRelease(&tag, RowExclusiveLock, false);
-	CurrentResourceOwner = save;
+	XactLockRelease(&tag, RowExclusiveLock);
 }
 
 /*
@@ -314,8 +317,9 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 {
 	Relation	rel;
 	Snapshot	snap;
-	bool	   *may = palloc(sizeof(bool) * Max(m, 1));
-	bool	   *taken = palloc(sizeof(bool) * Max(m, 1));
+	TargetLock *locks = palloc(sizeof(TargetLock) * Max(m, 1));
+	int		   *which = palloc(sizeof(int) * Max(m, 1));
+	int			nlocks = 0;
 	bool		any = false;
 	int			kept = m;
 	int			i;
@@ -333,7 +337,8 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 		return kept;
 
 	/*
-	 * Every target's lock first, then the snapshot: a snapshot taken after
+	 * Every target's lock first, once per target (the targets watching the
+	 * written sources: a few), then the snapshot: a snapshot taken after
 	 * the first target's lock only could predate the commit of a build of
 	 * a second target that consumed its row before this transaction took
 	 * that target's lock, and the row it still shows would be left out
@@ -341,17 +346,18 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 	 */
 	for (i = 0; i < m; i++)
 	{
-		/* once per target: each LockAcquire would need its LockRelease */
-		for (j = 0; j < i && targets[j] != targets[i]; j++)
+		Oid			target = DatumGetObjectId(targets[i]);
+
+		for (j = 0; j < nlocks && locks[j].target != target; j++)
 			;
-		if (j < i)
-		{
-			may[i] = may[j];
-			taken[i] = false;
+		which[i] = j;
+		if (j < nlocks)
 			continue;
-		}
-		may[i] = MayLeaveOut(DatumGetObjectId(targets[i]), &taken[i]);
-		any |= may[i];
+		locks[nlocks].target = target;
+		locks[nlocks].left_out = false;
+		locks[nlocks].may = MayLeaveOut(&locks[nlocks]);
+		any |= locks[nlocks].may;
+		nlocks++;
 	}
 	if (!any)
 		return kept;
@@ -363,7 +369,8 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 		RecordedEntry *e;
 		ItemPointerData tid;
 
-		if (!may[i])
+		CHECK_FOR_INTERRUPTS();
+		if (!locks[which[i]].may)
 			continue;
 		memset(&key, 0, sizeof(key));
 		key.target = DatumGetObjectId(targets[i]);
@@ -380,29 +387,24 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			if (hash_get_num_entries(recorded) >= RECORDED_CACHE_MAX)
 				recorded_stale = true;	/* emptied at the next call */
 			e = (RecordedEntry *) hash_search(recorded, &key, HASH_ENTER, NULL);
-			e->end = DatumGetTimestampTz(ends[i]);
-			e->source = DatumGetObjectId(sources[i]);
 			e->tid = tid;
 		}
 		else if (e != NULL)
 			(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
 		if (!keep[i])
+		{
+			locks[which[i]].left_out = true;
 			kept--;
+		}
 	}
 	UnregisterSnapshot(snap);
 	table_close(rel, NoLock);
 
 	/* the locks taken now for targets of which nothing was left out */
-	for (i = 0; i < m; i++)
+	for (j = 0; j < nlocks; j++)
 	{
-		bool		left_out = false;
-
-		if (!taken[i])
-			continue;
-		for (j = 0; j < m && !left_out; j++)
-			left_out = !keep[j] && targets[j] == targets[i];
-		if (!left_out)
-			NothingLeftOut(DatumGetObjectId(targets[i]));
+		if (locks[j].taken && !locks[j].left_out)
+			NothingLeftOut(locks[j].target);
 	}
 	return kept;
 }
