@@ -40,12 +40,16 @@
 #
 #   bash bench/watch_instructions.sh              (as root, like scripts/test.sh)
 #   BENCH_N="500 1500" bash bench/watch_instructions.sh
+#   BENCH_CASES="plain.days built" bash bench/watch_instructions.sh   (some cases;
+#                a ratio needs its plain case first)
+#   BENCH_KEEP=/tmp/cg bash bench/watch_instructions.sh   (keeps each run's
+#                callgrind.TABLE.N there, for callgrind_annotate)
 #   BENCH_WALL_N=100000 bash bench/watch_instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . bench/lib.sh
-bench_as_postgres bench/watch_instructions.sh "${1:-}" BENCH_N BENCH_WALL_N BENCH_WALL_REPS
+bench_as_postgres bench/watch_instructions.sh "${1:-}" BENCH_N BENCH_WALL_N BENCH_WALL_REPS BENCH_CASES BENCH_KEEP
 
 read -r N1 N2 <<<"${BENCH_N:-500 1500}"
 bindir=$("$PG_CONFIG" --bindir)
@@ -158,6 +162,9 @@ instructions() {
         exit 1
     fi
     awk '/^summary:/ { print $2 }' "$out"
+    if [ -n "${BENCH_KEEP:-}" ]; then
+        cp "$out" "$BENCH_KEEP/callgrind.$table.$n"
+    fi
     rm -f "$out"
 }
 
@@ -174,6 +181,7 @@ for c in "plain|plain|now() + interval '1 day'" \
          "built|built|'2025-01-02'::timestamptz" \
          "floor.log|floor_log|'2025-01-02'::timestamptz"; do
     IFS='|' read -r name table start <<<"$c"
+    case " ${BENCH_CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
     a=$(instructions "$table" "$start" "$N1")
     b=$(instructions "$table" "$start" "$N2")
     per=$(( (b - a) / (N2 - N1) ))

@@ -850,6 +850,36 @@ SELECT * FROM cr.recorded_locks;
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+-- One statement whose first row lies in a chunk recorded for both targets
+-- and whose second lies in a chunk recorded for neither: the first row's
+-- chunks are found recorded as the row is written (both RECORDED locks
+-- kept), the second row's chunks are appended at the end of the statement.
+BEGIN;
+INSERT INTO cr.two_src VALUES ('2024-01-01 11:00'), ('2023-12-31 11:00');
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+-- A savepoint rolled back takes the row and the locks its chunk took; the
+-- next row into the chunk takes them again, and the failed statement of a
+-- savepoint leaves none behind.
+BEGIN;
+SAVEPOINT s;
+INSERT INTO cr.two_src VALUES ('2024-01-01 12:00');
+SELECT * FROM cr.recorded_locks;
+ROLLBACK TO SAVEPOINT s;
+SELECT * FROM cr.recorded_locks;
+INSERT INTO cr.two_src VALUES ('2024-01-01 13:00');
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO cr.two_src VALUES ('2024-01-01 14:00'), (NULL);
+ROLLBACK TO SAVEPOINT s;
+SELECT * FROM cr.recorded_locks;
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
 SELECT backfill.unregister(t) FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
 DROP VIEW cr.recorded_locks;
 DROP TABLE cr.two_src, cr.two_a, cr.two_b;
