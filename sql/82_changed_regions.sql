@@ -880,6 +880,28 @@ SELECT * FROM cr.recorded_locks;
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+-- A direct call of the WHEN function notes a chunk pending but queues no
+-- event (it is no INSERT).  A role that may INSERT into the source calls
+-- it, then inserts a row into that chunk, in the same transaction or in
+-- the INSERT's own query: the row's chunk is found pending, so its WHEN
+-- clause is true and its event writes the chunk.  Else the row would go
+-- unrecorded for every target (a change lost, chosen by the writer).
+GRANT USAGE ON SCHEMA cr TO regress_cr_writer;
+GRANT INSERT ON cr.two_src TO regress_cr_writer;
+SET ROLE regress_cr_writer;
+BEGIN;
+SELECT backfill._watch_row('cr.two_src'::regclass, '1'::smallint,
+                           '2023-12-29 08:00'::timestamptz) AS noted;
+INSERT INTO cr.two_src VALUES ('2023-12-29 09:00');
+COMMIT;
+INSERT INTO cr.two_src
+SELECT t FROM (VALUES ('2023-12-28 09:00'::timestamptz)) v(t)
+ WHERE backfill._watch_row('cr.two_src'::regclass, '1'::smallint, t);
+RESET ROLE;
+REVOKE INSERT ON cr.two_src FROM regress_cr_writer;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass)
+   AND chunk_start < '2023-12-30' ORDER BY 1, 2;
 SELECT backfill.unregister(t) FROM unnest('{cr.two_a,cr.two_b}'::regclass[]) t;
 DROP VIEW cr.recorded_locks;
 DROP TABLE cr.two_src, cr.two_a, cr.two_b;
