@@ -709,17 +709,25 @@ RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
  * NotePending
  *		Note the chunk [lo, hi) of target as changed by a row of source,
  *		unless this transaction has noted or logged it already; the entry
- *		noted now, or NULL.
+ *		noted now, or NULL.  *pending is set when the chunk was noted
+ *		already and is still pending: a direct call of _watch_row (no
+ *		INSERT, no event) may have noted it, so the row's WHEN clause must
+ *		still queue an event that writes it.
  */
 static LoggedEntry *
-NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi)
+NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi,
+			bool *pending)
 {
 	LoggedEntry *entry;
 	bool		found;
 
 	entry = LoggedEnter(target, lo, &found);
 	if (found)
+	{
+		if (entry->pending)
+			*pending = true;
 		return NULL;
+	}
 	entry->pending = true;
 	entry->written = InvalidSubTransactionId;
 	entry->end = hi;
@@ -787,8 +795,10 @@ SettleRecorded(LoggedEntry **noted, int n)
  *		chunk is noted as pending unless it is the chunk this call site
  *		noted last, and settled at once when another transaction
  *		recorded it (SettleRecorded).  True for the first row of this
- *		call site (of its statement) that left a chunk pending: that row's
- *		event writes the pending chunks at the end of the statement.  The first call of the
+ *		call site (of its statement) that left a chunk pending, or found
+ *		its chunk still pending (noted by a direct call, which queues no
+ *		event): that row's event writes the pending chunks at the end of
+ *		the statement.  The first call of the
  *		transaction on source loads its watches (LoadRowSource) when the
  *		user may write the source's rows (RowMayNote); else it loads and
  *		notes nothing, and is true for a row that may lie behind an edge
@@ -806,6 +816,7 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 	int			i;
 	LoggedEntry **noted = NULL;
 	int			nnoted = 0;
+	bool		pending = false;
 
 	if (rc == NULL || rc->gen != row_state_gen)
 		rc = RowCallSetup(flinfo, source, column);
@@ -884,13 +895,20 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 		it->hi = hi;
 		if (noted == NULL)
 			noted = palloc(sizeof(LoggedEntry *) * rc->n);
-		if ((noted[nnoted] = NotePending(w->target, source, lo, hi)) != NULL)
+		if ((noted[nnoted] = NotePending(w->target, source, lo, hi,
+										 &pending)) != NULL)
 			nnoted++;
 	}
 	/* a row's event: written (or left out) at the end of its statement */
 	if (event)
 		return false;
-	if (nnoted == 0 || !SettleRecorded(noted, nnoted) || rc->queued)
+	if (nnoted > 0 && SettleRecorded(noted, nnoted))
+		pending = true;
+	/*
+	 * Pending, noted now or before (then maybe by a direct call, which
+	 * queues no event): this call site's event writes it, once.
+	 */
+	if (!pending || rc->queued)
 		return false;
 	rc->queued = true;
 	return true;
