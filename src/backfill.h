@@ -1497,8 +1497,8 @@ extern void ReplaceRange(const ReplaceRequest *req, ReplaceResult *result);
 
 /*
  * A chunk whose end passes target's watermark waits for the writers of its
- * watched sources and holds the watch lock until it commits (after the
- * target lock).  Returns whether ChunkConsumeChanges has anything to do for
+ * watched sources and holds the watch lock until it commits (before the
+ * target lock: a writer may write the target too).  Returns whether ChunkConsumeChanges has anything to do for
  * [lo, hi) (false: nothing was logged there before this call).
  */
 extern bool ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi);

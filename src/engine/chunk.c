@@ -192,6 +192,14 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 						(long long) run->run_id),
 				 errdetail("The run was planned for table %s.", run->target_name)));
 	CheckTargetPrivileges(run->target);
+	/*
+	 * The writers of the watched sources first, the target after: a
+	 * writer may write the target too (a trigger of its own that keeps
+	 * the target up to date), and would wait for a chunk that held the
+	 * target while the chunk waited for it.
+	 */
+	work->changes_logged = ChunkLockWatermark(run->target, chunk->start,
+											  chunk->end);
 	ChunkLockTarget(run->target, run->time_column, chunk->start,
 					chunk->end,
 					chunk->no_source ? STRATEGY_DELETE :
@@ -199,8 +207,6 @@ ChunkLock(RunInfo *run, ChunkInfo *chunk, ChunkWork *work)
 					KeepStrategy(run->target, run->time_column, run->strategy,
 								 chunk->start, chunk->end) :
 					run->strategy);
-	work->changes_logged = ChunkLockWatermark(run->target, chunk->start,
-											  chunk->end);
 	work->phase = PHASE_WORK;
 	SetChunkOption("lock_timeout", user_lock_timeout);
 }

@@ -37,16 +37,23 @@
  *		logged, and a writer of the target alone cannot make the writers
  *		of its sources wait for its chunk's source query.  A chunk behind
  *		the watermark takes nothing: writes into it are always logged.
- *		Called after the target lock, so no other chunk of the target moves
- *		the watermark meanwhile, but the chunks of one parallel call (the
- *		watermark moves by GREATEST; ShareLock does not conflict with
- *		itself, with shared chunk locks on Citus too).
+ *		Called before the target lock (ChunkLock, engine/chunk.c): a
+ *		writer of a source that also writes the target (a trigger of its
+ *		own that keeps the target up to date) waits for a chunk that holds
+ *		the target, so a chunk that waited for that writer while holding
+ *		the target would deadlock with it (the attack review of issue 30).
+ *		The watermark only moves forward (GREATEST), so a chunk found not
+ *		to move it here does not later, and one that takes the lock and
+ *		finds it moved past its end meanwhile holds it for nothing
+ *		(ShareLock does not conflict with itself: the chunks of one
+ *		parallel call, with shared chunk locks on Citus too).
  *		Returns whether ChunkConsumeChanges has anything to do for [lo, hi):
  *		the same statement looks for logged changes there (one catalog
  *		statement per chunk less where nothing was logged, the usual case).
- *		A change this statement does not see was committed after it, and
- *		stays logged (the chunk may read its rows anyway: at worst the
- *		chunk is rebuilt once more).  When the lock was taken, the writers
+ *		A change this statement does not see was committed after it
+ *		(before the chunk took the target lock, or after), and stays
+ *		logged (the chunk may read its rows anyway: at worst the chunk is
+ *		rebuilt once more).  When the lock was taken, the writers
  *		waited for may have logged since, so the answer is always true.
  *		A chunk that will consume also waits, within lock_timeout, for the
  *		writers that left out a row because its chunk was recorded already
