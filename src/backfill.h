@@ -1794,8 +1794,8 @@ typedef struct ChangedRegion
 } ChangedRegion;
 
 /*
- * The logged regions of target that overlap [lo, hi), distinct, in order
- * of start, with their earliest changed_at; returns their number, *out
+ * The logged regions of target that overlap [lo, hi) (watchrecorded.c),
+ * distinct, in order of start, with their earliest changed_at; returns their number, *out
  * palloc'd.  Caller is connected to SPI.
  */
 extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,

@@ -6,8 +6,8 @@
  *	  per-transaction state of what the triggers noted and logged: they
  *	  record which of the target's chunks a write touched
  *	  (backfill.changed_regions); the statement triggers are
- *	  watchstatement.c's; and the reader of those records for stale plans
- *	  (cascade.c).
+ *	  watchstatement.c's, and the reader of those records for stale plans
+ *	  is watchrecorded.c's.
  *
  * A write is recorded behind each watch's edge: the later of the
  * target's watermark (the newest chunk end backfill built) and the watch's
@@ -961,47 +961,4 @@ WatchTriggerIdle(TriggerData *trigdata)
 	}
 	return !TRIGGER_FIRED_FOR_ROW(ev) && TRIGGER_FIRED_BY_INSERT(ev) &&
 		trigdata->tg_newtable == NULL && npending == 0;
-}
-
-/* ----------------------------------------------------------------
- *		reading the log
- * ----------------------------------------------------------------
- */
-
-/*
- * LoadChangedRegions
- *		See backfill.h.
- */
-int
-LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
-				   ChangedRegion **out)
-{
-	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
-	int			n;
-	int			k;
-
-	values[0] = ObjectIdGetDatum(target);
-	values[1] = TimestampTzGetDatum(lo);
-	values[2] = TimestampTzGetDatum(hi);
-	CatalogExec("SELECT chunk_start, chunk_end, pg_catalog.min(changed_at)"
-				" FROM backfill.changed_regions"
-				" WHERE target OPERATOR(pg_catalog.=) $1"
-				" AND chunk_start OPERATOR(pg_catalog.<) $3"
-				" AND chunk_end OPERATOR(pg_catalog.>) $2"
-				" GROUP BY 1, 2 ORDER BY 1, 2",
-				3, argtypes, values, NULL, SPI_OK_SELECT);
-	n = (int) SPI_processed;
-	*out = palloc(sizeof(ChangedRegion) * Max(n, 1));
-	for (k = 0; k < n; k++)
-	{
-		bool		isnull;
-
-		CHECK_FOR_INTERRUPTS();
-		(*out)[k].lo = DatumGetTimestampTz(SpiGetDatumCopy(k, 1, &isnull));
-		(*out)[k].hi = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
-		(*out)[k].changed_at = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return n;
 }

@@ -28,6 +28,9 @@
  * one row again instead of searching the index; a row gone (consumed,
  * deleted) or changed sends it back to the index.
  *
+ * The recorded chunks of a range, as a stale plan reads them
+ * (LoadChangedRegions, for onlychunks.c), are read here too.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -41,6 +44,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -239,19 +243,28 @@ RecordedTable(void)
 	}
 	if (!recorded_stale && recorded != NULL)
 		return OidIsValid(recorded_index);
+
+	/*
+	 * Cleared before anything that may fail (or take an invalidation,
+	 * which marks the cache stale again): an error on the way leaves no
+	 * cache, and the next call starts over.
+	 */
 	recorded_stale = false;
 	if (recorded != NULL)
 		hash_destroy(recorded);
+	recorded = NULL;
+	recorded_rel = InvalidOid;
+	recorded_index = InvalidOid;
+	nsp = get_namespace_oid("backfill", false);
+	recorded_rel = get_relname_relid("changed_regions", nsp);
+	recorded_index = OidIsValid(recorded_rel) ?
+		RecordedIndex(nsp, recorded_rel) : InvalidOid;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(RecordedKey);
 	ctl.entrysize = sizeof(RecordedEntry);
 	ctl.hcxt = TopMemoryContext;
 	recorded = hash_create("backfill recorded chunks", 64, &ctl,
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	nsp = get_namespace_oid("backfill", false);
-	recorded_rel = get_relname_relid("changed_regions", nsp);
-	recorded_index = OidIsValid(recorded_rel) ?
-		RecordedIndex(nsp, recorded_rel) : InvalidOid;
 	return OidIsValid(recorded_index);
 }
 
@@ -407,4 +420,47 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 			NothingLeftOut(locks[j].target);
 	}
 	return kept;
+}
+
+/* ----------------------------------------------------------------
+ *		reading the log
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * LoadChangedRegions
+ *		See backfill.h.
+ */
+int
+LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
+				   ChangedRegion **out)
+{
+	Oid			argtypes[3] = {REGCLASSOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
+	int			n;
+	int			k;
+
+	values[0] = ObjectIdGetDatum(target);
+	values[1] = TimestampTzGetDatum(lo);
+	values[2] = TimestampTzGetDatum(hi);
+	CatalogExec("SELECT chunk_start, chunk_end, pg_catalog.min(changed_at)"
+				" FROM backfill.changed_regions"
+				" WHERE target OPERATOR(pg_catalog.=) $1"
+				" AND chunk_start OPERATOR(pg_catalog.<) $3"
+				" AND chunk_end OPERATOR(pg_catalog.>) $2"
+				" GROUP BY 1, 2 ORDER BY 1, 2",
+				3, argtypes, values, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	*out = palloc(sizeof(ChangedRegion) * Max(n, 1));
+	for (k = 0; k < n; k++)
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		(*out)[k].lo = DatumGetTimestampTz(SpiGetDatumCopy(k, 1, &isnull));
+		(*out)[k].hi = DatumGetTimestampTz(SpiGetDatumCopy(k, 2, &isnull));
+		(*out)[k].changed_at = DatumGetTimestampTz(SpiGetDatumCopy(k, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return n;
 }
