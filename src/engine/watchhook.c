@@ -71,6 +71,7 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 	Datum		values[3];
 	bool		isnull = true;
 	bool		logged = false;
+	bool		moves = false;
 	TimestampTz watermark = 0;
 	LOCKTAG		tag;
 
@@ -96,7 +97,7 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 	{
 		BackfillLockTag(&tag, BACKFILL_LOCK_CLASS_WATCH, (uint32) target);
 		(void) LockAcquire(&tag, ShareLock, false, false);
-		logged = true;
+		logged = moves = true;
 	}
 	if (logged && IsolationUsesXactSnapshot())
 	{
@@ -105,8 +106,20 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		 * that left its row out may have committed after it, unseen.  The
 		 * changes stay recorded (the chunk is rebuilt once more), and the
 		 * caller is told, since every later stale plan chooses the chunk
-		 * again for as long as its builds run so.
+		 * again for as long as its builds run so.  It also predates the
+		 * wait above: a writer at the live edge, which logged nothing,
+		 * may have committed after it too, and its rows would be behind
+		 * the watermark this chunk moves, neither read nor recorded.  So
+		 * a chunk that moves the watermark of a watched target records
+		 * its own range (by no source): the next stale plan rebuilds it.
 		 */
+		if (moves)
+			CatalogExec("INSERT INTO backfill.changed_regions"
+						" (target, chunk_start, chunk_end, changed_at, source)"
+						" SELECT $1, $2, $3, pg_catalog.now(), NULL"
+						" WHERE EXISTS (SELECT FROM backfill.watches w"
+						"  WHERE w.target OPERATOR(pg_catalog.=) $1)",
+						3, argtypes, values, NULL, SPI_OK_INSERT);
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("the recorded changes of chunk [%s, %s) of %s stay recorded",
