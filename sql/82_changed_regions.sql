@@ -907,6 +907,22 @@ DROP VIEW cr.recorded_locks;
 DROP TABLE cr.two_src, cr.two_a, cr.two_b;
 SET TimeZone = 'America/New_York';
 
+-- A target that no watch follows, built in REPEATABLE READ: its chunks move
+-- the watermark (they take the watch lock) but nothing is recorded for it,
+-- so no WARNING that recorded changes stay.
+CREATE TABLE cr.rr_plain (day timestamptz NOT NULL, n int);
+SELECT backfill.register('cr.rr_plain', 'day', $$SELECT $1 AS day, 1 AS n$$);
+SET default_transaction_isolation = 'repeatable read';
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.rr_plain', '2024-01-01', '2024-01-03') \gset rr_
+RESET client_min_messages;
+RESET default_transaction_isolation;
+SELECT count(*) AS built, (SELECT count(*) FROM backfill.changed_regions
+                            WHERE target = 'cr.rr_plain'::regclass) AS recorded
+  FROM cr.rr_plain;
+SELECT backfill.unregister('cr.rr_plain');
+DROP TABLE cr.rr_plain;
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');

@@ -71,6 +71,7 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 	Datum		values[3];
 	bool		isnull = true;
 	bool		logged = false;
+	bool		found = false;
 	bool		moves = false;
 	TimestampTz watermark = 0;
 	LOCKTAG		tag;
@@ -90,7 +91,7 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		bool		lnull;
 
 		watermark = DatumGetTimestampTz(SpiGetDatumCopy(0, 1, &isnull));
-		logged = SpiGetBool(0, 2, &lnull);
+		logged = found = SpiGetBool(0, 2, &lnull);
 	}
 	SPI_freetuptable(SPI_tuptable);
 	if (isnull || hi > watermark)
@@ -112,14 +113,20 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		 * the watermark this chunk moves, neither read nor recorded.  So
 		 * a chunk that moves the watermark of a watched target records
 		 * its own range (by no source): the next stale plan rebuilds it.
+		 * A target without watch nor recorded change has nothing to say.
 		 */
 		if (moves)
+		{
 			CatalogExec("INSERT INTO backfill.changed_regions"
 						" (target, chunk_start, chunk_end, changed_at, source)"
 						" SELECT $1, $2, $3, pg_catalog.now(), NULL"
 						" WHERE EXISTS (SELECT FROM backfill.watches w"
 						"  WHERE w.target OPERATOR(pg_catalog.=) $1)",
 						3, argtypes, values, NULL, SPI_OK_INSERT);
+			found |= SPI_processed > 0;
+		}
+		if (!found)
+			return false;
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("the recorded changes of chunk [%s, %s) of %s stay recorded",
