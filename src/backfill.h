@@ -1498,8 +1498,9 @@ extern void ReplaceRange(const ReplaceRequest *req, ReplaceResult *result);
 /*
  * A chunk whose end passes target's watermark waits for the writers of its
  * watched sources and holds the watch lock until it commits (before the
- * target lock: a writer may write the target too).  Returns whether ChunkConsumeChanges has anything to do for
- * [lo, hi) (false: nothing was logged there before this call).
+ * target lock: a writer may write the target too).  Returns whether
+ * ChunkConsumeChanges has anything to do for [lo, hi) (false: nothing was
+ * logged there before this call).
  */
 extern bool ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi);
 
@@ -1795,8 +1796,8 @@ typedef struct ChangedRegion
 
 /*
  * The logged regions of target that overlap [lo, hi) (watchrecorded.c),
- * distinct, in order of start, with their earliest changed_at; returns their number, *out
- * palloc'd.  Caller is connected to SPI.
+ * distinct, in order of start, with their earliest changed_at; returns
+ * their number, *out palloc'd.  Caller is connected to SPI.
  */
 extern int	LoadChangedRegions(Oid target, TimestampTz lo, TimestampTz hi,
 							   ChangedRegion **out);

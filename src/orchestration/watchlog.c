@@ -40,8 +40,9 @@
  * WHEN clause is true for the first row of its statement that leaves a
  * chunk pending, and only for it: PostgreSQL then queues that row's event,
  * which fires at the end of the statement and writes every pending chunk
- * (FlushPending), as every AFTER statement trigger does first.  A statement whose rows note nothing
- * (the live edge) queues no event at all: there is no AFTER INSERT
+ * (FlushPending), as every AFTER statement trigger does first.  A
+ * statement whose rows note nothing (the live edge) queues no event at
+ * all: there is no AFTER INSERT
  * statement trigger (issue 30: it was the dearest part of a single-row
  * transaction at the live edge after the WHEN clause itself).
  *
@@ -744,10 +745,10 @@ NotePending(Oid target, Oid source, TimestampTz lo, TimestampTz hi,
  *		settled (written, by nobody), so that a row into a recorded chunk
  *		queues no event (issue 30: the event, queued, fired and fetching
  *		its row at the end of the statement, cost a single-row transaction
- *		into a recorded chunk about 5,000 instructions).  The row is in the table already (an AFTER
- *		trigger's WHEN clause runs after the insert), so a build that waits
- *		for the lock sees it, as at the end of the statement.  Whether any
- *		is still pending.
+ *		into a recorded chunk about 5,000 instructions).  The row is in
+ *		the table already (an AFTER trigger's WHEN clause runs after the
+ *		insert), so a build that waits for the lock sees it, as at the end
+ *		of the statement.  Whether any is still pending.
  */
 static bool
 SettleRecorded(LoggedEntry **noted, int n)

@@ -20,8 +20,9 @@
  * left a row out.  A build that consumes logged changes takes the lock in
  * ShareLock first (ChunkLockWatermark, engine/watchhook.c), so it waits
  * for every writer that left its row out, then consumes and reads its
- * source with later snapshots, which see those writers' rows.  A writer that finds the lock held or awaited in
- * ShareLock appends its row as before: writers never wait for a build.
+ * source with later snapshots, which see those writers' rows.  A writer
+ * that finds the lock held or awaited in ShareLock appends its row as
+ * before: writers never wait for a build.
  *
  * The row found is remembered by the backend (chunk, source, and where
  * the row lies), so that the next transaction into that chunk reads that
@@ -361,6 +362,7 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 	{
 		Oid			target = DatumGetObjectId(targets[i]);
 
+		CHECK_FOR_INTERRUPTS();
 		for (j = 0; j < nlocks && locks[j].target != target; j++)
 			;
 		which[i] = j;
