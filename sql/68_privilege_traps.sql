@@ -631,6 +631,9 @@ INSERT INTO driven VALUES
     ('backfill._watch_row(regclass,int2,timestamptz)'),
     ('backfill._watch_row(regclass,int2,timestamp)'),
     ('backfill._watch_row(regclass,int2,date)'),
+    ('backfill._watch_row(oid,timestamptz)'),
+    ('backfill._watch_row(oid,timestamp)'),
+    ('backfill._watch_row(oid,date)'),
     ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
     ('backfill.unschedule_refresh(bigint)'),
     ('backfill._refresh_tick(bigint)');
@@ -797,6 +800,28 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+-- the form watch installs on a table, _watch_row(NEW.tableoid,
+-- NEW.column), the column's number read from the call's expression:
+-- called directly with the innocent's source as the table and a column of
+-- the attacker's own table (at the number of the innocent's time column)
+-- or a value, and as the WHEN clause of a row trigger of that form on the
+-- attacker's own table (whose tableoid is its own), it loads and notes
+-- nothing of the innocent's and takes no watch lock
+SELECT backfill._watch_row(:'inn_plain'::pg_catalog.oid, d.ts) AS by_table_tz,
+       backfill._watch_row(:'inn_plain'::pg_catalog.oid, d.ts::pg_catalog.timestamp) AS by_table_ts,
+       backfill._watch_row(:'inn_plain'::pg_catalog.oid, d.ts::pg_catalog.date) AS by_table_d,
+       backfill._watch_row(:'inn_plain'::pg_catalog.oid,
+                           '2026-03-01 09:00+00'::pg_catalog.timestamptz) AS by_table_value
+  FROM regress_trap.decoy d;
+CREATE TRIGGER decoy_by_table AFTER INSERT ON regress_trap.decoy FOR EACH ROW
+    WHEN (backfill._watch_row(NEW.tableoid, NEW.ts))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO regress_trap.decoy VALUES ('2026-03-01 09:00+00');
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+DROP TRIGGER decoy_by_table ON regress_trap.decoy;
 -- the AFTER UPDATE statement trigger of the attacker's own watched table
 -- writes whatever this transaction noted, for any target
 UPDATE regress_trap.own SET ts = ts WHERE false;

@@ -621,11 +621,63 @@ VALUES ('2026-11-02 09:00', 1), ('2026-11-02 10:00', 1), ('2026-11-03 09:00', 1)
 SELECT coalesce(sum(calls), 0) AS trigger_calls FROM pg_stat_xact_user_functions
  WHERE funcid = 'backfill._watch_trigger()'::regprocedure;
 SELECT calls AS when_calls FROM pg_stat_xact_user_functions
- WHERE funcid = 'backfill._watch_row(regclass, int2, timestamptz)'::regprocedure;
+ WHERE funcid = 'backfill._watch_row(oid, timestamptz)'::regprocedure;
 COMMIT;
 RESET track_functions;
 SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
 SELECT cr.clear();
+-- On a table (not partitioned) the row trigger's WHEN clause passes the
+-- row's tableoid and its time column and no constant at all: PostgreSQL
+-- reads the clause back from its text on every statement (issue 30).  The
+-- column's number comes from the call's expression: a table whose time
+-- column stands after a dropped one is logged all the same.  The int2
+-- form, which watch installed there before, keeps logging, and watch,
+-- called again by the table's owner, replaces it.
+SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
+  FROM pg_trigger t WHERE t.tgrelid = 'cr.payments'::regclass
+   AND t.tgname = 'backfill_watch_row_paid_at';
+CREATE TABLE cr.moved (gone int, paid_at timestamptz NOT NULL, amount int);
+ALTER TABLE cr.moved DROP COLUMN gone;
+CREATE TABLE cr.moved_daily (day timestamptz NOT NULL, n bigint);
+SELECT backfill.register('cr.moved_daily', 'day',
+    $$SELECT $1 AS day, count(*) AS n FROM cr.moved WHERE paid_at >= $1 AND paid_at < $2$$) AS moved_version;
+SELECT backfill.watch('cr.moved_daily', 'cr.moved', 'paid_at') AS added;
+SELECT t.tgname, substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
+  FROM pg_trigger t WHERE t.tgrelid = 'cr.moved'::regclass AND t.tgqual IS NOT NULL;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.moved_daily', '2026-11-01', '2026-11-03') \gset moved_
+RESET client_min_messages;
+INSERT INTO cr.moved (paid_at, amount) VALUES ('2026-11-02 09:00', 1), (now() + interval '1 hour', 1);
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+DROP TRIGGER backfill_watch_row_paid_at ON cr.moved;
+CREATE TRIGGER backfill_watch_row_paid_at AFTER INSERT ON cr.moved FOR EACH ROW
+    WHEN (backfill._watch_row('cr.moved'::regclass, '2'::int2, NEW.paid_at))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO cr.moved (paid_at, amount) VALUES ('2026-11-01 09:00', 1);
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.watch('cr.moved_daily', 'cr.moved', 'paid_at') AS added;
+SELECT t.tgname, substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
+  FROM pg_trigger t WHERE t.tgrelid = 'cr.moved'::regclass AND t.tgqual IS NOT NULL;
+INSERT INTO cr.moved (paid_at, amount) VALUES ('2026-11-02 10:00', 1);
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+-- A direct call of that form notes the chunk of a column it passes, for a
+-- role that may insert into the table it names (true: the first row that
+-- left a chunk pending), and nothing for a value that is not a column of
+-- a row (there is no column to match a watch's).  The AFTER UPDATE
+-- statement trigger writes what the transaction noted.
+BEGIN;
+SELECT backfill._watch_row(m.tableoid, m.paid_at) AS direct_column
+  FROM cr.moved m WHERE m.paid_at = '2026-11-01 09:00';
+SELECT backfill._watch_row('cr.moved'::regclass::oid, '2026-11-02 12:00'::timestamptz) AS direct_value;
+UPDATE cr.moved SET amount = amount WHERE false;
+COMMIT;
+SELECT target, chunk_start FROM backfill.changed_regions ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.unregister('cr.moved_daily') AS moved_unregistered;
+DROP TABLE cr.moved, cr.moved_daily;
 -- An INSERT through a view by a role that may not write the source itself:
 -- the row trigger's WHEN clause may not load the watches (the role may not
 -- insert into the source), so it is true for each row, and each row's

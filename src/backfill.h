@@ -1902,7 +1902,9 @@ extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
  * A row trigger's WHEN clause that is exactly a call of backfill._watch_row
  * (watchtriggers.c, ReadWatchRowCall: true then, its parts filled): the
  * call, its source, its column (an int2 number or a name, coltype) and the
- * number of NEW's column it passes, in the trigger's own table.
+ * number of NEW's column it passes, in the trigger's own table.  The form
+ * _watch_row(NEW.tableoid, NEW.column) names no source (InvalidOid: the
+ * trigger's own table) and its column is that number (INT2OID).
  */
 typedef struct WatchRowCall
 {
@@ -1978,8 +1980,10 @@ extern bool WatchTriggerIdle(struct TriggerData *trigdata);
  * loads them and notes the row).  The first call of a transaction on a
  * source loads its watches, for a caller who may insert into it.
  * column is the time column's name (a name) or its attribute number in
- * source (an int2), as the function's signature says.  flinfo is the call
- * site's (its fn_extra caches the watches).
+ * source (an int2), as the function's signature says, or, for the form
+ * _watch_row(NEW.tableoid, NEW.column) (two arguments: source is the
+ * row's table), not used: the column is the one the call's expression
+ * passes.  flinfo is the call site's (its fn_extra caches the watches).
  */
 extern bool WatchRowNote(FmgrInfo *flinfo, Oid source, Datum column,
 						 Datum value);

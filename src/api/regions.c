@@ -117,23 +117,29 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
 
 /*
  * backfill_watch_row
- *		_watch_row(source, time_column, t): the WHEN clause of the INSERT
- *		row triggers of a watched source (WatchRowNote), the column given
- *		by its attribute number in source (an int2: the form watch
- *		installs) or by its name (the form of earlier builds); true for the
- *		first row of the statement that noted a chunk, so that its event
- *		writes them, or for a row whose writer may not load the watches
- *		(its event does).  It loads the source's watches (their watch
- *		locks) only for a caller who may insert into the source, and
- *		writes nothing itself; the chunks it notes are written by the
- *		row event of a statement that writes the source, or by the AFTER
- *		statement triggers of the sources the caller writes.  A direct call
- *		can therefore only mark chunks that the caller could mark by
- *		writing rows there.
+ *		_watch_row(source, time_column, t) or _watch_row(tableoid, t): the
+ *		WHEN clause of the INSERT row triggers of a watched source
+ *		(WatchRowNote), the column given by its attribute number in source
+ *		(an int2: the form watch installs on a partitioned source), by its
+ *		name (the form of earlier builds), or, on a source that is a
+ *		table, by the call itself: NEW.tableoid and NEW's column, whose
+ *		number the call's expression gives (the form watch installs there:
+ *		no constant in the clause's text); true for the first row of the
+ *		statement that noted a chunk, so that its event writes them, or
+ *		for a row whose writer may not load the watches (its event does).
+ *		It loads the source's watches (their watch locks) only for a
+ *		caller who may insert into the source, and writes nothing itself;
+ *		the chunks it notes are written by the row event of a statement
+ *		that writes the source, or by the AFTER statement triggers of the
+ *		sources the caller writes.  A direct call can therefore only mark
+ *		chunks that the caller could mark by writing rows there.
  */
 Datum
 backfill_watch_row(PG_FUNCTION_ARGS)
 {
+	if (PG_NARGS() == 2)
+		PG_RETURN_BOOL(WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
+									(Datum) 0, PG_GETARG_DATUM(1)));
 	PG_RETURN_BOOL(WatchRowNote(fcinfo->flinfo, PG_GETARG_OID(0),
 								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)));
 }

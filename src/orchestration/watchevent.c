@@ -44,14 +44,14 @@ static MemoryContext event_qual_cxt = NULL;
 
 /*
  * ReadEventQual
- *		The WHEN clause of row trigger tg read (EventQual), from the
- *		session's cache when its text is the one read before.  It is ours
- *		only when it is exactly a call of backfill._watch_row, one of the
- *		forms watch installs (ReadWatchRowCall); anything else is left
- *		alone.
+ *		The WHEN clause of row trigger tg of table relid read (EventQual),
+ *		from the session's cache when its text is the one read before.  It
+ *		is ours only when it is exactly a call of backfill._watch_row, one
+ *		of the forms watch installs (ReadWatchRowCall); anything else is
+ *		left alone.
  */
 static EventQual *
-ReadEventQual(Trigger *tg)
+ReadEventQual(Trigger *tg, Oid relid)
 {
 	EventQual  *eq;
 	bool		found;
@@ -75,12 +75,13 @@ ReadEventQual(Trigger *tg)
 	eq->ours = ReadWatchRowCall((Node *) stringToNode(eq->qual), &rc);
 	if (eq->ours)
 	{
-		eq->source = rc.source;
+		/* _watch_row(NEW.tableoid, ...): the trigger's own table */
+		eq->source = OidIsValid(rc.source) ? rc.source : relid;
 		eq->column = rc.column;
 		eq->attnum = rc.attnum;
 		memset(&eq->flinfo, 0, sizeof(FmgrInfo));
 		eq->flinfo.fn_oid = rc.call->funcid;
-		eq->flinfo.fn_nargs = 3;
+		eq->flinfo.fn_nargs = list_length(rc.call->args);
 		eq->flinfo.fn_strict = true;
 		eq->flinfo.fn_mcxt = event_qual_cxt;
 		eq->flinfo.fn_expr = (Node *) rc.call;
@@ -118,7 +119,7 @@ NoteEventRow(TriggerData *trigdata)
 	if (!EventDebtsPending() || tg->tgqual == NULL ||
 		trigdata->tg_trigtuple == NULL)
 		return;
-	eq = ReadEventQual(tg);
+	eq = ReadEventQual(tg, RelationGetRelid(trigdata->tg_relation));
 	if (!eq->ours || eq->attnum > tupdesc->natts ||
 		!HasEventDebt(eq->source))
 		return;

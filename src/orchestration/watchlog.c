@@ -67,6 +67,7 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -145,6 +146,9 @@ typedef struct RowCall
 								 * note them */
 	bool		may_table;		/* by INSERT on the table */
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
+	bool		by_table;		/* _watch_row(NEW.tableoid, NEW.column) */
+	AttrNumber	attnum;			/* by_table: that column's number, or
+								 * InvalidAttrNumber (no column passed) */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
 	int			n;
@@ -583,10 +587,86 @@ LoadRowSource(Oid source, Oid load_role)
 }
 
 /*
+ * CallTimeColumn
+ *		The number of the column a two-argument _watch_row call passes as
+ *		its time, read from the call's expression (flinfo->fn_expr): in a
+ *		WHEN clause NEW's column in the trigger's table; InvalidAttrNumber
+ *		when the call passes no column (a direct call with a value: it
+ *		notes nothing).
+ */
+static AttrNumber
+CallTimeColumn(FmgrInfo *flinfo)
+{
+	FuncExpr   *call = (FuncExpr *) flinfo->fn_expr;
+	Var		   *arg;
+
+	if (call == NULL || !IsA(call, FuncExpr) || list_length(call->args) != 2)
+		return InvalidAttrNumber;
+	arg = (Var *) strip_implicit_coercions((Node *) lsecond(call->args));
+	if (!IsA(arg, Var) || arg->varattno <= 0 || arg->varlevelsup != 0)
+		return InvalidAttrNumber;
+	return arg->varattno;
+}
+
+/*
+ * RowCallNew
+ *		A _watch_row call site's RowCall (in fn_mcxt, zeroed), with the
+ *		form of the call: its argument types from the call's expression,
+ *		which match its signature (else from the signature), and for the
+ *		two-argument form (NEW.tableoid, NEW.column) the column's number
+ *		(CallTimeColumn), given as an int2 to the rest.
+ */
+static RowCall *
+RowCallNew(FmgrInfo *flinfo)
+{
+	RowCall    *rc;
+	bool		by_table = flinfo->fn_nargs == 2;
+	Oid			coltype = by_table ? INT2OID : get_fn_expr_argtype(flinfo, 1);
+	Oid			argtype = get_fn_expr_argtype(flinfo, by_table ? 1 : 2);
+
+	if ((coltype != INT2OID && coltype != NAMEOID) ||
+		(argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
+		 argtype != DATEOID))
+	{
+		Oid		   *argtypes;
+		int			nargs;
+
+		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+		if (nargs == 2 && argtypes[0] == OIDOID)
+		{
+			by_table = true;
+			coltype = INT2OID;
+			argtype = argtypes[1];
+		}
+		else if (nargs == 3 &&
+				 (argtypes[1] == INT2OID || argtypes[1] == NAMEOID))
+		{
+			by_table = false;
+			coltype = argtypes[1];
+			argtype = argtypes[2];
+		}
+		else
+			argtype = InvalidOid;
+		if (argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
+			argtype != DATEOID)
+			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time, or an oid and a time");
+	}
+	rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
+	rc->coltype = coltype;
+	rc->argtype = argtype;
+	rc->by_table = by_table;
+	rc->attnum = by_table ? CallTimeColumn(flinfo) : InvalidAttrNumber;
+	flinfo->fn_extra = rc;
+	return rc;
+}
+
+/*
  * RowCallSetup
- *		What a _watch_row call site keeps (RowCall, in fn_mcxt): the loaded
- *		watches of source whose time column is column (its attribute number
- *		in source or its name, by the function's signature), each with the
+ *		What a _watch_row call site keeps (RowCall, in fn_mcxt: RowCallNew):
+ *		the loaded watches of source whose time column is column (its
+ *		attribute number in source or its name, by the function's
+ *		signature; for the two-argument form the number the call passes),
+ *		each with the
  *		limit from which a value (in the column's type argtype) is beyond its
  *		edge: the edge itself for timestamptz; for timestamp and date, the
  *		edge's local time in the watch's TimeZone plus a day
@@ -605,32 +685,9 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 	int			i;
 
 	if (rc == NULL)
-	{
-		Oid			coltype = get_fn_expr_argtype(flinfo, 1);
-		Oid			argtype = get_fn_expr_argtype(flinfo, 2);
-
-		/* the argument types of the call, which match its signature */
-		if ((coltype != INT2OID && coltype != NAMEOID) ||
-			(argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
-			 argtype != DATEOID))
-		{
-			Oid		   *argtypes;
-			int			nargs;
-
-			(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
-			if (nargs != 3 ||
-				(argtypes[1] != INT2OID && argtypes[1] != NAMEOID) ||
-				(argtypes[2] != TIMESTAMPTZOID && argtypes[2] != TIMESTAMPOID &&
-				 argtypes[2] != DATEOID))
-				elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time");
-			coltype = argtypes[1];
-			argtype = argtypes[2];
-		}
-		rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
-		rc->coltype = coltype;
-		rc->argtype = argtype;
-		flinfo->fn_extra = rc;
-	}
+		rc = RowCallNew(flinfo);
+	if (rc->by_table)
+		column = Int16GetDatum(rc->attnum);
 	rc->gen = row_state_gen;
 	rc->fast = DT_NOBEGIN;
 	rc->n = 0;
@@ -790,8 +847,9 @@ SettleRecorded(LoggedEntry **noted, int n)
 
 /*
  * RowNote
- *		The work of backfill._watch_row(source, column, value), the WHEN
- *		clause of an INSERT row trigger, for one row.  A value at or
+ *		The work of backfill._watch_row(source, column, value) or
+ *		_watch_row(tableoid, value), the WHEN clause of an INSERT row
+ *		trigger, for one row.  A value at or
  *		beyond every edge costs one comparison; behind one, the row's
  *		chunk is noted as pending unless it is the chunk this call site
  *		noted last, and settled at once when another transaction
@@ -821,6 +879,13 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 
 	if (rc == NULL || rc->gen != row_state_gen)
 		rc = RowCallSetup(flinfo, source, column);
+	if (rc->by_table)
+	{
+		/* a direct call passing no column of a row notes nothing */
+		if (rc->attnum == InvalidAttrNumber)
+			return false;
+		column = Int16GetDatum(rc->attnum);
+	}
 	/* whether the user may write the source's rows: once per call site */
 	if (!event && !rc->checked)
 	{

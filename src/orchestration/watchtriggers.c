@@ -14,8 +14,10 @@
  * and, on a partitioned source, turns a COPY's multi-row inserts into
  * single-row inserts: one AFTER INSERT row trigger per watched time column
  * on the source (cloned by PostgreSQL to its partitions, present and
- * future), whose WHEN clause backfill._watch_row(source, column,
- * NEW.column) does the work, loading the source's watches on the first
+ * future), whose WHEN clause backfill._watch_row(NEW.tableoid, NEW.column)
+ * (on a partitioned source, whose clones fire on its partitions,
+ * backfill._watch_row(source, column, NEW.column)) does the work, loading
+ * the source's watches on the first
  * row of a transaction, and is true only for the first row of a statement
  * that noted a chunk (its event writes them at the end of the statement;
  * a statement at the live edge queues none) or for a row whose writer may
@@ -84,7 +86,10 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
 /* What a row trigger's WHEN clause is: WatchRowQual. */
 #define WATCH_QUAL_OTHER	0	/* not the watch's */
 #define WATCH_QUAL_NAME		1	/* the column by name (earlier builds) */
-#define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now) */
+#define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now on a
+								 * partitioned source) */
+#define WATCH_QUAL_TABLEOID	3	/* NEW.tableoid and the column (watch's now
+								 * on a table) */
 
 /*
  * ReadWatchRowCall
@@ -93,49 +98,75 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
  *		around it: a regclass constant (the source), an int2 or a name
  *		constant (the column by number or by name) and a column of NEW of
  *		the call's time type or a domain over it (an implicit cast from
- *		another type is not the watch's); its parts in *out.
+ *		another type is not the watch's), or NEW.tableoid and such a
+ *		column (the source is then the trigger's own table, InvalidOid in
+ *		*out, and the column that column's number); its parts in *out.
  */
 bool
 ReadWatchRowCall(Node *node, WatchRowCall *out)
 {
 	FuncExpr   *call = (FuncExpr *) node;
-	Const	   *src;
-	Const	   *col;
 	Node	   *value;
+	Var		   *var;
+	int			nargs;
 
-	if (!IsA(node, FuncExpr) || list_length(call->args) != 3 ||
+	if (!IsA(node, FuncExpr))
+		return false;
+	nargs = list_length(call->args);
+	if ((nargs != 2 && nargs != 3) ||
 		get_func_namespace(call->funcid) != get_namespace_oid("backfill", true) ||
 		strcmp(get_func_name(call->funcid), "_watch_row") != 0)
 		return false;
-	src = (Const *) linitial(call->args);
-	col = (Const *) lsecond(call->args);
-	value = strip_implicit_coercions((Node *) lthird(call->args));
-	if (!IsA(src, Const) || src->constisnull || src->consttype != REGCLASSOID ||
-		!IsA(col, Const) || col->constisnull ||
-		(col->consttype != INT2OID && col->consttype != NAMEOID) ||
-		!IsA(value, Var) || ((Var *) value)->varno != PRS2_NEW_VARNO ||
-		((Var *) value)->varattno <= 0 ||
-		getBaseType(((Var *) value)->vartype) !=
-		exprType((Node *) lthird(call->args)))
+	value = strip_implicit_coercions((Node *) llast(call->args));
+	var = (Var *) value;
+	if (!IsA(value, Var) || var->varno != PRS2_NEW_VARNO ||
+		var->varattno <= 0 || var->varlevelsup != 0 ||
+		getBaseType(var->vartype) != exprType((Node *) llast(call->args)))
 		return false;
+	if (nargs == 2)
+	{
+		Var		   *tab = (Var *) linitial(call->args);
+
+		if (!IsA(tab, Var) || tab->varno != PRS2_NEW_VARNO ||
+			tab->varattno != TableOidAttributeNumber ||
+			tab->varlevelsup != 0 || tab->vartype != OIDOID)
+			return false;
+		out->source = InvalidOid;
+		out->coltype = INT2OID;
+		out->column = Int16GetDatum(var->varattno);
+	}
+	else
+	{
+		Const	   *src = (Const *) linitial(call->args);
+		Const	   *col = (Const *) lsecond(call->args);
+
+		if (!IsA(src, Const) || src->constisnull ||
+			src->consttype != REGCLASSOID ||
+			!IsA(col, Const) || col->constisnull ||
+			(col->consttype != INT2OID && col->consttype != NAMEOID))
+			return false;
+		out->source = DatumGetObjectId(src->constvalue);
+		out->coltype = col->consttype;
+		out->column = col->constvalue;
+	}
 	out->call = call;
-	out->source = DatumGetObjectId(src->constvalue);
-	out->coltype = col->consttype;
-	out->column = col->constvalue;
-	out->attnum = ((Var *) value)->varattno;
+	out->attnum = var->varattno;
 	return true;
 }
 
 /*
  * WatchRowQual
- *		Whether qual (the nodeToString text of a row trigger's WHEN clause)
- *		is exactly the watch's for column of relid (ReadWatchRowCall):
- *		backfill._watch_row(relid, attnum, NEW.column), the form watch
- *		installs (WATCH_QUAL_ATTNUM), or backfill._watch_row(relid, column,
- *		NEW.column), the column's name as a name constant, which earlier
- *		builds installed and which keeps working (WATCH_QUAL_NAME; its 64
- *		bytes made the text PostgreSQL reads back on every statement half
- *		again as long); else WATCH_QUAL_OTHER.
+ *		Whether qual (the nodeToString text of a row trigger's WHEN clause,
+ *		of relid's own trigger, not a clone) is exactly the watch's for
+ *		column of relid (ReadWatchRowCall): backfill._watch_row(NEW.tableoid,
+ *		NEW.column) on a table (WATCH_QUAL_TABLEOID; on a partitioned table
+ *		its clones would pass their partition, which is not relid),
+ *		backfill._watch_row(relid, attnum, NEW.column) (WATCH_QUAL_ATTNUM),
+ *		or backfill._watch_row(relid, column, NEW.column), the column's name
+ *		as a name constant, which earlier builds installed and which keeps
+ *		working (WATCH_QUAL_NAME; its 64 bytes made the text PostgreSQL
+ *		reads back on every statement half again as long); else
+ *		WATCH_QUAL_OTHER.
  */
 static int
 WatchRowQual(const char *qual, Oid relid, const char *column)
@@ -144,7 +175,12 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 	AttrNumber	attnum = get_attnum(relid, column);
 
 	if (!ReadWatchRowCall((Node *) stringToNode(qual), &rc) ||
-		rc.source != relid || rc.attnum != attnum)
+		rc.attnum != attnum)
+		return WATCH_QUAL_OTHER;
+	if (!OidIsValid(rc.source))
+		return get_rel_relkind(relid) == RELKIND_RELATION ?
+			WATCH_QUAL_TABLEOID : WATCH_QUAL_OTHER;
+	if (rc.source != relid)
 		return WATCH_QUAL_OTHER;
 	if (rc.coltype == INT2OID && DatumGetInt16(rc.column) == attnum)
 		return WATCH_QUAL_ATTNUM;
@@ -152,6 +188,19 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 		strcmp(NameStr(*DatumGetName(rc.column)), column) == 0)
 		return WATCH_QUAL_NAME;
 	return WATCH_QUAL_OTHER;
+}
+
+/*
+ * RowQualForm
+ *		The form of WHEN clause watch installs on relid's row trigger: the
+ *		table's own row (WATCH_QUAL_TABLEOID) on a table, the column's
+ *		number (WATCH_QUAL_ATTNUM) on a partitioned table.
+ */
+static int
+RowQualForm(Oid relid)
+{
+	return get_rel_relkind(relid) == RELKIND_RELATION ?
+		WATCH_QUAL_TABLEOID : WATCH_QUAL_ATTNUM;
 }
 
 /* What a relation has under one of the watch's trigger names: TriggerState. */
@@ -173,14 +222,15 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
  *		relid itself, exactly the watch's; any other is WATCH_TRIGGER_UNFIT,
  *		since a trigger of the UPDATE's name firing on INSERT would leave
  *		every UPDATE unrecorded.  Its clones are checked on the table they
- *		were made on.  by_name (if not NULL) is set to whether such a row
- *		trigger's WHEN clause names the column (the form of earlier builds:
- *		WatchRowQual).  type < 0: any trigger of that name calling the
+ *		were made on.  earlier (if not NULL) is set to whether such a row
+ *		trigger's WHEN clause is of a form watch no longer installs there
+ *		(the column's name, or on a table its number: WatchRowQual,
+ *		RowQualForm).  type < 0: any trigger of that name calling the
  *		function is the watch's (to drop it).  Caller is connected to SPI.
  */
 static int
 TriggerState(Oid relid, const char *name, int type, const char *column,
-			 bool *by_name)
+			 bool *earlier)
 {
 	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 	Datum		values[5];
@@ -192,8 +242,8 @@ TriggerState(Oid relid, const char *name, int type, const char *column,
 	char	   *qual;
 	int			form = WATCH_QUAL_OTHER;
 
-	if (by_name != NULL)
-		*by_name = false;
+	if (earlier != NULL)
+		*earlier = false;
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(name);
 	values[2] = Int32GetDatum(type);
@@ -242,8 +292,8 @@ TriggerState(Oid relid, const char *name, int type, const char *column,
 		fits = qual == NULL;
 	if (!fits)
 		return WATCH_TRIGGER_UNFIT;
-	if (by_name != NULL)
-		*by_name = form == WATCH_QUAL_NAME;
+	if (earlier != NULL)
+		*earlier = form != WATCH_QUAL_OTHER && form != RowQualForm(relid);
 	return WATCH_TRIGGER_WATCH;
 }
 
@@ -258,9 +308,9 @@ TriggerState(Oid relid, const char *name, int type, const char *column,
  */
 static bool
 TriggerExists(Oid relid, const char *name, int type, const char *column,
-			  bool *by_name)
+			  bool *earlier)
 {
-	int			state = TriggerState(relid, name, type, column, by_name);
+	int			state = TriggerState(relid, name, type, column, earlier);
 
 	if (state == WATCH_TRIGGER_UNFIT)
 		ereport(ERROR,
@@ -294,25 +344,29 @@ RowTriggerName(const char *column, Oid source)
 /*
  * InstallRowTriggers
  *		The AFTER INSERT row trigger of source for each time column its
- *		watches use, where missing: WHEN (backfill._watch_row(source,
- *		attnum, NEW.column)), the column given by its attribute number in
- *		the source as an int2 constant (PostgreSQL reads the WHEN clause
- *		back from its text on every statement: a name constant is 64 bytes
- *		written as 64 numbers), created as the caller on the source only
- *		(PostgreSQL clones a row trigger of a partitioned table to its
- *		partitions, present and future, keeping the constants: the number is
- *		the source's, whatever the partition's).  The trigger is named after
+ *		watches use, where missing.  PostgreSQL reads a WHEN clause back
+ *		from its text on every statement, so the clause is kept short.  On
+ *		a table: WHEN (backfill._watch_row(NEW.tableoid, NEW.column)), no
+ *		constant at all (the trigger fires only for the table's own rows).
+ *		On a partitioned table: WHEN (backfill._watch_row(source, attnum,
+ *		NEW.column)), the column given by its attribute number in the
+ *		source as an int2 constant (a name constant is 64 bytes written as
+ *		64 numbers); PostgreSQL clones it to the partitions, present and
+ *		future, keeping the constants, so the number is the source's,
+ *		whatever the partition's, and the source is named, since a clone's
+ *		tableoid is its partition.  Created as the caller on the source
+ *		only.  The trigger is named after
  *		the column, or, when the source is a partition, after the source's
  *		OID and the column: the row trigger a watched ancestor clones to it,
  *		then or later, takes the column's name (a partition's own trigger of
  *		that name made a later watch of its partitioned table fail).  A
  *		partition that already carries its own trigger of the column's name
  *		(an earlier build's, made before its ancestor was watched) keeps it.
- *		A trigger of an earlier build that names the column
- *		is replaced where the caller owns the source, else it stays and
- *		keeps working.  A trigger whose column no watch uses any more stays:
- *		it finds nothing and costs one call per row.  Caller is connected to
- *		SPI.
+ *		A trigger of a form watch no longer installs there (the column's
+ *		name; on a table the column's number) is replaced where the caller
+ *		owns the source, else it stays and keeps working.  A trigger whose
+ *		column no watch uses any more stays: it finds nothing and costs one
+ *		call per row.  Caller is connected to SPI.
  */
 static void
 InstallRowTriggers(Oid source)
@@ -323,6 +377,7 @@ InstallRowTriggers(Oid source)
 	ListCell   *lc;
 	uint64		k;
 	bool		partition = get_rel_relispartition(source);
+	bool		table = RowQualForm(source) == WATCH_QUAL_TABLEOID;
 
 	values[0] = ObjectIdGetDatum(source);
 	CatalogExec("SELECT DISTINCT time_column::pg_catalog.text FROM backfill.watches"
@@ -337,15 +392,15 @@ InstallRowTriggers(Oid source)
 		char	   *column = (char *) lfirst(lc);
 		char	   *name = RowTriggerName(column, partition ? source : InvalidOid);
 		AttrNumber	attnum = get_attnum(source, column);
-		bool		by_name = false;
+		bool		earlier = false;
 		bool		exists;
 
 		CHECK_FOR_INTERRUPTS();
 		if (attnum == InvalidAttrNumber)
 			elog(ERROR, "backfill: watched column \"%s\" not found", column);
 		/* never a clone: only a partition has them, and its name has its OID */
-		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &by_name);
-		if (exists && !by_name)
+		exists = TriggerExists(source, name, WATCH_TYPE_ROW, column, &earlier);
+		if (exists && !earlier)
 			continue;
 		if (exists)
 		{
@@ -356,7 +411,13 @@ InstallRowTriggers(Oid source)
 								   QualifiedRelName(source)),
 						  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 		}
-		SpiExecPinned(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
+		SpiExecPinned(table ?
+					  psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
+							   " WHEN (backfill._watch_row(NEW.tableoid, NEW.%s))"
+							   " EXECUTE FUNCTION backfill._watch_trigger()",
+							   quote_identifier(name), QualifiedRelName(source),
+							   quote_identifier(column)) :
+					  psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
 							   " WHEN (backfill._watch_row('%u'::pg_catalog.regclass,"
 							   " '%d'::pg_catalog.int2, NEW.%s))"
 							   " EXECUTE FUNCTION backfill._watch_trigger()",
