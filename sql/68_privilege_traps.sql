@@ -822,6 +822,38 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 DROP TRIGGER decoy_by_table ON regress_trap.decoy;
+-- One call site whose source changes from row to row (a direct call may
+-- pass any source on each row): the rights checked for the attacker's own
+-- table on the first row are not rights on the innocent's source on the
+-- second, once a second call site (loading another table of the
+-- attacker's) made the first set itself up again.  It loads nothing of
+-- the innocent's, takes no watch lock and notes nothing (which the
+-- attacker's own INSERT below would write into the innocent's log), in
+-- the form watch installs on a table and in the int2 form alike.
+CREATE TABLE regress_trap.plain_a (ts pg_catalog.timestamptz NOT NULL);
+CREATE TABLE regress_trap.plain_b (ts pg_catalog.timestamptz NOT NULL);
+SELECT s.n, backfill._watch_row(s.src, s.ts) AS first_site,
+       backfill._watch_row(s.other, s.ts) AS second_site
+  FROM (VALUES ('2026-03-01 10:00+00'::pg_catalog.timestamptz, 1,
+                'regress_trap.plain_a'::pg_catalog.regclass::pg_catalog.oid,
+                'regress_trap.plain_b'::pg_catalog.regclass::pg_catalog.oid),
+               ('2026-03-01 10:00+00'::pg_catalog.timestamptz, 2,
+                :'inn_plain'::pg_catalog.oid,
+                'regress_trap.plain_b'::pg_catalog.regclass::pg_catalog.oid))
+       s(ts, n, src, other);
+SELECT s.n, backfill._watch_row(s.src::pg_catalog.regclass, '1'::pg_catalog.int2, s.ts) AS first_site,
+       backfill._watch_row(s.other::pg_catalog.regclass, '1'::pg_catalog.int2, s.ts) AS second_site
+  FROM (VALUES ('2026-03-01 11:00+00'::pg_catalog.timestamptz, 1,
+                'regress_trap.plain_b'::pg_catalog.regclass::pg_catalog.oid,
+                'regress_trap.own_03'::pg_catalog.regclass::pg_catalog.oid),
+               ('2026-03-01 11:00+00'::pg_catalog.timestamptz, 2,
+                :'inn_plain'::pg_catalog.oid,
+                'regress_trap.own_03'::pg_catalog.regclass::pg_catalog.oid))
+       s(ts, n, src, other);
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 -- the AFTER UPDATE statement trigger of the attacker's own watched table
 -- writes whatever this transaction noted, for any target
 UPDATE regress_trap.own SET ts = ts WHERE false;
