@@ -135,12 +135,15 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
+	Oid			source;			/* the source it was set up and checked
+								 * for: a direct call may pass another on
+								 * each row */
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
 	Oid			load_role;		/* their RowSource's */
-	bool		checked;		/* may_write is known (once per call site:
-								 * one statement, one user) */
+	bool		checked;		/* may_write is known (once per call site
+								 * and source: one statement, one user) */
 	bool		may_write;		/* the user may write the source's rows
 								 * (RowMayNote): else the rows' events
 								 * note them */
@@ -688,6 +691,12 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc = RowCallNew(flinfo);
 	if (rc->by_table)
 		column = Int16GetDatum(rc->attnum);
+	if (rc->source != source)
+	{
+		/* another source (a direct call's): its rights checked again */
+		rc->source = source;
+		rc->checked = false;
+	}
 	rc->gen = row_state_gen;
 	rc->fast = DT_NOBEGIN;
 	rc->n = 0;
@@ -877,7 +886,7 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 	int			nnoted = 0;
 	bool		pending = false;
 
-	if (rc == NULL || rc->gen != row_state_gen)
+	if (rc == NULL || rc->gen != row_state_gen || rc->source != source)
 		rc = RowCallSetup(flinfo, source, column);
 	if (rc->by_table)
 	{
@@ -886,7 +895,11 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 			return false;
 		column = Int16GetDatum(rc->attnum);
 	}
-	/* whether the user may write the source's rows: once per call site */
+	/*
+	 * whether the user may write the source's rows: once per call site and
+	 * source (a direct call may pass another source on each row: rights on
+	 * one are none on the next, RowCallSetup)
+	 */
 	if (!event && !rc->checked)
 	{
 		rc->may_write = (rc->loaded && OidIsValid(rc->load_role) &&
