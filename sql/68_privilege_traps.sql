@@ -891,6 +891,14 @@ GRANT INSERT (v) ON regress_inn.src TO regress_trap_attacker;
 SET SESSION AUTHORIZATION regress_trap_attacker;
 BEGIN;
 SELECT backfill._watch_row(:'inn_plain', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS column_v_only;
+-- nor does a call passing the column v itself, on which it holds INSERT
+-- (no watch uses it: no row could choose its time), by its number or, in
+-- the tableoid form, as the column at v's number of a table of its own
+SELECT backfill._watch_row(:'inn_plain', '2'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS column_v_passed;
+CREATE TABLE regress_trap.at_v (a pg_catalog.int4, v pg_catalog.timestamptz);
+INSERT INTO regress_trap.at_v VALUES (1, '2026-03-01 05:00+00');
+SELECT backfill._watch_row(:'inn_plain'::pg_catalog.oid, t.v) AS column_v_by_table
+  FROM regress_trap.at_v t;
 SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
  WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
