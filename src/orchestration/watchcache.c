@@ -628,6 +628,44 @@ WatchCatalogEnd(bool checked, bool open)
  */
 
 /*
+ * ColumnIsWatched
+ *		Whether column attnum of source is the time column of a watch of
+ *		source or of a partitioned table above it (by name: a partition's
+ *		numbers may differ), read from the catalog without taking any watch
+ *		lock.  The column a _watch_row call passes is the caller's to
+ *		choose (a constant, or the column of a table of its own in the
+ *		tableoid form): INSERT on a column no watch uses lets no row choose
+ *		its time, and must not load the watches (their watch locks).
+ */
+static bool
+ColumnIsWatched(Oid source, AttrNumber attnum)
+{
+	Oid			argtypes[2] = {REGCLASSARRAYOID, TEXTOID};
+	Datum		values[2];
+	char	   *name = get_attname(source, attnum, true);
+	bool		save_checked;
+	bool		save_open;
+	bool		watched;
+
+	if (name == NULL)
+		return false;
+	values[0] = MakeOidArray(lcons_oid(source, get_partition_ancestors(source)),
+							 REGCLASSOID);
+	values[1] = CStringGetTextDatum(name);
+	WatchCatalogBegin(&save_checked, &save_open);
+	WatchCatalog(true);
+	CatalogExec("SELECT 1 FROM backfill.watches"
+				" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+				" AND time_column::pg_catalog.text OPERATOR(pg_catalog.=) $2"
+				" LIMIT 1",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	watched = SPI_processed > 0;
+	SPI_freetuptable(SPI_tuptable);
+	WatchCatalogEnd(save_checked, save_open);
+	return watched;
+}
+
+/*
  * RowMayNote
  *		See backfill.h: whether a _watch_row call on source, for its time
  *		column (column, by number or by name as coltype says), may load the
@@ -663,7 +701,8 @@ RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
 	attnum = coltype == INT2OID ? DatumGetInt16(column) :
 		get_attnum(source, NameStr(*DatumGetName(column)));
 	return attnum > 0 &&
-		pg_attribute_aclcheck(source, attnum, user, ACL_INSERT) == ACLCHECK_OK;
+		pg_attribute_aclcheck(source, attnum, user, ACL_INSERT) == ACLCHECK_OK &&
+		ColumnIsWatched(source, attnum);
 }
 
 /*
