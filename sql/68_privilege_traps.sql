@@ -913,6 +913,61 @@ RESET SESSION AUTHORIZATION;
 SELECT chunk_start FROM backfill.changed_regions
  WHERE target OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.regclass ORDER BY 1;
 REVOKE INSERT (v) ON regress_inn.src FROM regress_trap_attacker;
+-- One call site whose column changes from row to row (the int2 form takes
+-- it as an argument): the attacker may insert into the innocent's watched
+-- column b only.  The rights checked for b on the first row are not
+-- rights on a, another watched column, on the second, once a second call
+-- site (loading a table of the attacker's own) made the first set itself
+-- up again: nothing of a's target is noted, which the attacker's own
+-- watched UPDATE would write.
+SET SESSION AUTHORIZATION regress_trap_innocent;
+CREATE TABLE regress_inn.two (a pg_catalog.timestamptz NOT NULL
+                                DEFAULT '2026-03-09 00:00+00', b pg_catalog.timestamptz);
+CREATE TABLE regress_inn.two_a (day pg_catalog.timestamptz NOT NULL, n pg_catalog.int8);
+CREATE TABLE regress_inn.two_b (LIKE regress_inn.two_a);
+SELECT backfill.register('regress_inn.two_a', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*) AS n FROM regress_inn.two
+       WHERE a OPERATOR(pg_catalog.>=) $1 AND a OPERATOR(pg_catalog.<) $2$$) AS two_a_version;
+SELECT backfill.register('regress_inn.two_b', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*) AS n FROM regress_inn.two
+       WHERE b OPERATOR(pg_catalog.>=) $1 AND b OPERATOR(pg_catalog.<) $2$$) AS two_b_version;
+SET client_min_messages = warning;
+SELECT backfill.watch('regress_inn.two_a', 'regress_inn.two', 'a') AS watching_a;
+SELECT backfill.watch('regress_inn.two_b', 'regress_inn.two', 'b') AS watching_b;
+CALL backfill.backfill('regress_inn.two_a', '2026-03-01 00:00+00', '2026-03-10 00:00+00') \gset two_a_
+CALL backfill.backfill('regress_inn.two_b', '2026-03-01 00:00+00', '2026-03-10 00:00+00') \gset two_b_
+RESET client_min_messages;
+GRANT USAGE ON SCHEMA regress_inn TO regress_trap_attacker;
+GRANT INSERT (b) ON regress_inn.two TO regress_trap_attacker;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_trap_attacker;
+CREATE TABLE regress_trap.mine (ts pg_catalog.timestamptz NOT NULL);
+CREATE TABLE regress_trap.mine_daily (day pg_catalog.timestamptz NOT NULL, n pg_catalog.int8);
+SELECT backfill.register('regress_trap.mine_daily', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*) AS n FROM regress_trap.mine
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS mine_version;
+SET client_min_messages = warning;
+SELECT backfill.watch('regress_trap.mine_daily', 'regress_trap.mine', 'ts') AS watching_mine;
+RESET client_min_messages;
+BEGIN;
+SELECT c.n, backfill._watch_row('regress_inn.two'::pg_catalog.regclass, c.col,
+                                '2026-03-02 05:00+00'::pg_catalog.timestamptz) AS noted,
+       backfill._watch_row('regress_trap.mine'::pg_catalog.regclass, '1'::pg_catalog.int2,
+                           '2026-03-02 05:00+00'::pg_catalog.timestamptz) AS second_site
+  FROM (VALUES (1, '2'::pg_catalog.int2), (2, '1'::pg_catalog.int2)) c(n, col);
+UPDATE regress_trap.mine SET ts = ts WHERE false;
+COMMIT;
+SELECT backfill.unregister('regress_trap.mine_daily') AS mine_unregistered;
+RESET SESSION AUTHORIZATION;
+SELECT target, chunk_start FROM backfill.changed_regions
+ WHERE target OPERATOR(pg_catalog.=) ANY ('{regress_inn.two_a,regress_inn.two_b}'::pg_catalog.regclass[])
+ ORDER BY 1, 2;
+SET SESSION AUTHORIZATION regress_trap_innocent;
+SELECT backfill.unregister('regress_inn.two_a') AS two_a_unregistered,
+       backfill.unregister('regress_inn.two_b') AS two_b_unregistered;
+DROP TABLE regress_inn.two, regress_inn.two_a, regress_inn.two_b;
+RESET SESSION AUTHORIZATION;
+DROP TABLE regress_trap.mine, regress_trap.mine_daily;
 DROP VIEW regress_inn.recent;
 REVOKE USAGE ON SCHEMA regress_inn FROM regress_trap_attacker;
 SET SESSION AUTHORIZATION regress_trap_innocent;

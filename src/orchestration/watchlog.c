@@ -135,9 +135,11 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
-	Oid			source;			/* the source it was set up and checked
-								 * for: a direct call may pass another on
-								 * each row */
+	Oid			source;			/* the source and column it was set up and
+								 * checked for (RowCallFor): a direct call
+								 * may pass another of either on each row */
+	int16		colnum;			/* coltype INT2OID, not by_table */
+	NameData	colname;		/* coltype NAMEOID */
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
@@ -664,6 +666,26 @@ RowCallNew(FmgrInfo *flinfo)
 }
 
 /*
+ * RowCallFor
+ *		Whether call site rc was set up for source and column (as RowNote
+ *		has them; the column of the two-argument form is the call's own).
+ *		In a WHEN clause both are constants; a direct call may pass
+ *		another source or column on each row, whose rights are not those
+ *		checked for the row before.
+ */
+static inline bool
+RowCallFor(RowCall *rc, Oid source, Datum column)
+{
+	if (rc->source != source)
+		return false;
+	if (rc->by_table)
+		return true;
+	if (rc->coltype == INT2OID)
+		return DatumGetInt16(column) == rc->colnum;
+	return strcmp(NameStr(*DatumGetName(column)), NameStr(rc->colname)) == 0;
+}
+
+/*
  * RowCallSetup
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt: RowCallNew):
  *		the loaded watches of source whose time column is column (its
@@ -691,10 +713,16 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc = RowCallNew(flinfo);
 	if (rc->by_table)
 		column = Int16GetDatum(rc->attnum);
-	if (rc->source != source)
+	if (!RowCallFor(rc, source, column))
 	{
-		/* another source (a direct call's): its rights checked again */
+		/* another source or column (a direct call's): rights checked again */
 		rc->source = source;
+		if (rc->by_table)
+			;
+		else if (rc->coltype == INT2OID)
+			rc->colnum = DatumGetInt16(column);
+		else
+			namestrcpy(&rc->colname, NameStr(*DatumGetName(column)));
 		rc->checked = false;
 	}
 	rc->gen = row_state_gen;
@@ -886,7 +914,8 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 	int			nnoted = 0;
 	bool		pending = false;
 
-	if (rc == NULL || rc->gen != row_state_gen || rc->source != source)
+	if (rc == NULL || rc->gen != row_state_gen ||
+		!RowCallFor(rc, source, column))
 		rc = RowCallSetup(flinfo, source, column);
 	if (rc->by_table)
 	{
@@ -896,9 +925,9 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 		column = Int16GetDatum(rc->attnum);
 	}
 	/*
-	 * whether the user may write the source's rows: once per call site and
-	 * source (a direct call may pass another source on each row: rights on
-	 * one are none on the next, RowCallSetup)
+	 * whether the user may write the source's rows: once per call site,
+	 * source and column (a direct call may pass another source or column on
+	 * each row: rights on one are none on the next, RowCallSetup)
 	 */
 	if (!event && !rc->checked)
 	{
