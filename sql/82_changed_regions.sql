@@ -762,6 +762,65 @@ DROP VIEW cr.payments_in;
 DROP OWNED BY regress_cr_viewer;
 DROP ROLE regress_cr_viewer;
 
+-- Whether a writer may note rows itself (INSERT on the source, USAGE on
+-- its schema) is checked once and kept across transactions until a catalog
+-- change could alter it: a REVOKE of the right, or of the membership in
+-- the role that holds it, counts at the writer's next transaction.  Seen
+-- through a direct call: it takes the watch lock only for a writer who
+-- may note.
+CREATE ROLE regress_cr_group;
+CREATE ROLE regress_cr_member IN ROLE regress_cr_group;
+GRANT USAGE ON SCHEMA cr TO regress_cr_member;
+GRANT INSERT ON cr.payments TO regress_cr_group;
+SELECT attnum AS pay_at FROM pg_attribute
+ WHERE attrelid = 'cr.payments'::regclass AND attname = 'paid_at' \gset
+CREATE VIEW cr.my_watch_locks AS
+SELECT count(*) AS watch_locks FROM pg_locks
+ WHERE locktype = 'advisory' AND classid = 1111883782 AND objsubid = 16966
+   AND objid = 'cr.daily'::regclass::oid AND pid = pg_backend_pid();
+GRANT SELECT ON cr.my_watch_locks TO regress_cr_member;
+SET ROLE regress_cr_member;
+BEGIN;
+SELECT backfill._watch_row('cr.payments'::regclass, :'pay_at'::int2,
+                           '2026-11-02 09:00'::timestamptz) IS NOT NULL AS called;
+SELECT watch_locks AS member_may_note FROM cr.my_watch_locks;
+ROLLBACK;
+BEGIN;
+SELECT backfill._watch_row('cr.payments'::regclass, :'pay_at'::int2,
+                           '2026-11-02 09:00'::timestamptz) IS NOT NULL AS called;
+SELECT watch_locks AS member_again FROM cr.my_watch_locks;
+ROLLBACK;
+RESET ROLE;
+REVOKE INSERT ON cr.payments FROM regress_cr_group;
+SET ROLE regress_cr_member;
+BEGIN;
+SELECT backfill._watch_row('cr.payments'::regclass, :'pay_at'::int2,
+                           '2026-11-02 09:00'::timestamptz) IS NOT NULL AS called;
+SELECT watch_locks AS after_revoke FROM cr.my_watch_locks;
+ROLLBACK;
+RESET ROLE;
+GRANT INSERT ON cr.payments TO regress_cr_group;
+SET ROLE regress_cr_member;
+BEGIN;
+SELECT backfill._watch_row('cr.payments'::regclass, :'pay_at'::int2,
+                           '2026-11-02 09:00'::timestamptz) IS NOT NULL AS called;
+SELECT watch_locks AS granted_again FROM cr.my_watch_locks;
+ROLLBACK;
+RESET ROLE;
+REVOKE regress_cr_group FROM regress_cr_member;
+SET ROLE regress_cr_member;
+BEGIN;
+SELECT backfill._watch_row('cr.payments'::regclass, :'pay_at'::int2,
+                           '2026-11-02 09:00'::timestamptz) IS NOT NULL AS called;
+SELECT watch_locks AS after_membership_revoked FROM cr.my_watch_locks;
+ROLLBACK;
+RESET ROLE;
+SELECT count(*) AS recorded FROM backfill.changed_regions;
+DROP VIEW cr.my_watch_locks;
+REVOKE ALL ON cr.payments FROM regress_cr_group;
+REVOKE ALL ON SCHEMA cr FROM regress_cr_member;
+DROP ROLE regress_cr_member, regress_cr_group;
+
 -- unwatch: the watches removed; the triggers go with the last watch of a
 -- source; later writes are not logged.
 SELECT backfill.unwatch('cr.daily', 'cr.payments') AS removed;

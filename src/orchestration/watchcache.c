@@ -50,6 +50,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -100,15 +101,47 @@ static uint64 watch_cache_gen = 0;	/* counts the emptyings */
 static List *event_debts = NIL;
 
 /*
+ * The last answer of RowMayNote, kept across statements and transactions
+ * until a catalog change could alter it (a single-row INSERT paid the
+ * checks again in every transaction: issue 30): the invalidation of any
+ * relation (rights on a table or its columns, its schema,
+ * backfill.watches: WatchCacheCallback), schema, role, role membership or
+ * database (whose owner is a member of pg_database_owner), from other
+ * sessions or this transaction's own commands alike.  may_note_gen tells
+ * an answer computed while such an invalidation came in, which is not
+ * kept.
+ */
+typedef struct MayNoteAnswer
+{
+	bool		valid;
+	Oid			user;
+	Oid			source;
+	Oid			coltype;
+	int16		colnum;			/* coltype INT2OID */
+	NameData	colname;		/* coltype NAMEOID */
+	bool		table;
+	bool		may;
+} MayNoteAnswer;
+
+static MayNoteAnswer may_note;
+static uint64 may_note_gen = 0;
+static bool may_note_callbacks = false;
+
+/*
  * WatchCacheCallback
  *		Relcache invalidation callback: empty the cache when backfill.watches
  *		(the signal of InvalidateWatchCache), a cached source or target, or
- *		everything (InvalidOid) is invalidated.
+ *		everything (InvalidOid) is invalidated; forget RowMayNote's last
+ *		answer on any.
  */
 static void
 WatchCacheCallback(Datum arg, Oid relid)
 {
 	bool		hit = !OidIsValid(relid) || relid == watch_cache_rel;
+
+	/* any relation's rights may have changed */
+	may_note.valid = false;
+	may_note_gen++;
 
 	if (watch_cache == NULL)
 	{
@@ -499,7 +532,7 @@ LoadRelWatches(Oid relid)
 
 	if (rel_watches == NULL)
 		rel_watches = WatchHash("backfill watches", sizeof(Oid),
-								sizeof(RelWatches), 16, TopMemoryContext);
+								sizeof(RelWatches), 4, TopMemoryContext);
 	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_FIND, &found);
 	if (found)
 		return rw;
@@ -666,8 +699,8 @@ ColumnIsWatched(Oid source, AttrNumber attnum)
 }
 
 /*
- * RowMayNote
- *		See backfill.h: whether a _watch_row call on source, for its time
+ * RowMayNoteCheck
+ *		Whether a _watch_row call on source, for its time
  *		column (column, by number or by name as coltype says), may load the
  *		source's watches and note rows itself: the current user may write
  *		rows there (USAGE on the source's schema, and INSERT on the table
@@ -682,8 +715,8 @@ ColumnIsWatched(Oid source, AttrNumber attnum)
  *		rights.  INSERT on another column is none either: no row could
  *		choose its time (attack review of issue 30).
  */
-bool
-RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
+static bool
+RowMayNoteCheck(Oid source, Oid coltype, Datum column, bool *table)
 {
 	Oid			nsp = get_rel_namespace(source);
 	Oid			user = GetUserId();
@@ -703,6 +736,66 @@ RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
 	return attnum > 0 &&
 		pg_attribute_aclcheck(source, attnum, user, ACL_INSERT) == ACLCHECK_OK &&
 		ColumnIsWatched(source, attnum);
+}
+
+/*
+ * MayNoteForget
+ *		Syscache invalidation callback (schemas, roles, role memberships,
+ *		databases): forget RowMayNote's last answer.
+ */
+static void
+MayNoteForget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	may_note.valid = false;
+	may_note_gen++;
+}
+
+/*
+ * RowMayNote
+ *		See backfill.h, and RowMayNoteCheck: its last answer again while
+ *		no catalog change could have altered it (may_note), for the same
+ *		user, source and column.
+ */
+bool
+RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
+{
+	Oid			user = GetUserId();
+	uint64		gen;
+	bool		may;
+
+	if (may_note.valid && may_note.user == user && may_note.source == source &&
+		may_note.coltype == coltype &&
+		(coltype == INT2OID ? may_note.colnum == DatumGetInt16(column) :
+		 strcmp(NameStr(may_note.colname), NameStr(*DatumGetName(column))) == 0))
+	{
+		*table = may_note.table;
+		return may_note.may;
+	}
+	if (!may_note_callbacks)
+	{
+		(void) WatchCache();	/* its relcache callback forgets too */
+		CacheRegisterSyscacheCallback(NAMESPACEOID, MayNoteForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, MayNoteForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, MayNoteForget, (Datum) 0);
+		CacheRegisterSyscacheCallback(DATABASEOID, MayNoteForget, (Datum) 0);
+		may_note_callbacks = true;
+	}
+	may_note.valid = false;
+	gen = may_note_gen;
+	may = RowMayNoteCheck(source, coltype, column, table);
+	if (gen != may_note_gen)
+		return may;
+	may_note.user = user;
+	may_note.source = source;
+	may_note.coltype = coltype;
+	if (coltype == INT2OID)
+		may_note.colnum = DatumGetInt16(column);
+	else
+		namestrcpy(&may_note.colname, NameStr(*DatumGetName(column)));
+	may_note.table = *table;
+	may_note.may = may;
+	may_note.valid = true;
+	return may;
 }
 
 /*

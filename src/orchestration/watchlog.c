@@ -290,13 +290,13 @@ WatchState(void)
 	if (logged == NULL)
 	{
 		logged = WatchHash("backfill logged chunks", sizeof(LoggedKey),
-						   sizeof(LoggedEntry), 64, watch_state_cxt);
+						   sizeof(LoggedEntry), 8, watch_state_cxt);
 		npending = 0;
 	}
 	if (row_sources == NULL)
 	{
 		row_sources = WatchHash("backfill row sources", sizeof(Oid),
-								sizeof(RowSource), 16, watch_state_cxt);
+								sizeof(RowSource), 4, watch_state_cxt);
 		row_state_gen++;
 	}
 }
