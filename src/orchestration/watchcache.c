@@ -468,10 +468,14 @@ ReadWatches(Oid relid, Datum ids)
 
 	/*
 	 * What was read is right for this transaction (its locks are held); it
-	 * is cached unless an invalidation came in meanwhile.
+	 * is cached unless an invalidation came in meanwhile, or it was read
+	 * with a transaction snapshot (REPEATABLE READ, SERIALIZABLE): that is
+	 * older than the invalidations already received (a watermark a build
+	 * moved since, a watch added or removed), and later transactions would
+	 * keep it (specs/watch_cache_snapshot.spec).
 	 */
 	(void) WatchCache();
-	if (gen == watch_cache_gen)
+	if (gen == watch_cache_gen && !IsolationUsesXactSnapshot())
 	{
 		old = MemoryContextSwitchTo(watch_cache_cxt);
 		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
@@ -783,7 +787,13 @@ RowMayNote(Oid source, Oid coltype, Datum column, bool *table)
 	may_note.valid = false;
 	gen = may_note_gen;
 	may = RowMayNoteCheck(source, coltype, column, table);
-	if (gen != may_note_gen)
+	/*
+	 * ColumnIsWatched reads backfill.watches with the transaction's
+	 * snapshot, which under REPEATABLE READ predates the invalidations
+	 * already received: its answer is this transaction's only
+	 * (specs/watch_cache_snapshot.spec)
+	 */
+	if (gen != may_note_gen || IsolationUsesXactSnapshot())
 		return may;
 	may_note.user = user;
 	may_note.source = source;
