@@ -59,6 +59,7 @@ OBJS = \
 	src/orchestration/lineage.o \
 	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
+	src/orchestration/watchcall.o \
 	src/orchestration/watchcache.o \
 	src/orchestration/watchevent.o \
 	src/orchestration/watchlog.o \

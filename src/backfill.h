@@ -1900,7 +1900,7 @@ extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
 
 /*
  * A row trigger's WHEN clause that is exactly a call of backfill._watch_row
- * (watchtriggers.c, ReadWatchRowCall: true then, its parts filled): the
+ * (watchcall.c, ReadWatchRowCall: true then, its parts filled): the
  * call, its source, its column (an int2 number or a name, coltype) and the
  * number of NEW's column it passes, in the trigger's own table.  The form
  * _watch_row(NEW.tableoid, NEW.column) names no source (InvalidOid: the
@@ -1916,6 +1916,19 @@ typedef struct WatchRowCall
 } WatchRowCall;
 
 extern bool ReadWatchRowCall(Node *node, WatchRowCall *out);
+
+/*
+ * What a _watch_row call site passes (watchcall.c): WatchCallForm, the
+ * types of its column and time arguments and, for the form
+ * _watch_row(NEW.tableoid, NEW.column), that column's number (read from
+ * the call's expression; InvalidAttrNumber when it passes no column);
+ * WatchValueTime, a time value of that type as timestamptz, a timestamp
+ * or date read in zone tz (false out of range).
+ */
+extern void WatchCallForm(FmgrInfo *flinfo, Oid *coltype, Oid *argtype,
+						  bool *by_table, AttrNumber *attnum);
+extern bool WatchValueTime(Datum value, Oid argtype, struct pg_tz *tz,
+						   TimestampTz *t);
 
 /*
  * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the

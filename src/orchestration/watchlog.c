@@ -67,7 +67,6 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -135,9 +134,11 @@ typedef struct RowItem
 typedef struct RowCall
 {
 	uint64		gen;
-	Oid			source;			/* the source and column it was set up and
-								 * checked for (RowCallFor): a direct call
-								 * may pass another of either on each row */
+	Oid			user;			/* the user, source and column it was set
+								 * up and checked for (RowCallFor): a direct
+								 * call may pass another source or column on
+								 * each row, or run as another user */
+	Oid			source;
 	int16		colnum;			/* coltype INT2OID, not by_table */
 	NameData	colname;		/* coltype NAMEOID */
 	bool		queued;			/* returned true once: its row's event will
@@ -592,75 +593,19 @@ LoadRowSource(Oid source, Oid load_role)
 }
 
 /*
- * CallTimeColumn
- *		The number of the column a two-argument _watch_row call passes as
- *		its time, read from the call's expression (flinfo->fn_expr): in a
- *		WHEN clause NEW's column in the trigger's table; InvalidAttrNumber
- *		when the call passes no column (a direct call with a value: it
- *		notes nothing).
- */
-static AttrNumber
-CallTimeColumn(FmgrInfo *flinfo)
-{
-	FuncExpr   *call = (FuncExpr *) flinfo->fn_expr;
-	Var		   *arg;
-
-	if (call == NULL || !IsA(call, FuncExpr) || list_length(call->args) != 2)
-		return InvalidAttrNumber;
-	arg = (Var *) strip_implicit_coercions((Node *) lsecond(call->args));
-	if (!IsA(arg, Var) || arg->varattno <= 0 || arg->varlevelsup != 0)
-		return InvalidAttrNumber;
-	return arg->varattno;
-}
-
-/*
  * RowCallNew
  *		A _watch_row call site's RowCall (in fn_mcxt, zeroed), with the
- *		form of the call: its argument types from the call's expression,
- *		which match its signature (else from the signature), and for the
- *		two-argument form (NEW.tableoid, NEW.column) the column's number
- *		(CallTimeColumn), given as an int2 to the rest.
+ *		form of the call (WatchCallForm: for the two-argument form
+ *		(NEW.tableoid, NEW.column) the column's number, given as an int2
+ *		to the rest).
  */
 static RowCall *
 RowCallNew(FmgrInfo *flinfo)
 {
-	RowCall    *rc;
-	bool		by_table = flinfo->fn_nargs == 2;
-	Oid			coltype = by_table ? INT2OID : get_fn_expr_argtype(flinfo, 1);
-	Oid			argtype = get_fn_expr_argtype(flinfo, by_table ? 1 : 2);
+	RowCall    *rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
 
-	if ((coltype != INT2OID && coltype != NAMEOID) ||
-		(argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
-		 argtype != DATEOID))
-	{
-		Oid		   *argtypes;
-		int			nargs;
-
-		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
-		if (nargs == 2 && argtypes[0] == OIDOID)
-		{
-			by_table = true;
-			coltype = INT2OID;
-			argtype = argtypes[1];
-		}
-		else if (nargs == 3 &&
-				 (argtypes[1] == INT2OID || argtypes[1] == NAMEOID))
-		{
-			by_table = false;
-			coltype = argtypes[1];
-			argtype = argtypes[2];
-		}
-		else
-			argtype = InvalidOid;
-		if (argtype != TIMESTAMPTZOID && argtype != TIMESTAMPOID &&
-			argtype != DATEOID)
-			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time, or an oid and a time");
-	}
-	rc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(RowCall));
-	rc->coltype = coltype;
-	rc->argtype = argtype;
-	rc->by_table = by_table;
-	rc->attnum = by_table ? CallTimeColumn(flinfo) : InvalidAttrNumber;
+	WatchCallForm(flinfo, &rc->coltype, &rc->argtype, &rc->by_table,
+				  &rc->attnum);
 	flinfo->fn_extra = rc;
 	return rc;
 }
@@ -668,15 +613,16 @@ RowCallNew(FmgrInfo *flinfo)
 /*
  * RowCallFor
  *		Whether call site rc was set up for source and column (as RowNote
- *		has them; the column of the two-argument form is the call's own).
- *		In a WHEN clause both are constants; a direct call may pass
- *		another source or column on each row, whose rights are not those
- *		checked for the row before.
+ *		has them; the column of the two-argument form is the call's own)
+ *		and the current user.  In a WHEN clause they do not change; a
+ *		direct call may pass another source or column on each row, or run
+ *		as another user (set_config('role', ...) in the statement), whose
+ *		rights are not those checked for the row before.
  */
 static inline bool
 RowCallFor(RowCall *rc, Oid source, Datum column)
 {
-	if (rc->source != source)
+	if (rc->source != source || rc->user != GetUserId())
 		return false;
 	if (rc->by_table)
 		return true;
@@ -715,8 +661,9 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		column = Int16GetDatum(rc->attnum);
 	if (!RowCallFor(rc, source, column))
 	{
-		/* another source or column (a direct call's): rights checked again */
+		/* another source, column or user (a direct call's): checked again */
 		rc->source = source;
+		rc->user = GetUserId();
 		if (rc->by_table)
 			;
 		else if (rc->coltype == INT2OID)
@@ -771,33 +718,6 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc->fast = Max(rc->fast, it->limit);
 	}
 	return rc;
-}
-
-/*
- * RowValueTime
- *		A row's time value (of type argtype) as timestamptz, a timestamp or
- *		date read in zone tz; false for a value out of timestamptz's range.
- *		The session's zone is swapped only around conversions that cannot
- *		raise an error.
- */
-static bool
-RowValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
-{
-	int			overflow = 0;
-	pg_tz	   *save = session_timezone;
-
-	if (argtype == TIMESTAMPTZOID)
-		*t = DatumGetTimestampTz(value);
-	else
-	{
-		session_timezone = tz;
-		if (argtype == TIMESTAMPOID)
-			*t = BackfillTimestampToTimestamptz(DatumGetTimestamp(value), &overflow);
-		else
-			*t = BackfillDateToTimestamptz(DatumGetDateADT(value), &overflow);
-		session_timezone = save;
-	}
-	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
 }
 
 /*
@@ -983,7 +903,7 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 		TimestampTz hi;
 		int			nest;
 
-		if (v >= it->limit || !RowValueTime(value, rc->argtype, it->tz, &t) ||
+		if (v >= it->limit || !WatchValueTime(value, rc->argtype, it->tz, &t) ||
 			t >= w->edge || (t >= it->lo && t < it->hi))
 			continue;
 		/*

@@ -34,7 +34,6 @@
 
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -42,7 +41,6 @@
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -90,69 +88,6 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
 								 * partitioned source) */
 #define WATCH_QUAL_TABLEOID	3	/* NEW.tableoid and the column (watch's now
 								 * on a table) */
-
-/*
- * ReadWatchRowCall
- *		See backfill.h: whether node (a row trigger's WHEN clause, read back
- *		from its text) is exactly a call of backfill._watch_row and nothing
- *		around it: a regclass constant (the source), an int2 or a name
- *		constant (the column by number or by name) and a column of NEW of
- *		the call's time type or a domain over it (an implicit cast from
- *		another type is not the watch's), or NEW.tableoid and such a
- *		column (the source is then the trigger's own table, InvalidOid in
- *		*out, and the column that column's number); its parts in *out.
- */
-bool
-ReadWatchRowCall(Node *node, WatchRowCall *out)
-{
-	FuncExpr   *call = (FuncExpr *) node;
-	Node	   *value;
-	Var		   *var;
-	int			nargs;
-
-	if (!IsA(node, FuncExpr))
-		return false;
-	nargs = list_length(call->args);
-	if ((nargs != 2 && nargs != 3) ||
-		get_func_namespace(call->funcid) != get_namespace_oid("backfill", true) ||
-		strcmp(get_func_name(call->funcid), "_watch_row") != 0)
-		return false;
-	value = strip_implicit_coercions((Node *) llast(call->args));
-	var = (Var *) value;
-	if (!IsA(value, Var) || var->varno != PRS2_NEW_VARNO ||
-		var->varattno <= 0 || var->varlevelsup != 0 ||
-		getBaseType(var->vartype) != exprType((Node *) llast(call->args)))
-		return false;
-	if (nargs == 2)
-	{
-		Var		   *tab = (Var *) linitial(call->args);
-
-		if (!IsA(tab, Var) || tab->varno != PRS2_NEW_VARNO ||
-			tab->varattno != TableOidAttributeNumber ||
-			tab->varlevelsup != 0 || tab->vartype != OIDOID)
-			return false;
-		out->source = InvalidOid;
-		out->coltype = INT2OID;
-		out->column = Int16GetDatum(var->varattno);
-	}
-	else
-	{
-		Const	   *src = (Const *) linitial(call->args);
-		Const	   *col = (Const *) lsecond(call->args);
-
-		if (!IsA(src, Const) || src->constisnull ||
-			src->consttype != REGCLASSOID ||
-			!IsA(col, Const) || col->constisnull ||
-			(col->consttype != INT2OID && col->consttype != NAMEOID))
-			return false;
-		out->source = DatumGetObjectId(src->constvalue);
-		out->coltype = col->consttype;
-		out->column = col->constvalue;
-	}
-	out->call = call;
-	out->attnum = var->varattno;
-	return true;
-}
 
 /*
  * WatchRowQual

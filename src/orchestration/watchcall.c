@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * watchcall.c
+ *	  Changed regions: the forms of backfill._watch_row, the WHEN clause of
+ *	  a watched source's INSERT row trigger.  What a WHEN clause read back
+ *	  from its text is (ReadWatchRowCall: for watchtriggers.c, which
+ *	  installs the triggers, and watchevent.c, whose row events read it),
+ *	  and what a call site passes (WatchCallForm: the column by number, by
+ *	  name, or, in _watch_row(NEW.tableoid, NEW.column), the column the
+ *	  call's expression names; WatchValueTime: the row's time as
+ *	  timestamptz) for watchlog.c, which does the call's work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/primnodes.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "backfill.h"
+
+/*
+ * ReadWatchRowCall
+ *		See backfill.h: whether node (a row trigger's WHEN clause, read back
+ *		from its text) is exactly a call of backfill._watch_row and nothing
+ *		around it: a regclass constant (the source), an int2 or a name
+ *		constant (the column by number or by name) and a column of NEW of
+ *		the call's time type or a domain over it (an implicit cast from
+ *		another type is not the watch's), or NEW.tableoid and such a
+ *		column (the source is then the trigger's own table, InvalidOid in
+ *		*out, and the column that column's number); its parts in *out.
+ */
+bool
+ReadWatchRowCall(Node *node, WatchRowCall *out)
+{
+	FuncExpr   *call = (FuncExpr *) node;
+	Node	   *value;
+	Var		   *var;
+	int			nargs;
+
+	if (!IsA(node, FuncExpr))
+		return false;
+	nargs = list_length(call->args);
+	if ((nargs != 2 && nargs != 3) ||
+		get_func_namespace(call->funcid) != get_namespace_oid("backfill", true) ||
+		strcmp(get_func_name(call->funcid), "_watch_row") != 0)
+		return false;
+	value = strip_implicit_coercions((Node *) llast(call->args));
+	var = (Var *) value;
+	if (!IsA(value, Var) || var->varno != PRS2_NEW_VARNO ||
+		var->varattno <= 0 || var->varlevelsup != 0 ||
+		getBaseType(var->vartype) != exprType((Node *) llast(call->args)))
+		return false;
+	if (nargs == 2)
+	{
+		Var		   *tab = (Var *) linitial(call->args);
+
+		if (!IsA(tab, Var) || tab->varno != PRS2_NEW_VARNO ||
+			tab->varattno != TableOidAttributeNumber ||
+			tab->varlevelsup != 0 || tab->vartype != OIDOID)
+			return false;
+		out->source = InvalidOid;
+		out->coltype = INT2OID;
+		out->column = Int16GetDatum(var->varattno);
+	}
+	else
+	{
+		Const	   *src = (Const *) linitial(call->args);
+		Const	   *col = (Const *) lsecond(call->args);
+
+		if (!IsA(src, Const) || src->constisnull ||
+			src->consttype != REGCLASSOID ||
+			!IsA(col, Const) || col->constisnull ||
+			(col->consttype != INT2OID && col->consttype != NAMEOID))
+			return false;
+		out->source = DatumGetObjectId(src->constvalue);
+		out->coltype = col->consttype;
+		out->column = col->constvalue;
+	}
+	out->call = call;
+	out->attnum = var->varattno;
+	return true;
+}
+
+/*
+ * CallTimeColumn
+ *		The number of the column a two-argument _watch_row call passes as
+ *		its time, read from the call's expression (flinfo->fn_expr): in a
+ *		WHEN clause NEW's column in the trigger's table; InvalidAttrNumber
+ *		when the call passes no column (a direct call with a value: it
+ *		notes nothing).
+ */
+static AttrNumber
+CallTimeColumn(FmgrInfo *flinfo)
+{
+	FuncExpr   *call = (FuncExpr *) flinfo->fn_expr;
+	Var		   *arg;
+
+	if (call == NULL || !IsA(call, FuncExpr) || list_length(call->args) != 2)
+		return InvalidAttrNumber;
+	arg = (Var *) strip_implicit_coercions((Node *) lsecond(call->args));
+	if (!IsA(arg, Var) || arg->varattno <= 0 || arg->varlevelsup != 0)
+		return InvalidAttrNumber;
+	return arg->varattno;
+}
+
+/*
+ * WatchCallForm
+ *		See backfill.h: the form of a _watch_row call site (flinfo): the
+ *		type of its column argument (*coltype: INT2OID, the column's number,
+ *		or NAMEOID, its name) and of its time (*argtype: TIMESTAMPTZOID,
+ *		TIMESTAMPOID or DATEOID), from the call's expression, which matches
+ *		its signature (else from the signature); for the two-argument form
+ *		(NEW.tableoid, NEW.column: *by_table) *coltype is INT2OID and
+ *		*attnum the column's number (CallTimeColumn), else InvalidAttrNumber.
+ */
+void
+WatchCallForm(FmgrInfo *flinfo, Oid *coltype, Oid *argtype, bool *by_table,
+			  AttrNumber *attnum)
+{
+	bool		table = flinfo->fn_nargs == 2;
+	Oid			col = table ? INT2OID : get_fn_expr_argtype(flinfo, 1);
+	Oid			arg = get_fn_expr_argtype(flinfo, table ? 1 : 2);
+
+	if ((col != INT2OID && col != NAMEOID) ||
+		(arg != TIMESTAMPTZOID && arg != TIMESTAMPOID && arg != DATEOID))
+	{
+		Oid		   *argtypes;
+		int			nargs;
+
+		(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+		if (nargs == 2 && argtypes[0] == OIDOID)
+		{
+			table = true;
+			col = INT2OID;
+			arg = argtypes[1];
+		}
+		else if (nargs == 3 &&
+				 (argtypes[1] == INT2OID || argtypes[1] == NAMEOID))
+		{
+			table = false;
+			col = argtypes[1];
+			arg = argtypes[2];
+		}
+		else
+			arg = InvalidOid;
+		if (arg != TIMESTAMPTZOID && arg != TIMESTAMPOID && arg != DATEOID)
+			elog(ERROR, "backfill._watch_row takes a regclass, an int2 or a name, and a time, or an oid and a time");
+	}
+	*coltype = col;
+	*argtype = arg;
+	*by_table = table;
+	*attnum = table ? CallTimeColumn(flinfo) : InvalidAttrNumber;
+}
+
+/*
+ * WatchValueTime
+ *		See backfill.h: a row's time value (of type argtype) as timestamptz, a timestamp or
+ *		date read in zone tz; false for a value out of timestamptz's range.
+ *		The session's zone is swapped only around conversions that cannot
+ *		raise an error.
+ */
+bool
+WatchValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
+{
+	int			overflow = 0;
+	pg_tz	   *save = session_timezone;
+
+	if (argtype == TIMESTAMPTZOID)
+		*t = DatumGetTimestampTz(value);
+	else
+	{
+		session_timezone = tz;
+		if (argtype == TIMESTAMPOID)
+			*t = BackfillTimestampToTimestamptz(DatumGetTimestamp(value), &overflow);
+		else
+			*t = BackfillDateToTimestamptz(DatumGetDateADT(value), &overflow);
+		session_timezone = save;
+	}
+	return overflow == 0 && !TIMESTAMP_NOT_FINITE(*t);
+}
