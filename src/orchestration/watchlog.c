@@ -145,8 +145,8 @@ typedef struct RowCall
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
 	Oid			load_role;		/* their RowSource's */
-	bool		checked;		/* may_write is known (once per call site
-								 * and source: one statement, one user) */
+	bool		checked;		/* may_write is known (once per call site,
+								 * source, column and user: RowCallFor) */
 	bool		may_write;		/* the user may write the source's rows
 								 * (RowMayNote): else the rows' events
 								 * note them */
