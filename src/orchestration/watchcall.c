@@ -160,10 +160,10 @@ WatchCallForm(FmgrInfo *flinfo, Oid *coltype, Oid *argtype, bool *by_table,
 
 /*
  * WatchValueTime
- *		See backfill.h: a row's time value (of type argtype) as timestamptz, a timestamp or
- *		date read in zone tz; false for a value out of timestamptz's range.
- *		The session's zone is swapped only around conversions that cannot
- *		raise an error.
+ *		See backfill.h: a row's time value (of type argtype) as
+ *		timestamptz, a timestamp or date read in zone tz; false for a value
+ *		out of timestamptz's range.  The session's zone is swapped only
+ *		around conversions that cannot raise an error.
  */
 bool
 WatchValueTime(Datum value, Oid argtype, pg_tz *tz, TimestampTz *t)
