@@ -1034,6 +1034,30 @@ SELECT count(*) AS built, (SELECT count(*) FROM backfill.changed_regions
 SELECT backfill.unregister('cr.rr_plain');
 DROP TABLE cr.rr_plain;
 
+-- Dropping a watched time column is refused, with CASCADE too (attack
+-- review 7): CASCADE dropped the INSERT row trigger whose WHEN clause
+-- depends on the column, and nothing else fires on INSERT, so every INSERT
+-- after it, also once a column of that name was added again, was silently
+-- not recorded.  unwatch first.
+CREATE TABLE cr.dc (at timestamptz NOT NULL, v int);
+CREATE TABLE cr.dc_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.dc_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.dc WHERE at >= $1 AND at < $2$$);
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.dc_daily', '2026-10-26', '2026-10-28');
+RESET client_min_messages;
+SELECT backfill.watch('cr.dc_daily', 'cr.dc', 'at', settle => '100 years') AS added;
+ALTER TABLE cr.dc DROP COLUMN at CASCADE;
+ALTER TABLE cr.dc DROP COLUMN at CASCADE, ADD COLUMN at timestamptz;
+INSERT INTO cr.dc (at, v) VALUES ('2026-10-27 10:00', 1);
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.dc_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.unwatch('cr.dc_daily', 'cr.dc') AS removed;
+ALTER TABLE cr.dc DROP COLUMN at CASCADE;
+SELECT backfill.unregister('cr.dc_daily');
+DROP TABLE cr.dc_daily, cr.dc;
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');
