@@ -1766,6 +1766,14 @@ extern void WatchNewPartitions(void);
 extern void WatchRenamedColumn(const char *oldname, const char *newname);
 
 /*
+ * The event trigger's work after ALTER TABLE ... DROP COLUMN column: an
+ * error when a watch of the altered table, or of a table below it that lost
+ * the column, uses it (its INSERT row trigger would be gone).  Caller is
+ * connected to SPI, inside the event trigger.
+ */
+extern void WatchDroppedColumn(const char *column);
+
+/*
  * unwatch's work without its privilege check, also for unregister (of a
  * dropped table too): the watches removed.  Caller is connected to SPI.
  */

@@ -188,6 +188,30 @@ MakesPartition(Node *parsetree)
 }
 
 /*
+ * DroppedColumns
+ *		The columns an ALTER TABLE's DROP COLUMN subcommands name (NIL for
+ *		any other command): WatchDroppedColumn.
+ */
+static List *
+DroppedColumns(Node *tree)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	if (!IsA(tree, AlterTableStmt))
+		return NIL;
+	foreach(lc, ((AlterTableStmt *) tree)->cmds)
+	{
+		AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+
+		if (IsA(cmd, AlterTableCmd) && cmd->subtype == AT_DropColumn &&
+			cmd->name != NULL)
+			names = lappend(names, cmd->name);
+	}
+	return names;
+}
+
+/*
  * backfill_watch_ddl
  *		The event trigger function of backfill_watch_ddl
  *		(ddl_command_end of CREATE TABLE, ALTER TABLE and CREATE SCHEMA): a
@@ -207,6 +231,7 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 	EventTriggerData *trigdata;
 	Node	   *tree;
 	bool		renamed;
+	List	   *dropped;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -217,14 +242,22 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 	renamed = IsA(tree, RenameStmt) &&
 		((RenameStmt *) tree)->renameType == OBJECT_COLUMN &&
 		((RenameStmt *) tree)->relationType == OBJECT_TABLE;
-	if (creating_extension || !(renamed || MakesPartition(tree)) ||
+	dropped = DroppedColumns(tree);
+	if (creating_extension || !(renamed || dropped != NIL || MakesPartition(tree)) ||
 		!CatalogVersionMatches())
 		PG_RETURN_VOID();
 	SpiConnect();
+	if (dropped != NIL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, dropped)
+			WatchDroppedColumn((const char *) lfirst(lc));
+	}
 	if (renamed)
 		WatchRenamedColumn(((RenameStmt *) tree)->subname,
 						   ((RenameStmt *) tree)->newname);
-	else
+	else if (MakesPartition(tree))
 		WatchNewPartitions();
 	SpiFinish();
 	PG_RETURN_VOID();

@@ -799,6 +799,57 @@ WatchNewPartitions(void)
 }
 
 /*
+ * WatchDroppedColumn
+ *		See backfill.h: after ALTER TABLE ... DROP COLUMN column, refused
+ *		(an error, which rolls the command back) when a watch of the altered
+ *		table, or of a table below it that lost the column with it, uses the
+ *		column.  The column's INSERT row trigger depends on it and goes with
+ *		a DROP ... CASCADE, and nothing else fires on INSERT: every INSERT
+ *		after it, also once a column of that name is added again (a new
+ *		number, no trigger), was silently not recorded (attack review 7).
+ *		A child of plain INHERITS that keeps its own column (ONLY, or a
+ *		local column) keeps its watch.  Caller is connected to SPI.
+ */
+void
+WatchDroppedColumn(const char *column)
+{
+	Oid			argtypes[2] = {REGCLASSARRAYOID, NAMEOID};
+	Datum		values[2];
+	ListCell   *lc;
+
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(column));
+	foreach(lc, CommandRelations(false))
+	{
+		Oid			relid = lfirst_oid(lc);
+		ListCell   *ls;
+
+		/* locked by the drop, which recursed into those that lost it */
+		values[0] = MakeOidArray(find_all_inheritors(relid, NoLock, NULL),
+								 REGCLASSOID);
+		CatalogExec("SELECT DISTINCT source::pg_catalog.oid FROM backfill.watches"
+					" WHERE source OPERATOR(pg_catalog.=) ANY ($1)"
+					" AND time_column OPERATOR(pg_catalog.=) $2",
+					2, argtypes, values, NULL, SPI_OK_SELECT);
+		foreach(ls, SpiOidColumn())
+		{
+			Oid			source = lfirst_oid(ls);
+
+			if (source != relid && !get_rel_relispartition(source) &&
+				get_attnum(source, column) != InvalidAttrNumber)
+				continue;
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("cannot drop column \"%s\" of relation %s: a target watches %s by it",
+							column, QualifiedRelName(relid),
+							QualifiedRelName(source)),
+					 errdetail("Without it the INSERTs into %s would not be recorded.",
+							   QualifiedRelName(source)),
+					 errhint("Call backfill.unwatch for each target that watches it by that column first.")));
+		}
+	}
+}
+
+/*
  * RenameRowTrigger
  *		Rename source's row trigger of column oldname to the name of
  *		column newname (RowTriggerName: a partition's own carries its OID),
