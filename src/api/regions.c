@@ -216,14 +216,15 @@ DroppedColumns(Node *tree)
  *		The event trigger function of backfill_watch_ddl
  *		(ddl_command_end of CREATE TABLE, ALTER TABLE and CREATE SCHEMA): a
  *		partition made or attached below a watched source gets the watch's
- *		statement triggers (WatchNewPartitions), and a watched time column
+ *		statement triggers (WatchNewPartitions), a watched time column
  *		renamed by ALTER TABLE ... RENAME COLUMN is followed
- *		(WatchRenamedColumn).  Runs as the role that ran the command, which
- *		owns the table.  Every other command returns at once, before any
- *		catalog read; nothing happens inside CREATE EXTENSION scripts or
- *		while the installed catalog is not at the library's version (an
- *		upgrade under way).  No Citus coordinator check: a worker finds no
- *		watch.
+ *		(WatchRenamedColumn), and ALTER TABLE ... DROP COLUMN of one is
+ *		refused (WatchDroppedColumn).  Runs as the role that ran the
+ *		command, which owns the table.  Every other command returns at
+ *		once, before any catalog read; nothing happens inside CREATE
+ *		EXTENSION scripts or while the installed catalog is not at the
+ *		library's version (an upgrade under way).  No Citus coordinator
+ *		check: a worker finds no watch.
  */
 Datum
 backfill_watch_ddl(PG_FUNCTION_ARGS)
