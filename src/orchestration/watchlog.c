@@ -664,11 +664,10 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		/* another source, column or user (a direct call's): checked again */
 		rc->source = source;
 		rc->user = GetUserId();
-		if (rc->by_table)
-			;
-		else if (rc->coltype == INT2OID)
+		/* the two-argument form's column is the call's own (RowCallFor) */
+		if (!rc->by_table && rc->coltype == INT2OID)
 			rc->colnum = DatumGetInt16(column);
-		else
+		else if (!rc->by_table)
 			namestrcpy(&rc->colname, NameStr(*DatumGetName(column)));
 		rc->checked = false;
 	}

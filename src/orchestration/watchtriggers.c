@@ -823,6 +823,7 @@ WatchDroppedColumn(const char *column)
 		Oid			relid = lfirst_oid(lc);
 		ListCell   *ls;
 
+		CHECK_FOR_INTERRUPTS();
 		/* locked by the drop, which recursed into those that lost it */
 		values[0] = MakeOidArray(find_all_inheritors(relid, NoLock, NULL),
 								 REGCLASSOID);
