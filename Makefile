@@ -60,6 +60,7 @@ OBJS = \
 	src/orchestration/lineagechart.o \
 	src/orchestration/watch.o \
 	src/orchestration/watchcall.o \
+	src/orchestration/watchinherit.o \
 	src/orchestration/watchcache.o \
 	src/orchestration/watchevent.o \
 	src/orchestration/watchlog.o \

@@ -634,6 +634,9 @@ INSERT INTO driven VALUES
     ('backfill._watch_row(oid,timestamptz)'),
     ('backfill._watch_row(oid,timestamp)'),
     ('backfill._watch_row(oid,date)'),
+    ('backfill._watch_row(regclass,oid,timestamptz)'),
+    ('backfill._watch_row(regclass,oid,timestamp)'),
+    ('backfill._watch_row(regclass,oid,date)'),
     ('backfill.schedule_refresh(regclass,text,text,interval,boolean,boolean)'),
     ('backfill.unschedule_refresh(bigint)'),
     ('backfill._refresh_tick(bigint)');
@@ -748,7 +751,8 @@ INSERT INTO regress_trap.own VALUES ('2026-03-01 05:00+00');
 SELECT backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS tz,
        backfill._watch_row(:'inn_src', 'ts', '2026-03-01 05:00'::pg_catalog.timestamp) AS ts,
        backfill._watch_row(:'inn_src', 'ts', '2026-03-01'::pg_catalog.date) AS d;
--- the same by the column's number, the form backfill.watch installs
+-- the same by the column's number (the form earlier builds installed on a
+-- partitioned source)
 SELECT backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01 05:00+00'::pg_catalog.timestamptz) AS tz,
        backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01 05:00'::pg_catalog.timestamp) AS ts,
        backfill._watch_row(:'inn_src', '1'::pg_catalog.int2, '2026-03-01'::pg_catalog.date) AS d;
@@ -822,6 +826,31 @@ SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
    AND objid OPERATOR(pg_catalog.=) :'inn_plain_daily'::pg_catalog.oid
    AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
 DROP TRIGGER decoy_by_table ON regress_trap.decoy;
+-- the form watch installs on a partitioned table, _watch_row(source,
+-- NEW.tableoid, NEW.column), the column found by its name in the table
+-- passed: called directly with the innocent's partitioned source and the
+-- attacker's own table (whose column ts has the name of the innocent's
+-- time column), and as the WHEN clause of a row trigger of that form on
+-- the attacker's own table, it loads and notes nothing of the innocent's
+-- and takes no watch lock: the rights are checked on the source's column
+-- of that name
+SELECT backfill._watch_row(:'inn_src'::pg_catalog.regclass, d.tableoid, d.ts) AS by_part_tz,
+       backfill._watch_row(:'inn_src'::pg_catalog.regclass, d.tableoid,
+                           d.ts::pg_catalog.timestamp) AS by_part_ts,
+       backfill._watch_row(:'inn_src'::pg_catalog.regclass, d.tableoid,
+                           d.ts::pg_catalog.date) AS by_part_d,
+       backfill._watch_row(:'inn_src'::pg_catalog.regclass, d.tableoid,
+                           '2026-03-01 09:00+00'::pg_catalog.timestamptz) AS by_part_value
+  FROM regress_trap.decoy d;
+CREATE TRIGGER decoy_by_part AFTER INSERT ON regress_trap.decoy FOR EACH ROW
+    WHEN (backfill._watch_row(:'inn_src'::pg_catalog.regclass, NEW.tableoid, NEW.ts))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO regress_trap.decoy VALUES ('2026-03-01 09:00+00');
+SELECT pg_catalog.count(*) AS innocent_watch_locks FROM pg_catalog.pg_locks
+ WHERE locktype OPERATOR(pg_catalog.=) 'advisory'
+   AND objid OPERATOR(pg_catalog.=) :'inn_daily'::pg_catalog.oid
+   AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid();
+DROP TRIGGER decoy_by_part ON regress_trap.decoy;
 -- One call site whose source changes from row to row (a direct call may
 -- pass any source on each row): the rights checked for the attacker's own
 -- table on the first row are not rights on the innocent's source on the

@@ -336,10 +336,14 @@ DROP ROLE regress_cr_other;
 REVOKE ALL ON SCHEMA cr FROM regress_cr_partman;
 REVOKE ALL ON cr.ev_daily FROM regress_cr_partman;
 DROP ROLE regress_cr_partman;
--- The row trigger's WHEN clause gives the column by its number in the
--- watched source, a small constant (PostgreSQL reads the clause back from
--- its text on every statement: issue 30).  The number is the parent's: a
--- partition whose column stands at another place is logged all the same.
+-- The row trigger's WHEN clause on a partitioned source names the source
+-- and passes the row's tableoid and its time column: PostgreSQL maps the
+-- column of each partition's clone to the partition's own number, and the
+-- call finds the column by its name in the row's table (no number
+-- constant, which a restore could leave stale; no name constant, whose 64
+-- bytes PostgreSQL reads back from the clause's text on every statement:
+-- issue 30).  A partition whose column stands at another place is logged
+-- all the same.
 SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
   FROM pg_trigger t WHERE t.tgrelid = 'cr.events'::regclass AND t.tgname = 'backfill_watch_row_at';
 CREATE TABLE cr.events_08 (v int, at timestamp NOT NULL);
@@ -350,7 +354,7 @@ SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regcl
 SELECT cr.clear();
 -- A row trigger made by an earlier build names the column (a name
 -- constant): it keeps logging, and watch, called again by the table's
--- owner, replaces it with the trigger of the column's number.
+-- owner, replaces it with the trigger of today's form.
 DROP TRIGGER backfill_watch_row_at ON cr.events;
 CREATE TRIGGER backfill_watch_row_at AFTER INSERT ON cr.events FOR EACH ROW
     WHEN (backfill._watch_row('cr.events'::regclass, 'at'::name, NEW.at))
@@ -358,6 +362,16 @@ CREATE TRIGGER backfill_watch_row_at AFTER INSERT ON cr.events FOR EACH ROW
 INSERT INTO cr.events (v, at) VALUES (1, '2026-08-16 10:00'), (1, '2026-10-28 10:00');
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT cr.clear();
+-- One made by another earlier build names the column by its number in the
+-- source.  A restore keeps the number while it renumbers the columns when
+-- a dropped column stood before: here the number is v's, so a row is not
+-- logged, and watch, called again by the table's owner, replaces it.
+DROP TRIGGER backfill_watch_row_at ON cr.events;
+CREATE TRIGGER backfill_watch_row_at AFTER INSERT ON cr.events FOR EACH ROW
+    WHEN (backfill._watch_row('cr.events'::regclass, '2'::int2, NEW.at))
+    EXECUTE FUNCTION backfill._watch_trigger();
+INSERT INTO cr.events (v, at) VALUES (1, '2026-08-16 11:00');
+SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
 SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
 SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
   FROM pg_trigger t WHERE t.tgrelid = 'cr.events'::regclass AND t.tgname = 'backfill_watch_row_at';
@@ -1057,6 +1071,47 @@ SELECT backfill.unwatch('cr.dc_daily', 'cr.dc') AS removed;
 ALTER TABLE cr.dc DROP COLUMN at CASCADE;
 SELECT backfill.unregister('cr.dc_daily');
 DROP TABLE cr.dc_daily, cr.dc;
+
+-- Tables that inherit from a watched table (plain INHERITS, not
+-- partitions): PostgreSQL fires a table's triggers only for its own rows
+-- and statements, so rows written straight into a child are not seen by
+-- the parent's watch, although the target's query, reading the parent,
+-- reads them.  watch names the children its target does not watch (a
+-- NOTICE), and a command that makes a table inherit from a watched one
+-- (CREATE TABLE ... INHERITS, ALTER TABLE ... INHERIT) gets a WARNING, with
+-- the watch call that records them; the command itself succeeds.  Watched
+-- as a source of the target too, a child's rows are recorded.  An UPDATE
+-- or DELETE through the parent is recorded by the parent's watch, child
+-- rows included.
+CREATE TABLE cr.ih (at timestamptz NOT NULL, v int);
+CREATE TABLE cr.ih_old () INHERITS (cr.ih);
+CREATE TABLE cr.ih_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.ih_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.ih WHERE at >= $1 AND at < $2$$);
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.ih_daily', '2026-10-26', '2026-10-30');
+RESET client_min_messages;
+SELECT backfill.watch('cr.ih_daily', 'cr.ih', 'at', settle => '100 years') AS added;
+CREATE TABLE cr.ih_new () INHERITS (cr.ih);
+CREATE TABLE cr.ih_loose (at timestamptz NOT NULL, v int);
+ALTER TABLE cr.ih_loose INHERIT cr.ih;
+CREATE TABLE cr.ih_grand () INHERITS (cr.ih_new);
+INSERT INTO cr.ih_old VALUES ('2026-10-26 10:00', 1);
+INSERT INTO cr.ih_grand VALUES ('2026-10-26 11:00', 1);
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.ih_daily'::regclass ORDER BY 1, 2;
+UPDATE cr.ih SET v = 2 WHERE at = '2026-10-26 10:00';
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.ih_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.watch('cr.ih_daily', 'cr.ih_old', 'at', settle => '100 years') AS added;
+INSERT INTO cr.ih_old VALUES ('2026-10-27 10:00', 1);
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.ih_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+SELECT backfill.watch('cr.ih_daily', 'cr.ih', 'at', settle => '100 years') AS added;
+SELECT backfill.unregister('cr.ih_daily');
+DROP TABLE cr.ih, cr.ih_daily CASCADE;
 
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');

@@ -1774,6 +1774,25 @@ extern void WatchRenamedColumn(const char *oldname, const char *newname);
 extern void WatchDroppedColumn(const char *column);
 
 /*
+ * The relations the DDL command that fired the event trigger made or
+ * altered (watchtriggers.c): with columns, those whose column it changed,
+ * else those it named as a whole.  Caller is connected to SPI, inside the
+ * event trigger.
+ */
+extern List *WatchCommandRelations(bool columns);
+
+/*
+ * The tables that inherit from a watched table by plain INHERITS
+ * (watchinherit.c), whose own rows its watch does not see: a NOTICE after
+ * watch naming those its target does not watch (WatchNoticeChildren), and
+ * a WARNING from the event trigger after a command that made a table
+ * inherit from a watched one (WatchNewChildren), each with the watch call
+ * that records them.  Callers are connected to SPI.
+ */
+extern void WatchNoticeChildren(Oid target, Oid source, const char *column);
+extern void WatchNewChildren(void);
+
+/*
  * unwatch's work without its privilege check, also for unregister (of a
  * dropped table too): the watches removed.  Caller is connected to SPI.
  */
@@ -1894,9 +1913,7 @@ extern void WatchCatalogEnd(bool checked, bool open);
  * use; LogClaim says whether the transaction still has to write a chunk
  * of a target (not yet written, or only noted by _watch_row) and marks it
  * written; WriteChangedRegions appends m rows of backfill.changed_regions;
- * FlushPending writes what the INSERT row triggers noted; WatchedColumn is
- * the number of a watch's time column in rel (the source or a partition;
- * 42703 when it is gone) and its base type.
+ * FlushPending writes what the INSERT row triggers noted.
  */
 extern void WatchState(void);
 extern bool LogClaim(Oid target, TimestampTz start);
@@ -1904,7 +1921,6 @@ extern void WriteChangedRegions(int m, const Datum *targets,
 								const Datum *starts, const Datum *ends,
 								const Datum *sources);
 extern void FlushPending(void);
-extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
 
 /*
  * A row trigger's WHEN clause that is exactly a call of backfill._watch_row
@@ -1912,7 +1928,9 @@ extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
  * call, its source, its column (an int2 number or a name, coltype) and the
  * number of NEW's column it passes, in the trigger's own table.  The form
  * _watch_row(NEW.tableoid, NEW.column) names no source (InvalidOid: the
- * trigger's own table) and its column is that number (INT2OID).
+ * trigger's own table) and its column is that number (INT2OID); the form
+ * _watch_row(source, NEW.tableoid, NEW.column) has coltype OIDOID and no
+ * column: the row's table is the trigger's, in which NEW's column names it.
  */
 typedef struct WatchRowCall
 {
@@ -1927,9 +1945,10 @@ extern bool ReadWatchRowCall(Node *node, WatchRowCall *out);
 
 /*
  * What a _watch_row call site passes (watchcall.c): WatchCallForm, the
- * types of its column and time arguments and, for the form
- * _watch_row(NEW.tableoid, NEW.column), that column's number (read from
- * the call's expression; InvalidAttrNumber when it passes no column);
+ * types of its column and time arguments and, for the forms
+ * _watch_row(NEW.tableoid, NEW.column) and _watch_row(source, NEW.tableoid,
+ * NEW.column), that column's number (read from the call's expression;
+ * InvalidAttrNumber when it passes no column);
  * WatchValueTime, a time value of that type as timestamptz, a timestamp
  * or date read in zone tz (false out of range).
  */
@@ -1937,6 +1956,17 @@ extern void WatchCallForm(FmgrInfo *flinfo, Oid *coltype, Oid *argtype,
 						  bool *by_table, AttrNumber *attnum);
 extern bool WatchValueTime(Datum value, Oid argtype, struct pg_tz *tz,
 						   TimestampTz *t);
+
+/*
+ * A watch's time column (watchcall.c): WatchedColumn, its number in rel
+ * (the source or a partition) and its base type; WatchedColumnGone, the
+ * error (42703) of a column gone or no longer of a time type, so that
+ * writes fail rather than silently record nothing; WatchColumnName, the
+ * name of a column of the row's table a _watch_row call passes.
+ */
+extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
+extern void WatchedColumnGone(WatchEntry *w) pg_attribute_noreturn();
+extern void WatchColumnName(Oid rel, AttrNumber attnum, NameData *name);
 
 /*
  * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the

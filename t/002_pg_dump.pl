@@ -7,7 +7,11 @@
 # backfill_watch_ddl gave it its statement triggers), restores
 # without error (the event trigger finds no watch while pg_restore makes
 # the partitions) and with the same triggers, and a write straight into
-# that partition is recorded in the copy.
+# that partition, or through the source into another, is recorded in the
+# copy.  A column dropped before the time column is gone from the copy, so
+# the restore renumbers the time column: the row trigger's WHEN clause
+# names the column by name only (an earlier build's named it by number
+# too, and after such a restore every INSERT went unrecorded).
 use strict;
 use warnings;
 use FindBin;
@@ -53,7 +57,8 @@ SELECT backfill.depend('tgt_week', 'tgt');
 SELECT backfill.plan('tgt', '2024-01-07 00:00+00', '2024-01-08 00:00+00', note => 'group',
                      cascade => true);
 -- a watched partitioned source, a partition attached after watch
-CREATE TABLE psrc (ts timestamptz NOT NULL, v int NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE psrc (gone int, ts timestamptz NOT NULL, v int NOT NULL) PARTITION BY RANGE (ts);
+ALTER TABLE psrc DROP COLUMN gone;
 CREATE TABLE psrc_1 PARTITION OF psrc FOR VALUES FROM ('2024-01-01 00:00+00') TO ('2024-01-04 00:00+00');
 CREATE TABLE pdaily (day timestamptz NOT NULL, v int NOT NULL);
 SELECT backfill.register('pdaily', 'day',
@@ -117,6 +122,15 @@ is( $node->safe_psql('copy', q{
 SELECT string_agg(DISTINCT chunk_start::date::text, ',') FROM backfill.changed_regions
  WHERE target = 'pdaily'::regclass}),
 	'2024-01-05', 'a write straight into the partition is recorded in the copy');
+is( $node->safe_psql('copy', q{
+SELECT attnum FROM pg_attribute WHERE attrelid = 'psrc'::regclass AND attname = 'ts'}),
+	'1', 'the restore renumbered the time column of the partitioned source');
+$node->safe_psql('copy', q{INSERT INTO psrc VALUES ('2024-01-02 10:00+00', 1)});
+is( $node->safe_psql('copy', q{
+SELECT string_agg(DISTINCT chunk_start::date::text, ',' ORDER BY chunk_start::date::text)
+  FROM backfill.changed_regions WHERE target = 'pdaily'::regclass}),
+	'2024-01-02,2024-01-05',
+	'a row into the renumbered source is recorded in the copy');
 
 # The catalog is still protected after the restore.
 my ($ret, $out, $err) = $node->psql('copy', q{

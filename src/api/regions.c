@@ -120,11 +120,14 @@ backfill_watch_trigger(PG_FUNCTION_ARGS)
  *		_watch_row(source, time_column, t) or _watch_row(tableoid, t): the
  *		WHEN clause of the INSERT row triggers of a watched source
  *		(WatchRowNote), the column given by its attribute number in source
- *		(an int2: the form watch installs on a partitioned source), by its
- *		name (the form of earlier builds), or, on a source that is a
- *		table, by the call itself: NEW.tableoid and NEW's column, whose
- *		number the call's expression gives (the form watch installs there:
- *		no constant in the clause's text); true for the first row of the
+ *		(an int2) or by its name (forms earlier builds installed; a
+ *		restore can leave the number stale), or by the call
+ *		itself: NEW's column, whose number the call's expression gives, in
+ *		the row's table (NEW.tableoid).  That is the form watch installs:
+ *		_watch_row(NEW.tableoid, NEW.column) on a table (no constant in
+ *		the clause's text), _watch_row(source, NEW.tableoid, NEW.column)
+ *		on a partitioned table (its clones fire on the partitions, each
+ *		with NEW's column mapped to its own); true for the first row of the
  *		statement that noted a chunk, so that its event writes them, or
  *		for a row whose writer may not load the watches (its event does).
  *		It loads the source's watches (their watch locks) only for a
@@ -188,6 +191,40 @@ MakesPartition(Node *parsetree)
 }
 
 /*
+ * MakesChild
+ *		Whether parsetree (of a CREATE TABLE, ALTER TABLE or CREATE SCHEMA)
+ *		makes a table inherit from others by plain INHERITS: CREATE TABLE
+ *		... INHERITS (not a partition), also as an element of CREATE
+ *		SCHEMA, or ALTER TABLE with INHERIT among its commands.
+ */
+static bool
+MakesChild(Node *parsetree)
+{
+	ListCell   *lc;
+
+	if (IsA(parsetree, CreateSchemaStmt))
+	{
+		foreach(lc, ((CreateSchemaStmt *) parsetree)->schemaElts)
+		{
+			if (MakesChild((Node *) lfirst(lc)))
+				return true;
+		}
+		return false;
+	}
+	if (IsA(parsetree, CreateStmt))
+		return ((CreateStmt *) parsetree)->partbound == NULL &&
+			((CreateStmt *) parsetree)->inhRelations != NIL;
+	if (!IsA(parsetree, AlterTableStmt))
+		return false;
+	foreach(lc, ((AlterTableStmt *) parsetree)->cmds)
+	{
+		if (lfirst_node(AlterTableCmd, lc)->subtype == AT_AddInherit)
+			return true;
+	}
+	return false;
+}
+
+/*
  * DroppedColumns
  *		The columns an ALTER TABLE's DROP COLUMN subcommands name (NIL for
  *		any other command): WatchDroppedColumn.
@@ -218,8 +255,10 @@ DroppedColumns(Node *tree)
  *		partition made or attached below a watched source gets the watch's
  *		statement triggers (WatchNewPartitions), a watched time column
  *		renamed by ALTER TABLE ... RENAME COLUMN is followed
- *		(WatchRenamedColumn), and ALTER TABLE ... DROP COLUMN of one is
- *		refused (WatchDroppedColumn).  Runs as the role that ran the
+ *		(WatchRenamedColumn), ALTER TABLE ... DROP COLUMN of one is
+ *		refused (WatchDroppedColumn), and a table made to inherit from a
+ *		watched one gets a WARNING naming the watch call that records its
+ *		rows (WatchNewChildren).  Runs as the role that ran the
  *		command, which owns the table.  Every other command returns at
  *		once, before any catalog read; nothing happens inside CREATE
  *		EXTENSION scripts or while the installed catalog is not at the
@@ -233,6 +272,7 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 	Node	   *tree;
 	bool		renamed;
 	List	   *dropped;
+	bool		child;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -244,7 +284,9 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 		((RenameStmt *) tree)->renameType == OBJECT_COLUMN &&
 		((RenameStmt *) tree)->relationType == OBJECT_TABLE;
 	dropped = DroppedColumns(tree);
-	if (creating_extension || !(renamed || dropped != NIL || MakesPartition(tree)) ||
+	child = MakesChild(tree);
+	if (creating_extension ||
+		!(renamed || dropped != NIL || child || MakesPartition(tree)) ||
 		!CatalogVersionMatches())
 		PG_RETURN_VOID();
 	SpiConnect();
@@ -260,6 +302,8 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 						   ((RenameStmt *) tree)->newname);
 	else if (MakesPartition(tree))
 		WatchNewPartitions();
+	if (child)
+		WatchNewChildren();
 	SpiFinish();
 	PG_RETURN_VOID();
 }

@@ -308,6 +308,8 @@ WatchSource(Oid target, Oid source, const char *time_column,
 		NoticeUnwatchedParent(target, source);
 	if (relkind == RELKIND_PARTITIONED_TABLE)
 		NoticeForeignPartitions(source);
+	else
+		WatchNoticeChildren(target, source, time_column);
 	if (settle == NULL)
 		NoticeFilledElsewhere(target, LoadDefinition(target, 0)->chunk);
 	return added;

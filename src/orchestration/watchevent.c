@@ -34,7 +34,8 @@ typedef struct EventQual
 	char	   *qual;			/* the text read */
 	bool		ours;			/* exactly a call of backfill._watch_row */
 	Oid			source;
-	Datum		column;			/* int2, or a name in event_qual_cxt */
+	Datum		column;			/* int2, a name in event_qual_cxt, or the
+								 * row's table (an oid) */
 	AttrNumber	attnum;			/* NEW's column in the trigger's table */
 	FmgrInfo	flinfo;			/* the call, for WatchRowNote */
 } EventQual;
@@ -77,7 +78,8 @@ ReadEventQual(Trigger *tg, Oid relid)
 	{
 		/* _watch_row(NEW.tableoid, ...): the trigger's own table */
 		eq->source = OidIsValid(rc.source) ? rc.source : relid;
-		eq->column = rc.column;
+		/* _watch_row(source, NEW.tableoid, ...): the row's, the trigger's */
+		eq->column = rc.coltype == OIDOID ? ObjectIdGetDatum(relid) : rc.column;
 		eq->attnum = rc.attnum;
 		memset(&eq->flinfo, 0, sizeof(FmgrInfo));
 		eq->flinfo.fn_oid = rc.call->funcid;

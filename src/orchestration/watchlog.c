@@ -140,7 +140,8 @@ typedef struct RowCall
 								 * each row, or run as another user */
 	Oid			source;
 	int16		colnum;			/* coltype INT2OID, not by_table */
-	NameData	colname;		/* coltype NAMEOID */
+	NameData	colname;		/* coltype NAMEOID (by_part: the name of
+								 * column attnum of part, empty if none) */
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
@@ -153,8 +154,12 @@ typedef struct RowCall
 	bool		may_table;		/* by INSERT on the table */
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	bool		by_table;		/* _watch_row(NEW.tableoid, NEW.column) */
-	AttrNumber	attnum;			/* by_table: that column's number, or
-								 * InvalidAttrNumber (no column passed) */
+	bool		by_part;		/* _watch_row(source, NEW.tableoid,
+								 * NEW.column): by name, coltype NAMEOID */
+	Oid			part;			/* by_part: the row's table it was set up
+								 * for */
+	AttrNumber	attnum;			/* by_table, by_part: that column's number,
+								 * or InvalidAttrNumber (none passed) */
 	Oid			argtype;		/* TIMESTAMPTZOID, TIMESTAMPOID or DATEOID */
 	int64		fast;
 	int			n;
@@ -418,58 +423,6 @@ LogClaim(Oid target, TimestampTz start)
 }
 
 /*
- * WatchedColumnGone
- *		42703 for watch w whose time column is gone or no longer of a time
- *		type (renamed, dropped), so that writes fail rather than silently
- *		record nothing.
- */
-static void
-WatchedColumnGone(WatchEntry *w)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("watched column \"%s\" of relation %s does not exist",
-					w->time_column, QualifiedRelName(w->source)),
-			 errdetail("A target watches this table by that column (of a time type); its changes cannot be recorded."),
-			 errhint("Run backfill.watch again with the column's new name, or backfill.unwatch.")));
-}
-
-/*
- * WatchedColumn
- *		The attribute number of w's time column in rel (the source or one
- *		of its partitions) and its base type; 42703 when the column is
- *		gone or no longer of a time type (renamed, dropped), so that
- *		writes fail rather than silently record nothing.
- */
-AttrNumber
-WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype)
-{
-	TupleDesc	tupdesc = RelationGetDescr(rel);
-	AttrNumber	attnum = InvalidAttrNumber;
-	int			k;
-
-	/* where it stands in the source, as in most partitions; else a scan */
-	k = w->attnum - 1;
-	if (k >= 0 && k < tupdesc->natts &&
-		!TupleDescAttr(tupdesc, k)->attisdropped &&
-		strcmp(NameStr(TupleDescAttr(tupdesc, k)->attname), w->time_column) == 0)
-		attnum = w->attnum;
-	for (k = 0; k < tupdesc->natts && attnum == InvalidAttrNumber; k++)
-	{
-		Form_pg_attribute att = TupleDescAttr(tupdesc, k);
-
-		if (!att->attisdropped && strcmp(NameStr(att->attname), w->time_column) == 0)
-			attnum = att->attnum;
-	}
-	*basetype = attnum == InvalidAttrNumber ? InvalidOid :
-		getBaseType(TupleDescAttr(tupdesc, attnum - 1)->atttypid);
-	if (*basetype != TIMESTAMPTZOID && *basetype != TIMESTAMPOID &&
-		*basetype != DATEOID)
-		WatchedColumnGone(w);
-	return attnum;
-}
-
-/*
  * FlushPending
  *		Write the chunks noted as pending by _watch_row (of every source and
  *		target: WriteChangedRegions), and remember them as written by
@@ -597,7 +550,9 @@ LoadRowSource(Oid source, Oid load_role)
  *		A _watch_row call site's RowCall (in fn_mcxt, zeroed), with the
  *		form of the call (WatchCallForm: for the two-argument form
  *		(NEW.tableoid, NEW.column) the column's number, given as an int2
- *		to the rest).
+ *		to the rest; for the form (source, NEW.tableoid, NEW.column) that
+ *		number too, whose name in the row's table is given as a name to the
+ *		rest: WatchColumnName).
  */
 static RowCall *
 RowCallNew(FmgrInfo *flinfo)
@@ -606,6 +561,12 @@ RowCallNew(FmgrInfo *flinfo)
 
 	WatchCallForm(flinfo, &rc->coltype, &rc->argtype, &rc->by_table,
 				  &rc->attnum);
+	if (rc->coltype == OIDOID)
+	{
+		rc->by_part = true;
+		rc->coltype = NAMEOID;
+	}
+	rc->part = InvalidOid;
 	flinfo->fn_extra = rc;
 	return rc;
 }
@@ -614,7 +575,9 @@ RowCallNew(FmgrInfo *flinfo)
  * RowCallFor
  *		Whether call site rc was set up for source and column (as RowNote
  *		has them; the column of the two-argument form is the call's own)
- *		and the current user.  In a WHEN clause they do not change; a
+ *		and the current user (for the form (source, NEW.tableoid,
+ *		NEW.column) column is the row's table, whose column the call's
+ *		names).  In a WHEN clause they do not change; a
  *		direct call may pass another source or column on each row, or run
  *		as another user (set_config('role', ...) in the statement), whose
  *		rights are not those checked for the row before.
@@ -626,6 +589,8 @@ RowCallFor(RowCall *rc, Oid source, Datum column)
 		return false;
 	if (rc->by_table)
 		return true;
+	if (rc->by_part)
+		return rc->part == DatumGetObjectId(column);
 	if (rc->coltype == INT2OID)
 		return DatumGetInt16(column) == rc->colnum;
 	return strcmp(NameStr(*DatumGetName(column)), NameStr(rc->colname)) == 0;
@@ -636,7 +601,9 @@ RowCallFor(RowCall *rc, Oid source, Datum column)
  *		What a _watch_row call site keeps (RowCall, in fn_mcxt: RowCallNew):
  *		the loaded watches of source whose time column is column (its
  *		attribute number in source or its name, by the function's
- *		signature; for the two-argument form the number the call passes),
+ *		signature; for the two-argument form the number the call passes;
+ *		for the form (source, NEW.tableoid, NEW.column) column is the
+ *		row's table, and the name of the call's column there is matched),
  *		each with the
  *		limit from which a value (in the column's type argtype) is beyond its
  *		edge: the edge itself for timestamptz; for timestamp and date, the
@@ -665,12 +632,19 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc->source = source;
 		rc->user = GetUserId();
 		/* the two-argument form's column is the call's own (RowCallFor) */
-		if (!rc->by_table && rc->coltype == INT2OID)
+		if (rc->by_part)
+		{
+			rc->part = DatumGetObjectId(column);
+			WatchColumnName(rc->part, rc->attnum, &rc->colname);
+		}
+		else if (!rc->by_table && rc->coltype == INT2OID)
 			rc->colnum = DatumGetInt16(column);
 		else if (!rc->by_table)
 			namestrcpy(&rc->colname, NameStr(*DatumGetName(column)));
 		rc->checked = false;
 	}
+	if (rc->by_part)
+		column = NameGetDatum(&rc->colname);
 	rc->gen = row_state_gen;
 	rc->fast = DT_NOBEGIN;
 	rc->n = 0;
@@ -717,6 +691,32 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc->fast = Max(rc->fast, it->limit);
 	}
 	return rc;
+}
+
+/*
+ * RowCallColumn
+ *		The column call site rc passes, as its coltype gives it (*column:
+ *		for the two-argument form the number its expression names, for the
+ *		form (source, NEW.tableoid, NEW.column) that column's name in the
+ *		row's table); false when it passes none (a direct call with a value,
+ *		or a table without that column), which notes nothing.
+ */
+static inline bool
+RowCallColumn(RowCall *rc, Datum *column)
+{
+	if (rc->by_table)
+	{
+		if (rc->attnum == InvalidAttrNumber)
+			return false;
+		*column = Int16GetDatum(rc->attnum);
+	}
+	else if (rc->by_part)
+	{
+		if (NameStr(rc->colname)[0] == '\0')
+			return false;
+		*column = NameGetDatum(&rc->colname);
+	}
+	return true;
 }
 
 /*
@@ -803,9 +803,9 @@ SettleRecorded(LoggedEntry **noted, int n)
 
 /*
  * RowNote
- *		The work of backfill._watch_row(source, column, value) or
- *		_watch_row(tableoid, value), the WHEN clause of an INSERT row
- *		trigger, for one row.  A value at or
+ *		The work of backfill._watch_row(source, column, value),
+ *		_watch_row(source, tableoid, value) or _watch_row(tableoid, value),
+ *		the WHEN clause of an INSERT row trigger, for one row.  A value at or
  *		beyond every edge costs one comparison; behind one, the row's
  *		chunk is noted as pending unless it is the chunk this call site
  *		noted last, and settled at once when another transaction
@@ -827,6 +827,7 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 		bool event)
 {
 	RowCall    *rc = (RowCall *) flinfo->fn_extra;
+	Datum		arg = column;
 	int64		v;
 	int			i;
 	LoggedEntry **noted = NULL;
@@ -836,13 +837,8 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 	if (rc == NULL || rc->gen != row_state_gen ||
 		!RowCallFor(rc, source, column))
 		rc = RowCallSetup(flinfo, source, column);
-	if (rc->by_table)
-	{
-		/* a direct call passing no column of a row notes nothing */
-		if (rc->attnum == InvalidAttrNumber)
-			return false;
-		column = Int16GetDatum(rc->attnum);
-	}
+	if (!RowCallColumn(rc, &column))
+		return false;
 	/*
 	 * whether the user may write the source's rows: once per call site,
 	 * source and column (a direct call may pass another source or column on
@@ -866,7 +862,7 @@ RowNote(FmgrInfo *flinfo, Oid source, Datum column, Datum value,
 			return true;		/* its event loads the watches and notes it */
 		}
 		LoadRowSource(source, rc->may_table ? GetUserId() : InvalidOid);
-		rc = RowCallSetup(flinfo, source, column);
+		rc = RowCallSetup(flinfo, source, arg);
 	}
 	if (rc->n == 0)
 		return false;

@@ -84,10 +84,12 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
 /* What a row trigger's WHEN clause is: WatchRowQual. */
 #define WATCH_QUAL_OTHER	0	/* not the watch's */
 #define WATCH_QUAL_NAME		1	/* the column by name (earlier builds) */
-#define WATCH_QUAL_ATTNUM	2	/* the column by number (watch's now on a
-								 * partitioned source) */
+#define WATCH_QUAL_ATTNUM	2	/* the column by number (earlier builds: a
+								 * restore could renumber the column) */
 #define WATCH_QUAL_TABLEOID	3	/* NEW.tableoid and the column (watch's now
 								 * on a table) */
+#define WATCH_QUAL_PARTITION 4	/* the source, NEW.tableoid and the column
+								 * (watch's now on a partitioned table) */
 
 /*
  * WatchRowQual
@@ -96,11 +98,15 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
  *		column of relid (ReadWatchRowCall): backfill._watch_row(NEW.tableoid,
  *		NEW.column) on a table (WATCH_QUAL_TABLEOID; on a partitioned table
  *		its clones would pass their partition, which is not relid),
- *		backfill._watch_row(relid, attnum, NEW.column) (WATCH_QUAL_ATTNUM),
- *		or backfill._watch_row(relid, column, NEW.column), the column's name
- *		as a name constant, which earlier builds installed and which keeps
- *		working (WATCH_QUAL_NAME; its 64 bytes made the text PostgreSQL
- *		reads back on every statement half again as long); else
+ *		backfill._watch_row(relid, NEW.tableoid, NEW.column)
+ *		(WATCH_QUAL_PARTITION), or a form earlier builds installed, which
+ *		keeps working: backfill._watch_row(relid, attnum, NEW.column)
+ *		(WATCH_QUAL_ATTNUM; also with a number that is no longer the
+ *		column's, as a restore leaves it when a dropped column stood before
+ *		it: then it notes nothing, and watch replaces it), or
+ *		backfill._watch_row(relid, column, NEW.column), the column's name as
+ *		a name constant (WATCH_QUAL_NAME; its 64 bytes made the text
+ *		PostgreSQL reads back on every statement half again as long); else
  *		WATCH_QUAL_OTHER.
  */
 static int
@@ -117,7 +123,9 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 			WATCH_QUAL_TABLEOID : WATCH_QUAL_OTHER;
 	if (rc.source != relid)
 		return WATCH_QUAL_OTHER;
-	if (rc.coltype == INT2OID && DatumGetInt16(rc.column) == attnum)
+	if (rc.coltype == OIDOID)
+		return WATCH_QUAL_PARTITION;
+	if (rc.coltype == INT2OID)
 		return WATCH_QUAL_ATTNUM;
 	if (rc.coltype == NAMEOID &&
 		strcmp(NameStr(*DatumGetName(rc.column)), column) == 0)
@@ -128,14 +136,14 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 /*
  * RowQualForm
  *		The form of WHEN clause watch installs on relid's row trigger: the
- *		table's own row (WATCH_QUAL_TABLEOID) on a table, the column's
- *		number (WATCH_QUAL_ATTNUM) on a partitioned table.
+ *		table's own row (WATCH_QUAL_TABLEOID) on a table, the source and
+ *		the row's table (WATCH_QUAL_PARTITION) on a partitioned table.
  */
 static int
 RowQualForm(Oid relid)
 {
 	return get_rel_relkind(relid) == RELKIND_RELATION ?
-		WATCH_QUAL_TABLEOID : WATCH_QUAL_ATTNUM;
+		WATCH_QUAL_TABLEOID : WATCH_QUAL_PARTITION;
 }
 
 /* What a relation has under one of the watch's trigger names: TriggerState. */
@@ -159,8 +167,8 @@ RowQualForm(Oid relid)
  *		every UPDATE unrecorded.  Its clones are checked on the table they
  *		were made on.  earlier (if not NULL) is set to whether such a row
  *		trigger's WHEN clause is of a form watch no longer installs there
- *		(the column's name, or on a table its number: WatchRowQual,
- *		RowQualForm).  type < 0: any trigger of that name calling the
+ *		(the column's name or number; the other of the two forms by the
+ *		row's table: WatchRowQual, RowQualForm).  type < 0: any trigger of that name calling the
  *		function is the watch's (to drop it).  Caller is connected to SPI.
  */
 static int
@@ -283,14 +291,15 @@ RowTriggerName(const char *column, Oid source)
  *		from its text on every statement, so the clause is kept short.  On
  *		a table: WHEN (backfill._watch_row(NEW.tableoid, NEW.column)), no
  *		constant at all (the trigger fires only for the table's own rows).
- *		On a partitioned table: WHEN (backfill._watch_row(source, attnum,
- *		NEW.column)), the column given by its attribute number in the
- *		source as an int2 constant (a name constant is 64 bytes written as
- *		64 numbers); PostgreSQL clones it to the partitions, present and
- *		future, keeping the constants, so the number is the source's,
- *		whatever the partition's, and the source is named, since a clone's
- *		tableoid is its partition.  Created as the caller on the source
- *		only.  The trigger is named after
+ *		On a partitioned table: WHEN (backfill._watch_row(source,
+ *		NEW.tableoid, NEW.column)); PostgreSQL clones it to the partitions,
+ *		present and future, mapping NEW's column to each partition's own
+ *		number, so the column is found by its name in the row's table (a
+ *		name constant is 64 bytes written as 64 numbers; a number constant,
+ *		the source's, is kept by pg_dump while a restore renumbers the
+ *		columns when a dropped one stood before), and the source is named,
+ *		since a clone's tableoid is its partition.  Created as the caller
+ *		on the source only.  The trigger is named after
  *		the column, or, when the source is a partition, after the source's
  *		OID and the column: the row trigger a watched ancestor clones to it,
  *		then or later, takes the column's name (a partition's own trigger of
@@ -298,8 +307,9 @@ RowTriggerName(const char *column, Oid source)
  *		partition that already carries its own trigger of the column's name
  *		(an earlier build's, made before its ancestor was watched) keeps it.
  *		A trigger of a form watch no longer installs there (the column's
- *		name; on a table the column's number) is replaced where the caller
- *		owns the source, else it stays and keeps working.  A trigger whose
+ *		name or number) is replaced where the caller owns the source, else
+ *		it stays and keeps working (a number a restore left stale notes
+ *		nothing: the owner's watch replaces it).  A trigger whose
  *		column no watch uses any more stays: it finds nothing and costs one
  *		call per row.  Caller is connected to SPI.
  */
@@ -354,10 +364,10 @@ InstallRowTriggers(Oid source)
 							   quote_identifier(column)) :
 					  psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW"
 							   " WHEN (backfill._watch_row('%u'::pg_catalog.regclass,"
-							   " '%d'::pg_catalog.int2, NEW.%s))"
+							   " NEW.tableoid, NEW.%s))"
 							   " EXECUTE FUNCTION backfill._watch_trigger()",
 							   quote_identifier(name), QualifiedRelName(source),
-							   source, (int) attnum, quote_identifier(column)),
+							   source, quote_identifier(column)),
 					  0, NULL, NULL, NULL, false, 0, SPI_OK_UTILITY);
 	}
 }
@@ -735,14 +745,14 @@ NewPartitionInstallable(Oid part)
 }
 
 /*
- * CommandRelations
- *		The relations the DDL command that fired the event trigger made or
+ * WatchCommandRelations
+ *		See backfill.h: the relations the DDL command that fired the event trigger made or
  *		altered (pg_event_trigger_ddl_commands, outside extension scripts):
  *		with columns, those whose column it changed (a RENAME COLUMN),
  *		else those it named as a whole.  Caller is connected to SPI.
  */
-static List *
-CommandRelations(bool columns)
+List *
+WatchCommandRelations(bool columns)
 {
 	SpiExecPinned(columns ?
 				  "SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
@@ -779,7 +789,7 @@ WatchNewPartitions(void)
 {
 	ListCell   *lc;
 
-	foreach(lc, CommandRelations(false))
+	foreach(lc, WatchCommandRelations(false))
 	{
 		Oid			relid = lfirst_oid(lc);
 		char		relkind = get_rel_relkind(relid);
@@ -818,7 +828,7 @@ WatchDroppedColumn(const char *column)
 	ListCell   *lc;
 
 	values[1] = DirectFunctionCall1(namein, CStringGetDatum(column));
-	foreach(lc, CommandRelations(false))
+	foreach(lc, WatchCommandRelations(false))
 	{
 		Oid			relid = lfirst_oid(lc);
 		ListCell   *ls;
@@ -914,7 +924,7 @@ WatchRenamedColumn(const char *oldname, const char *newname)
 
 	values[1] = DirectFunctionCall1(namein, CStringGetDatum(oldname));
 	values[2] = DirectFunctionCall1(namein, CStringGetDatum(newname));
-	foreach(lc, CommandRelations(true))
+	foreach(lc, WatchCommandRelations(true))
 	{
 		/* locked by the rename, which renamed the column in each of them */
 		values[0] = MakeOidArray(find_all_inheritors(lfirst_oid(lc), NoLock,
