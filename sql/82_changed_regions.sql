@@ -1110,8 +1110,18 @@ SELECT target, chunk_start, len, rows FROM cr.logged
  WHERE target = 'cr.ih_daily'::regclass ORDER BY 1, 2;
 SELECT cr.clear();
 SELECT backfill.watch('cr.ih_daily', 'cr.ih', 'at', settle => '100 years') AS added;
+-- a table inheriting from two watched tables of one target gets one
+-- WARNING; a foreign table cannot be watched, and its WARNING and NOTICE
+-- say so, with a ledger as the hint
+CREATE TABLE cr.ih_older () INHERITS (cr.ih_old);
+CREATE FOREIGN DATA WRAPPER cr_ih_fdw;
+CREATE SERVER cr_ih_server FOREIGN DATA WRAPPER cr_ih_fdw;
+CREATE FOREIGN TABLE cr.ih_far () INHERITS (cr.ih) SERVER cr_ih_server;
+SELECT backfill.watch('cr.ih_daily', 'cr.ih', 'at', settle => '100 years') AS added;
 SELECT backfill.unregister('cr.ih_daily');
 DROP TABLE cr.ih, cr.ih_daily CASCADE;
+DROP SERVER cr_ih_server;
+DROP FOREIGN DATA WRAPPER cr_ih_fdw;
 
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');

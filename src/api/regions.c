@@ -192,10 +192,11 @@ MakesPartition(Node *parsetree)
 
 /*
  * MakesChild
- *		Whether parsetree (of a CREATE TABLE, ALTER TABLE or CREATE SCHEMA)
- *		makes a table inherit from others by plain INHERITS: CREATE TABLE
- *		... INHERITS (not a partition), also as an element of CREATE
- *		SCHEMA, or ALTER TABLE with INHERIT among its commands.
+ *		Whether parsetree (of a CREATE [FOREIGN] TABLE, ALTER [FOREIGN]
+ *		TABLE or CREATE SCHEMA) makes a table inherit from others by plain
+ *		INHERITS: CREATE [FOREIGN] TABLE ... INHERITS (not a partition),
+ *		also as an element of CREATE SCHEMA, or ALTER TABLE with INHERIT
+ *		among its commands.
  */
 static bool
 MakesChild(Node *parsetree)
@@ -211,7 +212,7 @@ MakesChild(Node *parsetree)
 		}
 		return false;
 	}
-	if (IsA(parsetree, CreateStmt))
+	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateForeignTableStmt))
 		return ((CreateStmt *) parsetree)->partbound == NULL &&
 			((CreateStmt *) parsetree)->inhRelations != NIL;
 	if (!IsA(parsetree, AlterTableStmt))
@@ -251,7 +252,8 @@ DroppedColumns(Node *tree)
 /*
  * backfill_watch_ddl
  *		The event trigger function of backfill_watch_ddl
- *		(ddl_command_end of CREATE TABLE, ALTER TABLE and CREATE SCHEMA): a
+ *		(ddl_command_end of CREATE TABLE, ALTER TABLE, CREATE SCHEMA, and
+ *		CREATE and ALTER FOREIGN TABLE): a
  *		partition made or attached below a watched source gets the watch's
  *		statement triggers (WatchNewPartitions), a watched time column
  *		renamed by ALTER TABLE ... RENAME COLUMN is followed

@@ -62,44 +62,53 @@ WatchCall(Oid target, Oid source, const char *column)
  * WatchNoticeChildren
  *		See backfill.h: after watch of source by target on column, a NOTICE
  *		naming the tables that inherit from source (at any depth, by plain
- *		INHERITS; foreign tables too) and that target does not watch: the
- *		rows written straight into them are not recorded.  Caller is
- *		connected to SPI.
+ *		INHERITS) and that target does not watch, with the watch call of
+ *		the first in the hint; and one naming the foreign tables among
+ *		them, which cannot be watched (their rows are followed only by a
+ *		ledger).  The rows written straight into either are not recorded.
+ *		Caller is connected to SPI.
  */
 void
 WatchNoticeChildren(Oid target, Oid source, const char *column)
 {
-	List	   *children = find_all_inheritors(source, NoLock, NULL);
-	StringInfoData names;
+	StringInfoData tables;
+	StringInfoData foreign;
 	Oid			first = InvalidOid;
 	ListCell   *lc;
 
-	initStringInfo(&names);
-	foreach(lc, children)
+	initStringInfo(&tables);
+	initStringInfo(&foreign);
+	foreach(lc, find_all_inheritors(source, NoLock, NULL))
 	{
 		Oid			child = lfirst_oid(lc);
+		StringInfo	names = &tables;
 
 		CHECK_FOR_INTERRUPTS();
 		if (child == source || get_rel_relispartition(child) ||
 			TargetWatches(target, child))
 			continue;
-		/* the example of the hint: a table (a foreign one cannot be watched) */
-		if (!OidIsValid(first) && get_rel_relkind(child) == RELKIND_RELATION)
+		if (get_rel_relkind(child) == RELKIND_FOREIGN_TABLE)
+			names = &foreign;
+		else if (!OidIsValid(first))
 			first = child;
-		appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "",
+		appendStringInfo(names, "%s%s", names->len > 0 ? ", " : "",
 						 QualifiedRelName(child));
 	}
-	if (names.len == 0)
-		return;
-	ereport(NOTICE,
-			(errmsg("writes straight into the tables inheriting from %s are not recorded",
-					QualifiedRelName(source)),
-			 errdetail("PostgreSQL fires a table's triggers only for the rows and statements of that table, so the watch of %s does not see rows inserted into, or updated or deleted straight in: %s.",
-					   QualifiedRelName(source), names.data),
-			 OidIsValid(first) ?
-			 errhint("Watch each of them as a source of the target too, for example: %s",
-					 WatchCall(target, first, column)) :
-			 errhint("A foreign table cannot carry the triggers that record changes: register the target with a ledger that counts those rows too.")));
+	if (tables.len > 0)
+		ereport(NOTICE,
+				(errmsg("writes straight into the tables inheriting from %s are not recorded",
+						QualifiedRelName(source)),
+				 errdetail("PostgreSQL fires a table's triggers only for the rows and statements of that table, so the watch of %s does not see rows inserted into, or updated or deleted straight in: %s.",
+						   QualifiedRelName(source), tables.data),
+				 errhint("Watch each of them as a source of the target too, for example: %s",
+						 WatchCall(target, first, column))));
+	if (foreign.len > 0)
+		ereport(NOTICE,
+				(errmsg("writes into the foreign tables inheriting from %s are not recorded",
+						QualifiedRelName(source)),
+				 errdetail("A foreign table cannot carry the triggers that record changes: %s.",
+						   foreign.data),
+				 errhint("Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved.")));
 }
 
 /*
@@ -130,10 +139,11 @@ InheritedFrom(Oid relid)
  * WatchNewChildren
  *		See backfill.h: after a command of the event trigger
  *		backfill_watch_ddl that made a table inherit from others (CREATE
- *		TABLE ... INHERITS, ALTER TABLE ... INHERIT), a WARNING for each
- *		watch of a table it now inherits from whose target does not watch
- *		it: the rows written straight into it are not recorded for that
- *		target.  A warning, not an error: the command may be another job's
+ *		[FOREIGN] TABLE ... INHERITS, ALTER [FOREIGN] TABLE ... INHERIT), a
+ *		WARNING for each target watching a table it now inherits from that
+ *		does not watch it: the rows written straight into it are not
+ *		recorded for that target (a foreign table cannot be watched: its
+ *		hint is a ledger).  A warning, not an error: the command may be another job's
  *		(a partition manager that makes children by INHERITS), which must
  *		not fail.  Caller is connected to SPI.
  */
@@ -146,24 +156,28 @@ WatchNewChildren(void)
 	{
 		Oid			relid = lfirst_oid(lc);
 		List	   *parents;
+		char		relkind;
 		Oid			argtypes[2] = {REGCLASSARRAYOID, REGCLASSOID};
 		Datum		values[2];
 		uint64		k;
 
 		CHECK_FOR_INTERRUPTS();
-		if (get_rel_relkind(relid) != RELKIND_RELATION ||
+		relkind = get_rel_relkind(relid);
+		if ((relkind != RELKIND_RELATION && relkind != RELKIND_FOREIGN_TABLE) ||
 			get_rel_relispartition(relid) ||
 			(parents = InheritedFrom(relid)) == NIL)
 			continue;
 		values[0] = MakeOidArray(parents, REGCLASSOID);
 		values[1] = ObjectIdGetDatum(relid);
-		CatalogExec("SELECT w.target, w.source, w.time_column::pg_catalog.text"
+		/* one per target: the first of its watched ancestors */
+		CatalogExec("SELECT DISTINCT ON (w.target)"
+					" w.target, w.source, w.time_column::pg_catalog.text"
 					" FROM backfill.watches w"
 					" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
 					" AND NOT EXISTS (SELECT 1 FROM backfill.watches v"
 					"  WHERE v.target OPERATOR(pg_catalog.=) w.target"
 					"  AND v.source OPERATOR(pg_catalog.=) $2)"
-					" ORDER BY 1, 2",
+					" ORDER BY w.target, w.source",
 					2, argtypes, values, NULL, SPI_OK_SELECT);
 		for (k = 0; k < SPI_processed; k++)
 		{
@@ -172,14 +186,23 @@ WatchNewChildren(void)
 			Oid			source = SpiGetOid(k, 2, &isnull);
 			char	   *column = SpiGetText(k, 3);
 
-			ereport(WARNING,
-					(errmsg("writes straight into %s are not recorded for %s",
-							QualifiedRelName(relid), QualifiedRelName(target)),
-					 errdetail("%s inherits from %s, which %s watches, and PostgreSQL fires a table's triggers only for the rows and statements of that table.",
-							   QualifiedRelName(relid), QualifiedRelName(source),
-							   QualifiedRelName(target)),
-					 errhint("Watch it as a source of the target too: %s",
-							 WatchCall(target, relid, column))));
+			if (relkind == RELKIND_FOREIGN_TABLE)
+				ereport(WARNING,
+						(errmsg("writes into %s are not recorded for %s",
+								QualifiedRelName(relid), QualifiedRelName(target)),
+						 errdetail("%s inherits from %s, which %s watches, and a foreign table cannot carry the triggers that record changes.",
+								   QualifiedRelName(relid), QualifiedRelName(source),
+								   QualifiedRelName(target)),
+						 errhint("Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved.")));
+			else
+				ereport(WARNING,
+						(errmsg("writes straight into %s are not recorded for %s",
+								QualifiedRelName(relid), QualifiedRelName(target)),
+						 errdetail("%s inherits from %s, which %s watches, and PostgreSQL fires a table's triggers only for the rows and statements of that table.",
+								   QualifiedRelName(relid), QualifiedRelName(source),
+								   QualifiedRelName(target)),
+						 errhint("Watch it as a source of the target too: %s",
+								 WatchCall(target, relid, column))));
 		}
 	}
 }

@@ -9,9 +9,11 @@
 -- (also in CREATE SCHEMA, whose CREATE TABLE ... PARTITION OF elements fire
 -- no event trigger of their own).
 -- A renamed time column: every write to the source failed (42703) until
--- watch was called again; the watches now follow the rename.  C:
--- api/regions.c, orchestration/watchtriggers.c (WatchNewPartitions,
--- WatchRenamedColumn).
+-- watch was called again; the watches now follow the rename.  A table (or
+-- a foreign table) made to inherit from a watched one gets a WARNING: its
+-- own rows are not seen by the watch.  C: api/regions.c,
+-- orchestration/watchtriggers.c (WatchNewPartitions, WatchRenamedColumn),
+-- orchestration/watchinherit.c (WatchNewChildren).
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION backfill._watch_ddl()
@@ -25,5 +27,6 @@ COMMENT ON FUNCTION backfill._watch_ddl() IS
     'Event trigger: a partition made or attached below a watched source gets the watch''s statement triggers, and a renamed watched column is followed.';
 
 CREATE EVENT TRIGGER backfill_watch_ddl ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE SCHEMA')
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE SCHEMA',
+                 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
     EXECUTE FUNCTION backfill._watch_ddl();
