@@ -26,6 +26,14 @@
 
 #include "backfill.h"
 
+/* What the messages below say of a child's rows, and the fix of a foreign one */
+#define TRIGGER_REASON \
+	"PostgreSQL fires a table's triggers only for the rows and statements of that table"
+#define FOREIGN_REASON \
+	"a foreign table cannot carry the triggers that record changes"
+#define LEDGER_HINT \
+	"Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved."
+
 /*
  * TargetWatches
  *		Whether target watches source.  Caller is connected to SPI.
@@ -98,7 +106,7 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 		ereport(NOTICE,
 				(errmsg("writes straight into the tables inheriting from %s are not recorded",
 						QualifiedRelName(source)),
-				 errdetail("PostgreSQL fires a table's triggers only for the rows and statements of that table, so the watch of %s does not see rows inserted into, or updated or deleted straight in: %s.",
+				 errdetail(TRIGGER_REASON ", so the watch of %s does not see rows inserted into, or updated or deleted straight in: %s.",
 						   QualifiedRelName(source), tables.data),
 				 errhint("Watch each of them as a source of the target too, for example: %s",
 						 WatchCall(target, first, column))));
@@ -108,7 +116,7 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 						QualifiedRelName(source)),
 				 errdetail("A foreign table cannot carry the triggers that record changes: %s.",
 						   foreign.data),
-				 errhint("Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved.")));
+				 errhint(LEDGER_HINT)));
 }
 
 /*
@@ -185,24 +193,19 @@ WatchNewChildren(void)
 			Oid			target = SpiGetOid(k, 1, &isnull);
 			Oid			source = SpiGetOid(k, 2, &isnull);
 			char	   *column = SpiGetText(k, 3);
+			bool		foreign = relkind == RELKIND_FOREIGN_TABLE;
 
-			if (relkind == RELKIND_FOREIGN_TABLE)
-				ereport(WARNING,
-						(errmsg("writes into %s are not recorded for %s",
-								QualifiedRelName(relid), QualifiedRelName(target)),
-						 errdetail("%s inherits from %s, which %s watches, and a foreign table cannot carry the triggers that record changes.",
-								   QualifiedRelName(relid), QualifiedRelName(source),
-								   QualifiedRelName(target)),
-						 errhint("Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved.")));
-			else
-				ereport(WARNING,
-						(errmsg("writes straight into %s are not recorded for %s",
-								QualifiedRelName(relid), QualifiedRelName(target)),
-						 errdetail("%s inherits from %s, which %s watches, and PostgreSQL fires a table's triggers only for the rows and statements of that table.",
-								   QualifiedRelName(relid), QualifiedRelName(source),
-								   QualifiedRelName(target)),
-						 errhint("Watch it as a source of the target too: %s",
-								 WatchCall(target, relid, column))));
+			ereport(WARNING,
+					(errmsg("writes %s %s are not recorded for %s",
+							foreign ? "into" : "straight into",
+							QualifiedRelName(relid), QualifiedRelName(target)),
+					 errdetail("%s inherits from %s, which %s watches, and %s.",
+							   QualifiedRelName(relid), QualifiedRelName(source),
+							   QualifiedRelName(target),
+							   foreign ? FOREIGN_REASON : TRIGGER_REASON),
+					 errhint("%s", foreign ? LEDGER_HINT :
+							 psprintf("Watch it as a source of the target too: %s",
+									  WatchCall(target, relid, column)))));
 		}
 	}
 }
