@@ -1123,6 +1123,69 @@ DROP TABLE cr.ih, cr.ih_daily CASCADE;
 DROP SERVER cr_ih_server;
 DROP FOREIGN DATA WRAPPER cr_ih_fdw;
 
+-- A renamed time column of a watched partitioned source (attack review
+-- 8): the WHEN clause _watch_row(source, NEW.tableoid, NEW.column) names
+-- the column by NEW's, whose name the call looked up in the row's table
+-- and kept.  A rename in a transaction that had loaded the watches, and
+-- a rename seen by a session whose row events (a writer who may insert
+-- into a partition only: its WHEN clause leaves the row to its event,
+-- whose call is kept for the session) had read the name before: the rows
+-- after it were silently not recorded.  They are.
+CREATE TABLE cr.rn (v int, at timestamptz NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE cr.rn_1 PARTITION OF cr.rn FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+CREATE TABLE cr.rn_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.rn_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.rn WHERE at >= $1 AND at < $2$$);
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.rn_daily', '2026-10-26', '2026-10-30');
+RESET client_min_messages;
+SELECT backfill.watch('cr.rn_daily', 'cr.rn', 'at', settle => '100 years') AS added;
+BEGIN;
+INSERT INTO cr.rn VALUES (1, '2026-10-26 10:00');
+ALTER TABLE cr.rn RENAME COLUMN at TO at2;
+INSERT INTO cr.rn VALUES (1, '2026-10-27 10:00');
+INSERT INTO cr.rn_1 VALUES (1, '2026-10-28 10:00');
+COMMIT;
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.rn_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+GRANT USAGE ON SCHEMA cr TO regress_cr_writer;
+GRANT INSERT ON cr.rn_1 TO regress_cr_writer;
+SET ROLE regress_cr_writer;
+INSERT INTO cr.rn_1 VALUES (1, '2026-10-26 11:00');
+RESET ROLE;
+ALTER TABLE cr.rn RENAME COLUMN at2 TO at;
+SET ROLE regress_cr_writer;
+INSERT INTO cr.rn_1 VALUES (1, '2026-10-27 11:00');
+RESET ROLE;
+SELECT target, chunk_start, len, rows FROM cr.logged
+ WHERE target = 'cr.rn_daily'::regclass ORDER BY 1, 2;
+SELECT cr.clear();
+REVOKE ALL ON cr.rn_1 FROM regress_cr_writer;
+SELECT backfill.unregister('cr.rn_daily');
+DROP TABLE cr.rn, cr.rn_daily;
+
+-- A watch whose target was dropped without unregister stays in
+-- backfill.watches (writes into its source go on); a command that makes
+-- a table inherit from that source must still succeed (attack review 8:
+-- the WARNING named the dropped target and failed the command, 42P01,
+-- also another job's).
+CREATE TABLE cr.ihd (at timestamptz NOT NULL, v int);
+CREATE TABLE cr.ihd_daily (day date NOT NULL, n int NOT NULL);
+SELECT backfill.register('cr.ihd_daily', 'day',
+    $$SELECT $1::date AS day, count(*)::int AS n FROM cr.ihd WHERE at >= $1 AND at < $2$$);
+SELECT backfill.watch('cr.ihd_daily', 'cr.ihd', 'at', settle => '100 years') AS added;
+SELECT 'cr.ihd_daily'::regclass::oid AS ihd_daily_oid \gset
+DROP TABLE cr.ihd_daily;
+INSERT INTO cr.ihd VALUES ('2026-10-26 10:00', 1);
+CREATE TABLE cr.ihd_child () INHERITS (cr.ihd);
+CREATE TABLE cr.ihd_loose (at timestamptz NOT NULL, v int);
+ALTER TABLE cr.ihd_loose INHERIT cr.ihd;
+SELECT c.inhrelid::regclass AS child FROM pg_inherits c
+ WHERE c.inhparent = 'cr.ihd'::regclass ORDER BY 1;
+SELECT backfill.unregister(:'ihd_daily_oid'::oid::regclass);
+DROP TABLE cr.ihd CASCADE;
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');
