@@ -1961,12 +1961,13 @@ extern bool WatchValueTime(Datum value, Oid argtype, struct pg_tz *tz,
  * A watch's time column (watchcall.c): WatchedColumn, its number in rel
  * (the source or a partition) and its base type; WatchedColumnGone, the
  * error (42703) of a column gone or no longer of a time type, so that
- * writes fail rather than silently record nothing; WatchColumnName, the
- * name of a column of the row's table a _watch_row call passes.
+ * writes fail rather than silently record nothing; WatchSourceColumn, the
+ * number in the source of the column of the row's table a _watch_row call
+ * passes, found by its name.
  */
 extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
 extern void WatchedColumnGone(WatchEntry *w) pg_attribute_noreturn();
-extern void WatchColumnName(Oid rel, AttrNumber attnum, NameData *name);
+extern AttrNumber WatchSourceColumn(Oid source, Oid rel, AttrNumber attnum);
 
 /*
  * The INSERT row triggers' loads (watchlog.c): LoadRowSources, the

@@ -23,6 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -188,22 +189,35 @@ WatchCallForm(FmgrInfo *flinfo, Oid *coltype, Oid *argtype, bool *by_table,
 }
 
 /*
- * WatchColumnName
- *		See backfill.h: the name of column attnum of relation rel, for a
- *		call of the form _watch_row(source, NEW.tableoid, NEW.column) whose
- *		row's table is rel (a clone's WHEN clause is mapped to its
- *		partition, so attnum is the partition's); empty when rel has no
- *		such column (a direct call's), which no watch's column matches.  A
- *		restore renumbers columns, never renames them.
+ * WatchSourceColumn
+ *		See backfill.h: the number in source of the column named as column
+ *		attnum of relation rel is, for a call of the form _watch_row(source,
+ *		NEW.tableoid, NEW.column) whose row's table is rel (a clone's WHEN
+ *		clause is mapped to its partition, so attnum is the partition's);
+ *		InvalidAttrNumber when rel has no such live column or source none
+ *		of its name (a direct call's), which no watch's column matches.  A
+ *		restore renumbers columns, never renames them; a rename keeps both
+ *		numbers, so the answer holds for the session (the name it went
+ *		through may not: attack review 8).
  */
-void
-WatchColumnName(Oid rel, AttrNumber attnum, NameData *name)
+AttrNumber
+WatchSourceColumn(Oid source, Oid rel, AttrNumber attnum)
 {
-	char	   *attname = NULL;
+	HeapTuple	tuple;
+	Form_pg_attribute att;
+	AttrNumber	colnum = InvalidAttrNumber;
 
-	if (attnum != InvalidAttrNumber)
-		attname = get_attname(rel, attnum, true);
-	namestrcpy(name, attname != NULL ? attname : "");
+	if (attnum <= 0)
+		return InvalidAttrNumber;
+	tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(rel),
+							Int16GetDatum(attnum));
+	if (!HeapTupleIsValid(tuple))
+		return InvalidAttrNumber;
+	att = (Form_pg_attribute) GETSTRUCT(tuple);
+	if (!att->attisdropped)
+		colnum = get_attnum(source, NameStr(att->attname));
+	ReleaseSysCache(tuple);
+	return colnum;
 }
 
 /*

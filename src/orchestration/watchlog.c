@@ -139,9 +139,10 @@ typedef struct RowCall
 								 * call may pass another source or column on
 								 * each row, or run as another user */
 	Oid			source;
-	int16		colnum;			/* coltype INT2OID, not by_table */
-	NameData	colname;		/* coltype NAMEOID (by_part: the name of
-								 * column attnum of part, empty if none) */
+	int16		colnum;			/* coltype INT2OID, not by_table (by_part:
+								 * the number in source of column attnum of
+								 * part, InvalidAttrNumber if none) */
+	NameData	colname;		/* coltype NAMEOID */
 	bool		queued;			/* returned true once: its row's event will
 								 * write what is pending */
 	bool		loaded;			/* the source's watches are loaded */
@@ -155,7 +156,7 @@ typedef struct RowCall
 	Oid			coltype;		/* the column: INT2OID (attnum) or NAMEOID */
 	bool		by_table;		/* _watch_row(NEW.tableoid, NEW.column) */
 	bool		by_part;		/* _watch_row(source, NEW.tableoid,
-								 * NEW.column): by name, coltype NAMEOID */
+								 * NEW.column): coltype INT2OID, colnum */
 	Oid			part;			/* by_part: the row's table it was set up
 								 * for */
 	AttrNumber	attnum;			/* by_table, by_part: that column's number,
@@ -551,8 +552,8 @@ LoadRowSource(Oid source, Oid load_role)
  *		form of the call (WatchCallForm: for the two-argument form
  *		(NEW.tableoid, NEW.column) the column's number, given as an int2
  *		to the rest; for the form (source, NEW.tableoid, NEW.column) that
- *		number too, whose name in the row's table is given as a name to the
- *		rest: WatchColumnName).
+ *		number too, in the row's table, whose column of the same name in
+ *		source is given by its number to the rest: WatchSourceColumn).
  */
 static RowCall *
 RowCallNew(FmgrInfo *flinfo)
@@ -564,7 +565,7 @@ RowCallNew(FmgrInfo *flinfo)
 	if (rc->coltype == OIDOID)
 	{
 		rc->by_part = true;
-		rc->coltype = NAMEOID;
+		rc->coltype = INT2OID;
 	}
 	rc->part = InvalidOid;
 	flinfo->fn_extra = rc;
@@ -603,7 +604,8 @@ RowCallFor(RowCall *rc, Oid source, Datum column)
  *		attribute number in source or its name, by the function's
  *		signature; for the two-argument form the number the call passes;
  *		for the form (source, NEW.tableoid, NEW.column) column is the
- *		row's table, and the name of the call's column there is matched),
+ *		row's table, and the number in source of the call's column there,
+ *		found by its name, is matched),
  *		each with the
  *		limit from which a value (in the column's type argtype) is beyond its
  *		edge: the edge itself for timestamptz; for timestamp and date, the
@@ -635,7 +637,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		if (rc->by_part)
 		{
 			rc->part = DatumGetObjectId(column);
-			WatchColumnName(rc->part, rc->attnum, &rc->colname);
+			rc->colnum = WatchSourceColumn(source, rc->part, rc->attnum);
 		}
 		else if (!rc->by_table && rc->coltype == INT2OID)
 			rc->colnum = DatumGetInt16(column);
@@ -644,7 +646,7 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
 		rc->checked = false;
 	}
 	if (rc->by_part)
-		column = NameGetDatum(&rc->colname);
+		column = Int16GetDatum(rc->colnum);
 	rc->gen = row_state_gen;
 	rc->fast = DT_NOBEGIN;
 	rc->n = 0;
@@ -697,9 +699,9 @@ RowCallSetup(FmgrInfo *flinfo, Oid source, Datum column)
  * RowCallColumn
  *		The column call site rc passes, as its coltype gives it (*column:
  *		for the two-argument form the number its expression names, for the
- *		form (source, NEW.tableoid, NEW.column) that column's name in the
- *		row's table); false when it passes none (a direct call with a value,
- *		or a table without that column), which notes nothing.
+ *		form (source, NEW.tableoid, NEW.column) the number in source of that
+ *		column of the row's table); false when it passes none (a direct call
+ *		with a value, or a table without that column), which notes nothing.
  */
 static inline bool
 RowCallColumn(RowCall *rc, Datum *column)
@@ -712,9 +714,9 @@ RowCallColumn(RowCall *rc, Datum *column)
 	}
 	else if (rc->by_part)
 	{
-		if (NameStr(rc->colname)[0] == '\0')
+		if (rc->colnum == InvalidAttrNumber)
 			return false;
-		*column = NameGetDatum(&rc->colname);
+		*column = Int16GetDatum(rc->colnum);
 	}
 	return true;
 }
