@@ -372,6 +372,18 @@ CREATE TRIGGER backfill_watch_row_at AFTER INSERT ON cr.events FOR EACH ROW
     EXECUTE FUNCTION backfill._watch_trigger();
 INSERT INTO cr.events (v, at) VALUES (1, '2026-08-16 11:00');
 SELECT chunk_start, len, rows FROM cr.logged WHERE target = 'cr.ev_daily'::regclass ORDER BY 1;
+-- Anyone else who may watch the table (TRIGGER on it) is refused, 42710:
+-- such a trigger notes nothing, or the chunks of another watched column.
+CREATE ROLE regress_cr_trig;
+GRANT USAGE ON SCHEMA cr TO regress_cr_trig;
+GRANT TRIGGER ON cr.events TO regress_cr_trig;
+GRANT SELECT, INSERT, DELETE ON cr.ev_daily TO regress_cr_trig;
+SET ROLE regress_cr_trig;
+SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
+RESET ROLE;
+REVOKE ALL ON cr.events, cr.ev_daily FROM regress_cr_trig;
+REVOKE ALL ON SCHEMA cr FROM regress_cr_trig;
+DROP ROLE regress_cr_trig;
 SELECT backfill.watch('cr.ev_daily', 'cr.events', 'at', settle => '100 years') AS added;
 SELECT substring(pg_get_triggerdef(t.oid) FROM 'WHEN \((.*)\) EXECUTE') AS qual
   FROM pg_trigger t WHERE t.tgrelid = 'cr.events'::regclass AND t.tgname = 'backfill_watch_row_at';
@@ -1096,6 +1108,10 @@ CREATE TABLE cr.ih_new () INHERITS (cr.ih);
 CREATE TABLE cr.ih_loose (at timestamptz NOT NULL, v int);
 ALTER TABLE cr.ih_loose INHERIT cr.ih;
 CREATE TABLE cr.ih_grand () INHERITS (cr.ih_new);
+-- a table made to inherit brings its own children along: both are named
+CREATE TABLE cr.ih_mid (at timestamptz NOT NULL, v int);
+CREATE TABLE cr.ih_mid_kid () INHERITS (cr.ih_mid);
+ALTER TABLE cr.ih_mid INHERIT cr.ih;
 INSERT INTO cr.ih_old VALUES ('2026-10-26 10:00', 1);
 INSERT INTO cr.ih_grand VALUES ('2026-10-26 11:00', 1);
 SELECT target, chunk_start, len, rows FROM cr.logged

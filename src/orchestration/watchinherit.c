@@ -86,7 +86,8 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 
 	initStringInfo(&tables);
 	initStringInfo(&foreign);
-	foreach(lc, find_all_inheritors(source, NoLock, NULL))
+	/* locked: a child dropped meanwhile is left out */
+	foreach(lc, find_all_inheritors(source, AccessShareLock, NULL))
 	{
 		Oid			child = lfirst_oid(lc);
 		StringInfo	names = &tables;
@@ -144,18 +145,76 @@ InheritedFrom(Oid relid)
 }
 
 /*
+ * WarnUnwatchedChild
+ *		The WARNINGs of WatchNewChildren for one table relid (a table or a
+ *		foreign table, not a partition): one for each target watching a
+ *		table relid inherits from that does not watch relid, naming the
+ *		first such table; none for a watch whose target was dropped without
+ *		unregister (it stays in backfill.watches, and naming the target
+ *		failed the command: attack review 8).  Caller is connected to SPI.
+ */
+static void
+WarnUnwatchedChild(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+	bool		foreign = relkind == RELKIND_FOREIGN_TABLE;
+	List	   *parents;
+	Oid			argtypes[2] = {REGCLASSARRAYOID, REGCLASSOID};
+	Datum		values[2];
+	uint64		k;
+
+	if ((relkind != RELKIND_RELATION && !foreign) ||
+		get_rel_relispartition(relid) ||
+		(parents = InheritedFrom(relid)) == NIL)
+		return;
+	values[0] = MakeOidArray(parents, REGCLASSOID);
+	values[1] = ObjectIdGetDatum(relid);
+	/* one per target: the first of its watched ancestors */
+	CatalogExec("SELECT DISTINCT ON (w.target)"
+				" w.target, w.source, w.time_column::pg_catalog.text"
+				" FROM backfill.watches w"
+				" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
+				" AND NOT EXISTS (SELECT 1 FROM backfill.watches v"
+				"  WHERE v.target OPERATOR(pg_catalog.=) w.target"
+				"  AND v.source OPERATOR(pg_catalog.=) $2)"
+				" ORDER BY w.target, w.source",
+				2, argtypes, values, NULL, SPI_OK_SELECT);
+	for (k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+		Oid			target = SpiGetOid(k, 1, &isnull);
+		Oid			source = SpiGetOid(k, 2, &isnull);
+		char	   *column = SpiGetText(k, 3);
+
+		/* a dropped target records nothing */
+		if (get_rel_relkind(target) == '\0')
+			continue;
+		ereport(WARNING,
+				(errmsg("writes %s %s are not recorded for %s",
+						foreign ? "into" : "straight into",
+						QualifiedRelName(relid), QualifiedRelName(target)),
+				 errdetail("%s inherits from %s, which %s watches, and %s.",
+						   QualifiedRelName(relid), QualifiedRelName(source),
+						   QualifiedRelName(target),
+						   foreign ? FOREIGN_REASON : TRIGGER_REASON),
+				 errhint("%s", foreign ? LEDGER_HINT :
+						 psprintf("Watch it as a source of the target too: %s",
+								  WatchCall(target, relid, column)))));
+	}
+}
+
+/*
  * WatchNewChildren
  *		See backfill.h: after a command of the event trigger
  *		backfill_watch_ddl that made a table inherit from others (CREATE
- *		[FOREIGN] TABLE ... INHERITS, ALTER [FOREIGN] TABLE ... INHERIT), a
- *		WARNING for each target watching a table it now inherits from that
- *		does not watch it: the rows written straight into it are not
- *		recorded for that target (a foreign table cannot be watched: its
- *		hint is a ledger).  A warning, not an error: the command may be another job's
- *		(a partition manager that makes children by INHERITS), which must
- *		not fail; nor for a watch whose target was dropped without
- *		unregister (it stays in backfill.watches, and naming the target
- *		failed the command: attack review 8).  Caller is connected to SPI.
+ *		[FOREIGN] TABLE ... INHERITS, ALTER [FOREIGN] TABLE ... INHERIT),
+ *		the WARNINGs of WarnUnwatchedChild for each table the command made
+ *		or altered and each table that inherits from it (an ALTER TABLE
+ *		... INHERIT brings its children along: attack review 8): the rows
+ *		written straight into them are not recorded for those targets.  A
+ *		warning, not an error: the command may be another job's (a
+ *		partition manager that makes children by INHERITS), which must not
+ *		fail.  Caller is connected to SPI.
  */
 void
 WatchNewChildren(void)
@@ -164,53 +223,13 @@ WatchNewChildren(void)
 
 	foreach(lc, WatchCommandRelations(false))
 	{
-		Oid			relid = lfirst_oid(lc);
-		List	   *parents;
-		char		relkind;
-		Oid			argtypes[2] = {REGCLASSARRAYOID, REGCLASSOID};
-		Datum		values[2];
-		uint64		k;
+		ListCell   *lk;
 
-		CHECK_FOR_INTERRUPTS();
-		relkind = get_rel_relkind(relid);
-		if ((relkind != RELKIND_RELATION && relkind != RELKIND_FOREIGN_TABLE) ||
-			get_rel_relispartition(relid) ||
-			(parents = InheritedFrom(relid)) == NIL)
-			continue;
-		values[0] = MakeOidArray(parents, REGCLASSOID);
-		values[1] = ObjectIdGetDatum(relid);
-		/* one per target: the first of its watched ancestors */
-		CatalogExec("SELECT DISTINCT ON (w.target)"
-					" w.target, w.source, w.time_column::pg_catalog.text"
-					" FROM backfill.watches w"
-					" WHERE w.source OPERATOR(pg_catalog.=) ANY ($1)"
-					" AND NOT EXISTS (SELECT 1 FROM backfill.watches v"
-					"  WHERE v.target OPERATOR(pg_catalog.=) w.target"
-					"  AND v.source OPERATOR(pg_catalog.=) $2)"
-					" ORDER BY w.target, w.source",
-					2, argtypes, values, NULL, SPI_OK_SELECT);
-		for (k = 0; k < SPI_processed; k++)
+		/* locked (the command holds its own): one dropped meanwhile is left out */
+		foreach(lk, find_all_inheritors(lfirst_oid(lc), AccessShareLock, NULL))
 		{
-			bool		isnull;
-			Oid			target = SpiGetOid(k, 1, &isnull);
-			Oid			source = SpiGetOid(k, 2, &isnull);
-			char	   *column = SpiGetText(k, 3);
-			bool		foreign = relkind == RELKIND_FOREIGN_TABLE;
-
-			/* a dropped target records nothing */
-			if (get_rel_relkind(target) == '\0')
-				continue;
-			ereport(WARNING,
-					(errmsg("writes %s %s are not recorded for %s",
-							foreign ? "into" : "straight into",
-							QualifiedRelName(relid), QualifiedRelName(target)),
-					 errdetail("%s inherits from %s, which %s watches, and %s.",
-							   QualifiedRelName(relid), QualifiedRelName(source),
-							   QualifiedRelName(target),
-							   foreign ? FOREIGN_REASON : TRIGGER_REASON),
-					 errhint("%s", foreign ? LEDGER_HINT :
-							 psprintf("Watch it as a source of the target too: %s",
-									  WatchCall(target, relid, column)))));
+			CHECK_FOR_INTERRUPTS();
+			WarnUnwatchedChild(lfirst_oid(lk));
 		}
 	}
 }

@@ -103,7 +103,9 @@ static const int statement_types[WATCH_STATEMENT_TRIGGERS] = {
  *		keeps working: backfill._watch_row(relid, attnum, NEW.column)
  *		(WATCH_QUAL_ATTNUM; also with a number that is no longer the
  *		column's, as a restore leaves it when a dropped column stood before
- *		it: then it notes nothing, and watch replaces it), or
+ *		it, but only for relid's owner, whose watch replaces it: it notes
+ *		nothing, or the chunks of another watched column's targets, so for
+ *		anyone else it is not the watch's, 42710), or
  *		backfill._watch_row(relid, column, NEW.column), the column's name as
  *		a name constant (WATCH_QUAL_NAME; its 64 bytes made the text
  *		PostgreSQL reads back on every statement half again as long); else
@@ -125,7 +127,10 @@ WatchRowQual(const char *qual, Oid relid, const char *column)
 		return WATCH_QUAL_OTHER;
 	if (rc.coltype == OIDOID)
 		return WATCH_QUAL_PARTITION;
-	if (rc.coltype == INT2OID)
+	/* a number no longer the column's: the owner's watch replaces it */
+	if (rc.coltype == INT2OID &&
+		(DatumGetInt16(rc.column) == attnum ||
+		 RelationOwnerCheck(relid, GetUserId())))
 		return WATCH_QUAL_ATTNUM;
 	if (rc.coltype == NAMEOID &&
 		strcmp(NameStr(*DatumGetName(rc.column)), column) == 0)
