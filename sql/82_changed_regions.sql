@@ -1134,8 +1134,13 @@ CREATE FOREIGN DATA WRAPPER cr_ih_fdw;
 CREATE SERVER cr_ih_server FOREIGN DATA WRAPPER cr_ih_fdw;
 CREATE FOREIGN TABLE cr.ih_far () INHERITS (cr.ih) SERVER cr_ih_server;
 SELECT backfill.watch('cr.ih_daily', 'cr.ih', 'at', settle => '100 years') AS added;
+-- the NOTICE names the first twenty and counts the rest
+CREATE TABLE cr.ihm (at timestamptz NOT NULL);
+SELECT format('CREATE TABLE cr.ihm_%s () INHERITS (cr.ihm)', to_char(i, 'FM00'))
+  FROM generate_series(1, 22) i \gexec
+SELECT backfill.watch('cr.ih_daily', 'cr.ihm', 'at', settle => '100 years') AS added;
 SELECT backfill.unregister('cr.ih_daily');
-DROP TABLE cr.ih, cr.ih_daily CASCADE;
+DROP TABLE cr.ih, cr.ihm, cr.ih_daily CASCADE;
 DROP SERVER cr_ih_server;
 DROP FOREIGN DATA WRAPPER cr_ih_fdw;
 

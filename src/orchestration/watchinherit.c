@@ -34,6 +34,9 @@
 #define LEDGER_HINT \
 	"Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved."
 
+/* How many inheriting tables watch's NOTICE names; the rest are counted */
+#define CHILDREN_NAMED 20
+
 /*
  * TargetWatches
  *		Whether target watches source.  Caller is connected to SPI.
@@ -81,6 +84,8 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 {
 	StringInfoData tables;
 	StringInfoData foreign;
+	int			ntables = 0;
+	int			nforeign = 0;
 	Oid			first = InvalidOid;
 	ListCell   *lc;
 
@@ -91,18 +96,28 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 	{
 		Oid			child = lfirst_oid(lc);
 		StringInfo	names = &tables;
+		int		   *count = &ntables;
 
 		CHECK_FOR_INTERRUPTS();
 		if (child == source || get_rel_relispartition(child) ||
 			TargetWatches(target, child))
 			continue;
 		if (get_rel_relkind(child) == RELKIND_FOREIGN_TABLE)
+		{
 			names = &foreign;
+			count = &nforeign;
+		}
 		else if (!OidIsValid(first))
 			first = child;
-		appendStringInfo(names, "%s%s", names->len > 0 ? ", " : "",
-						 QualifiedRelName(child));
+		/* the first few by name (an old inheritance set has thousands) */
+		if ((*count)++ < CHILDREN_NAMED)
+			appendStringInfo(names, "%s%s", names->len > 0 ? ", " : "",
+							 QualifiedRelName(child));
 	}
+	if (ntables > CHILDREN_NAMED)
+		appendStringInfo(&tables, ", and %d more", ntables - CHILDREN_NAMED);
+	if (nforeign > CHILDREN_NAMED)
+		appendStringInfo(&foreign, ", and %d more", nforeign - CHILDREN_NAMED);
 	if (tables.len > 0)
 		ereport(NOTICE,
 				(errmsg("writes straight into the tables inheriting from %s are not recorded",
