@@ -1010,6 +1010,47 @@ SELECT backfill.unwatch('regress_inn.daily') AS unwatched;
 SELECT backfill.unregister('regress_inn.daily');
 RESET search_path;
 RESET SESSION AUTHORIZATION;
+-- The WARNING of the event trigger after CREATE TABLE ... INHERITS and
+-- ALTER TABLE ... INHERIT names the targets that watch a parent of the
+-- new child: only those the role that ran the command may read
+-- (backfill.watches shows it no other).  The attacker owns a table that
+-- the innocent watches for a target of its own (the attacker granted it
+-- SELECT and TRIGGER); the rows of the attacker's children of that table
+-- are not recorded for the innocent's target, and the attacker is told so
+-- without learning the target (attack review 9: it was named, with the
+-- watch call, in the WARNING and its hint).
+SET SESSION AUTHORIZATION regress_trap_attacker;
+CREATE TABLE regress_trap.shared (ts pg_catalog.timestamptz NOT NULL);
+CREATE TABLE regress_trap.shared_late (ts pg_catalog.timestamptz NOT NULL);
+GRANT SELECT, TRIGGER ON regress_trap.shared TO regress_trap_innocent;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_trap_innocent;
+SET search_path = pg_catalog;
+CREATE TABLE regress_inn.secret_daily (day pg_catalog.timestamptz NOT NULL, n pg_catalog.int8);
+SELECT backfill.register('regress_inn.secret_daily', 'day',
+    $$SELECT $1 AS day, pg_catalog.count(*) AS n FROM regress_trap.shared
+       WHERE ts OPERATOR(pg_catalog.>=) $1 AND ts OPERATOR(pg_catalog.<) $2$$) AS secret_version;
+SELECT backfill.watch('regress_inn.secret_daily', 'regress_trap.shared', 'ts',
+                      settle => '0') AS watching_shared;
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_trap_attacker;
+SET search_path = pg_catalog;
+SELECT pg_catalog.count(*) AS watches_seen FROM backfill.watches
+ WHERE source OPERATOR(pg_catalog.=) 'regress_trap.shared'::pg_catalog.regclass;
+\set VERBOSITY default
+CREATE TABLE regress_trap.shared_kid () INHERITS (regress_trap.shared);
+ALTER TABLE regress_trap.shared_late INHERIT regress_trap.shared;
+\set VERBOSITY terse
+DROP TABLE regress_trap.shared_kid, regress_trap.shared_late;
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_trap_innocent;
+SELECT backfill.unwatch('regress_inn.secret_daily') AS secret_unwatched;
+SELECT backfill.unregister('regress_inn.secret_daily') AS secret_unregistered;
+DROP TABLE regress_inn.secret_daily;
+RESET SESSION AUTHORIZATION;
+DROP TABLE regress_trap.shared;
 SELECT trap, cur FROM regress_trap_log.fired
  WHERE sess = 'regress_trap_innocent' ORDER BY 1, 2;
 -- and since phase 1, no trap ran as anyone but the attacker, who is still
