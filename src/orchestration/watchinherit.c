@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -166,7 +167,12 @@ InheritedFrom(Oid relid)
  *		table relid inherits from that does not watch relid, naming the
  *		first such table; none for a watch whose target was dropped without
  *		unregister (it stays in backfill.watches, and naming the target
- *		failed the command: attack review 8).  Caller is connected to SPI.
+ *		failed the command: attack review 8).  Only the targets the role
+ *		that ran the command may SELECT are named, as backfill.watches
+ *		shows it no other: the others (the watches of roles it granted
+ *		TRIGGER on its table) are counted in one WARNING that names none
+ *		(attack review 9: the WARNING and its hint named them).  Caller is
+ *		connected to SPI.
  */
 static void
 WarnUnwatchedChild(Oid relid)
@@ -177,6 +183,8 @@ WarnUnwatchedChild(Oid relid)
 	Oid			argtypes[2] = {REGCLASSARRAYOID, REGCLASSOID};
 	Datum		values[2];
 	uint64		k;
+	int			hidden = 0;
+	Oid			hidden_source = InvalidOid;
 
 	if ((relkind != RELKIND_RELATION && !foreign) ||
 		get_rel_relispartition(relid) ||
@@ -200,10 +208,19 @@ WarnUnwatchedChild(Oid relid)
 		Oid			target = SpiGetOid(k, 1, &isnull);
 		Oid			source = SpiGetOid(k, 2, &isnull);
 		char	   *column = SpiGetText(k, 3);
+		bool		missing = false;
 
 		/* a dropped target records nothing */
 		if (get_rel_relkind(target) == '\0')
 			continue;
+		/* a target the role may not read is not named (backfill.watches) */
+		if (pg_class_aclcheck_ext(target, GetUserId(), ACL_SELECT,
+								  &missing) != ACLCHECK_OK)
+		{
+			if (!missing && hidden++ == 0)
+				hidden_source = source;
+			continue;
+		}
 		ereport(WARNING,
 				(errmsg("writes %s %s are not recorded for %s",
 						foreign ? "into" : "straight into",
@@ -216,6 +233,19 @@ WarnUnwatchedChild(Oid relid)
 						 psprintf("Watch it as a source of the target too: %s",
 								  WatchCall(target, relid, column)))));
 	}
+	if (hidden > 0)
+		ereport(WARNING,
+				(errmsg_plural("writes %s %s are not recorded for %d target that you may not read",
+							   "writes %s %s are not recorded for %d targets that you may not read",
+							   hidden, foreign ? "into" : "straight into",
+							   QualifiedRelName(relid), hidden),
+				 errdetail("%s inherits from %s, which such a target watches, and %s.",
+						   QualifiedRelName(relid),
+						   QualifiedRelName(hidden_source),
+						   foreign ? FOREIGN_REASON : TRIGGER_REASON),
+				 errhint("%s", foreign ?
+						 "The owners of those targets may count its rows with a ledger." :
+						 "The roles that watch the tables it inherits from may watch it too, with the TRIGGER privilege on it.")));
 }
 
 /*
