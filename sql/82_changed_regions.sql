@@ -1139,8 +1139,13 @@ CREATE TABLE cr.ihm (at timestamptz NOT NULL);
 SELECT format('CREATE TABLE cr.ihm_%s () INHERITS (cr.ihm)', to_char(i, 'FM00'))
   FROM generate_series(1, 22) i \gexec
 SELECT backfill.watch('cr.ih_daily', 'cr.ihm', 'at', settle => '100 years') AS added;
+-- and so do the event trigger's WARNINGs: a watched table with those 22
+-- children made to inherit from another watched table
+CREATE TABLE cr.ihm_top (at timestamptz NOT NULL);
+SELECT backfill.watch('cr.ih_daily', 'cr.ihm_top', 'at', settle => '100 years') AS added;
+ALTER TABLE cr.ihm INHERIT cr.ihm_top;
 SELECT backfill.unregister('cr.ih_daily');
-DROP TABLE cr.ih, cr.ihm, cr.ih_daily CASCADE;
+DROP TABLE cr.ih, cr.ihm_top, cr.ih_daily CASCADE;
 DROP SERVER cr_ih_server;
 DROP FOREIGN DATA WRAPPER cr_ih_fdw;
 

@@ -1966,7 +1966,7 @@ extern bool WatchValueTime(Datum value, Oid argtype, struct pg_tz *tz,
  * passes, found by its name.
  */
 extern AttrNumber WatchedColumn(Relation rel, WatchEntry *w, Oid *basetype);
-extern void WatchedColumnGone(WatchEntry *w) pg_attribute_noreturn();
+BackfillNoReturn extern void WatchedColumnGone(WatchEntry *w);
 extern AttrNumber WatchSourceColumn(Oid source, Oid rel, AttrNumber attnum);
 
 /*

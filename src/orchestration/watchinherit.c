@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
@@ -35,7 +36,10 @@
 #define LEDGER_HINT \
 	"Register the target with a ledger that counts those rows too: plan(..., only_chunks => 'stale') then also takes the chunks whose ledger moved."
 
-/* How many inheriting tables watch's NOTICE names; the rest are counted */
+/*
+ * How many inheriting tables watch's NOTICE, and the event trigger's
+ * WARNINGs, name; the rest are counted.
+ */
 #define CHILDREN_NAMED 20
 
 /*
@@ -100,7 +104,9 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 		int		   *count = &ntables;
 
 		CHECK_FOR_INTERRUPTS();
+		/* another session's temporary table: its own session was told */
 		if (child == source || get_rel_relispartition(child) ||
+			isOtherTempNamespace(get_rel_namespace(child)) ||
 			TargetWatches(target, child))
 			continue;
 		if (get_rel_relkind(child) == RELKIND_FOREIGN_TABLE)
@@ -171,11 +177,12 @@ InheritedFrom(Oid relid)
  *		that ran the command may SELECT are named, as backfill.watches
  *		shows it no other: the others (the watches of roles it granted
  *		TRIGGER on its table) are counted in one WARNING that names none
- *		(attack review 9: the WARNING and its hint named them).  Caller is
- *		connected to SPI.
+ *		(attack review 9: the WARNING and its hint named them).  With
+ *		quiet, nothing is said.  Returns whether some target's watch does
+ *		not see relid's rows.  Caller is connected to SPI.
  */
-static void
-WarnUnwatchedChild(Oid relid)
+static bool
+WarnUnwatchedChild(Oid relid, bool quiet)
 {
 	char		relkind = get_rel_relkind(relid);
 	bool		foreign = relkind == RELKIND_FOREIGN_TABLE;
@@ -185,11 +192,12 @@ WarnUnwatchedChild(Oid relid)
 	uint64		k;
 	int			hidden = 0;
 	Oid			hidden_source = InvalidOid;
+	bool		unseen = false;
 
 	if ((relkind != RELKIND_RELATION && !foreign) ||
 		get_rel_relispartition(relid) ||
 		(parents = InheritedFrom(relid)) == NIL)
-		return;
+		return false;
 	values[0] = MakeOidArray(parents, REGCLASSOID);
 	values[1] = ObjectIdGetDatum(relid);
 	/* one per target: the first of its watched ancestors */
@@ -212,6 +220,9 @@ WarnUnwatchedChild(Oid relid)
 
 		/* a dropped target records nothing */
 		if (get_rel_relkind(target) == '\0')
+			continue;
+		unseen = true;
+		if (quiet)
 			continue;
 		/* a target the role may not read is not named (backfill.watches) */
 		if (pg_class_aclcheck_ext(target, GetUserId(), ACL_SELECT,
@@ -246,6 +257,7 @@ WarnUnwatchedChild(Oid relid)
 				 errhint("%s", foreign ?
 						 "The owners of those targets may count its rows with a ledger." :
 						 "The roles that watch the tables it inherits from may watch it too, with the TRIGGER privilege on it.")));
+	return unseen;
 }
 
 /*
@@ -256,15 +268,18 @@ WarnUnwatchedChild(Oid relid)
  *		the WARNINGs of WarnUnwatchedChild for each table the command made
  *		or altered and each table that inherits from it (an ALTER TABLE
  *		... INHERIT brings its children along: attack review 8): the rows
- *		written straight into them are not recorded for those targets.  A
- *		warning, not an error: the command may be another job's (a
- *		partition manager that makes children by INHERITS), which must not
- *		fail.  Caller is connected to SPI.
+ *		written straight into them are not recorded for those targets; the
+ *		first CHILDREN_NAMED tables by name, the rest counted in one
+ *		WARNING (an ALTER TABLE ... INHERIT of a table with thousands of
+ *		children).  A warning, not an error: the command may be another
+ *		job's (a partition manager that makes children by INHERITS), which
+ *		must not fail.  Caller is connected to SPI.
  */
 void
 WatchNewChildren(void)
 {
 	ListCell   *lc;
+	int			named = 0;
 
 	foreach(lc, WatchCommandRelations(false))
 	{
@@ -274,7 +289,15 @@ WatchNewChildren(void)
 		foreach(lk, find_all_inheritors(lfirst_oid(lc), AccessShareLock, NULL))
 		{
 			CHECK_FOR_INTERRUPTS();
-			WarnUnwatchedChild(lfirst_oid(lk));
+			if (WarnUnwatchedChild(lfirst_oid(lk), named >= CHILDREN_NAMED))
+				named++;
 		}
 	}
+	if (named > CHILDREN_NAMED)
+		ereport(WARNING,
+				(errmsg_plural("writes straight into %d more table are not recorded",
+							   "writes straight into %d more tables are not recorded",
+							   named - CHILDREN_NAMED, named - CHILDREN_NAMED),
+				 errdetail("They inherit from watched tables, as the tables named above do."),
+				 errhint("backfill.watch of a watched table names the tables inheriting from it that its target does not watch.")));
 }
