@@ -43,21 +43,22 @@
 #define CHILDREN_NAMED 20
 
 /*
- * TargetWatches
- *		Whether target watches source.  Caller is connected to SPI.
+ * TargetSources
+ *		The sources target watches, as a list of OIDs: read once, for all
+ *		the children of a source (an old inheritance set has thousands).
+ *		Caller is connected to SPI.
  */
-static bool
-TargetWatches(Oid target, Oid source)
+static List *
+TargetSources(Oid target)
 {
-	Oid			argtypes[2] = {REGCLASSOID, REGCLASSOID};
-	Datum		values[2];
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1];
 
 	values[0] = ObjectIdGetDatum(target);
-	values[1] = ObjectIdGetDatum(source);
-	return CatalogExists("SELECT 1 FROM backfill.watches"
-						 " WHERE target OPERATOR(pg_catalog.=) $1"
-						 " AND source OPERATOR(pg_catalog.=) $2",
-						 2, argtypes, values);
+	CatalogExec("SELECT source FROM backfill.watches"
+				" WHERE target OPERATOR(pg_catalog.=) $1",
+				1, argtypes, values, NULL, SPI_OK_SELECT);
+	return SpiOidColumn();
 }
 
 /*
@@ -92,6 +93,7 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 	int			ntables = 0;
 	int			nforeign = 0;
 	Oid			first = InvalidOid;
+	List	   *watched = TargetSources(target);
 	ListCell   *lc;
 
 	initStringInfo(&tables);
@@ -107,7 +109,7 @@ WatchNoticeChildren(Oid target, Oid source, const char *column)
 		/* another session's temporary table: its own session was told */
 		if (child == source || get_rel_relispartition(child) ||
 			isOtherTempNamespace(get_rel_namespace(child)) ||
-			TargetWatches(target, child))
+			list_member_oid(watched, child))
 			continue;
 		if (get_rel_relkind(child) == RELKIND_FOREIGN_TABLE)
 		{
