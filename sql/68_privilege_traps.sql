@@ -623,6 +623,9 @@ INSERT INTO driven VALUES
     -- the event trigger of new partitions: fired by the CREATE TABLE and
     -- ATTACH PARTITION of the attacker and of a superuser above
     ('backfill._watch_ddl()'),
+    -- the trigger of backfill.changed_regions: fired by the builds above
+    -- that consume recorded changes (the refresh tick's)
+    ('backfill._recorded_signal()'),
     -- the WHEN clause of the INSERT row triggers: run by the writes above,
     -- and called directly in phase 2
     ('backfill._watch_row(regclass,name,timestamptz)'),

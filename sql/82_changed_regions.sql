@@ -1017,6 +1017,39 @@ SELECT * FROM cr.recorded_locks;
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+-- The rows found recorded are remembered by the backend: the transactions
+-- above into January 1 left their rows out without reading the log again.
+-- A statement that deletes, changes or truncates rows of the log fires its
+-- trigger backfill_recorded_signal, which makes every backend forget them:
+-- after a superuser's DELETE of cr.two_a's row, the next row into January
+-- 1 is recorded again for cr.two_a, and still left out for cr.two_b.
+SELECT tgname, tgenabled, pg_get_triggerdef(oid) AS def FROM pg_trigger
+ WHERE tgrelid = 'backfill.changed_regions'::regclass AND NOT tgisinternal;
+DELETE FROM backfill.changed_regions
+ WHERE target = 'cr.two_a'::regclass AND chunk_start = '2024-01-01';
+INSERT INTO cr.two_src VALUES ('2024-01-01 15:00');
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass)
+   AND chunk_start = '2024-01-01' ORDER BY 1, 2;
+-- With the trigger disabled a DELETE sends nothing, and a remembered row
+-- is read again in each transaction: found gone, the chunk is recorded.
+ALTER TABLE backfill.changed_regions DISABLE TRIGGER backfill_recorded_signal;
+INSERT INTO cr.two_src VALUES ('2024-01-01 16:00');
+DELETE FROM backfill.changed_regions
+ WHERE target = 'cr.two_a'::regclass AND chunk_start = '2024-01-01';
+INSERT INTO cr.two_src VALUES ('2024-01-01 17:00');
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass)
+   AND chunk_start = '2024-01-01' ORDER BY 1, 2;
+ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
+-- Nobody else calls or installs it.
+SELECT backfill._recorded_signal();
+SET ROLE regress_cr_writer;
+CREATE TEMP TABLE cr_signal (v int);
+CREATE TRIGGER s AFTER DELETE ON cr_signal
+    EXECUTE FUNCTION backfill._recorded_signal();
+DROP TABLE cr_signal;
+RESET ROLE;
 -- A direct call of the WHEN function notes a chunk pending but queues no
 -- event (it is no INSERT).  A role that may INSERT into the source calls
 -- it, then inserts a row into that chunk, in the same transaction or in

@@ -5,7 +5,8 @@
  *	  unwatch, the trigger _watch_trigger that watch puts on a source and
  *	  the WHEN clause _watch_row of its INSERT row triggers, the event
  *	  trigger _watch_ddl that gives new partitions their triggers and
- *	  follows a renamed time column, and the refresh jobs:
+ *	  follows a renamed time column, the trigger _recorded_signal of
+ *	  backfill.changed_regions, and the refresh jobs:
  *	  schedule_refresh, unschedule_refresh and their tick _refresh_tick.
  *	  The work is done by orchestration/watch.c, watchtriggers.c,
  *	  watchlog.c and refresh.c.
@@ -20,6 +21,7 @@
 #include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/timestamp.h"
 
 #include "backfill.h"
@@ -29,6 +31,7 @@ PG_FUNCTION_INFO_V1(backfill_unwatch);
 PG_FUNCTION_INFO_V1(backfill_watch_trigger);
 PG_FUNCTION_INFO_V1(backfill_watch_row);
 PG_FUNCTION_INFO_V1(backfill_watch_ddl);
+PG_FUNCTION_INFO_V1(backfill_recorded_signal);
 PG_FUNCTION_INFO_V1(backfill_schedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_unschedule_refresh);
 PG_FUNCTION_INFO_V1(backfill_refresh_tick);
@@ -308,6 +311,34 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 		WatchNewChildren();
 	SpiFinish();
 	PG_RETURN_VOID();
+}
+
+/*
+ * backfill_recorded_signal
+ *		The function of backfill_recorded_signal, the AFTER UPDATE, DELETE
+ *		and TRUNCATE statement trigger of backfill.changed_regions: a
+ *		relcache invalidation of the table, sent when the statement's
+ *		transaction commits, which tells every backend to forget the rows
+ *		of the log it remembers as recorded (orchestration/watchrecorded.c).
+ *		Sends nothing else and reads nothing; EXECUTE is revoked from
+ *		PUBLIC (PostgreSQL checks it when a trigger is made, not when it
+ *		fires).
+ */
+Datum
+backfill_recorded_signal(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("backfill._recorded_signal must be called as an AFTER statement trigger"),
+				 errdetail("It is the trigger backfill_recorded_signal of backfill.changed_regions."),
+				 errhint("Do not call it or install it yourself.")));
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
 }
 
 /*

@@ -25,9 +25,20 @@
  * before: writers never wait for a build.
  *
  * The row found is remembered by the backend (chunk, source, and where
- * the row lies), so that the next transaction into that chunk reads that
- * one row again instead of searching the index; a row gone (consumed,
- * deleted) or changed sends it back to the index.
+ * the row lies).  Every statement that deletes, changes or truncates rows
+ * of the log (a build consuming its range, unregister, a superuser's
+ * DELETE) fires the table's AFTER statement trigger
+ * backfill_recorded_signal, which sends a relcache invalidation of the
+ * table at commit; it empties every backend's memory (RecordedCallback).
+ * So a remembered row is still there while no such invalidation has come
+ * in: the next transaction into that chunk takes the RECORDED lock, takes
+ * in the invalidations (AcceptInvalidationMessages), and leaves its row
+ * out without opening the log (issue 30, item 5: a transaction into a
+ * built day paid a snapshot, the table and a heap fetch for it).  A build
+ * that consumed the row committed, and so queued its invalidation, before
+ * it released the RECORDED lock the writer now holds.  Where that trigger
+ * is missing or disabled (RecordedSignalled: an earlier build of 0.2.0),
+ * a remembered row is read again under a new snapshot, as before.
  *
  * The recorded chunks of a range, as a stale plan reads them
  * (LoadChangedRegions, for onlychunks.c), are read here too.
@@ -45,7 +56,9 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -66,16 +79,22 @@
 #define RECORDED_END		3
 #define RECORDED_SOURCE		5
 
+/* The trigger that tells of every change of the log but an append. */
+#define RECORDED_SIGNAL_TRIGGER	"backfill_recorded_signal"
+#define RECORDED_SIGNAL_FUNCTION	"_recorded_signal"
+
 /* A chunk found recorded by another transaction, and where its row lies. */
 typedef struct RecordedKey
 {
 	Oid			target;
+	Oid			source;			/* InvalidOid: none */
 	TimestampTz start;
 } RecordedKey;
 
 typedef struct RecordedEntry
 {
 	RecordedKey key;
+	TimestampTz end;
 	ItemPointerData tid;		/* the row; SameRecord checks it is still it */
 } RecordedEntry;
 
@@ -87,6 +106,7 @@ static Oid	recorded_rel = InvalidOid;	/* backfill.changed_regions */
 static Oid	recorded_index = InvalidOid;	/* its (target, chunk_start) */
 static bool recorded_stale = true;
 static bool recorded_callback = false;
+static bool recorded_signalled = false; /* RecordedSignalled */
 
 /*
  * RecordedCallback
@@ -226,10 +246,49 @@ StillRecorded(Relation rel, Snapshot snap, ItemPointer tid, Datum target,
 }
 
 /*
+ * RecordedSignalled
+ *		Whether rel (backfill.changed_regions of schema nsp) has the
+ *		trigger that sends the invalidation a remembered row relies on:
+ *		backfill_recorded_signal, an AFTER UPDATE, DELETE and TRUNCATE
+ *		statement trigger without WHEN clause that fires always (also under
+ *		session_replication_role = replica) and calls
+ *		backfill._recorded_signal.  Disabling or dropping it invalidates
+ *		rel, so it is looked for again.
+ */
+static bool
+RecordedSignalled(Relation rel, Oid nsp)
+{
+	TriggerDesc *td = rel->trigdesc;
+	int			i;
+
+	for (i = 0; td != NULL && i < td->numtriggers; i++)
+	{
+		Trigger    *t = &td->triggers[i];
+		char	   *fname;
+		bool		ours;
+
+		if (strcmp(t->tgname, RECORDED_SIGNAL_TRIGGER) != 0 ||
+			t->tgenabled != TRIGGER_FIRES_ALWAYS || t->tgqual != NULL ||
+			TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
+			!TRIGGER_FOR_DELETE(t->tgtype) || !TRIGGER_FOR_UPDATE(t->tgtype) ||
+			!TRIGGER_FOR_TRUNCATE(t->tgtype) ||
+			get_func_namespace(t->tgfoid) != nsp)
+			continue;
+		fname = get_func_name(t->tgfoid);
+		ours = fname != NULL && strcmp(fname, RECORDED_SIGNAL_FUNCTION) == 0;
+		if (fname != NULL)
+			pfree(fname);
+		if (ours)
+			return true;
+	}
+	return false;
+}
+
+/*
  * RecordedTable
- *		Find backfill.changed_regions and its index again when the cache
- *		is stale (and forget the rows remembered); false when the table
- *		or a usable index is missing.
+ *		Find backfill.changed_regions, its index and its signal trigger
+ *		again when the cache is stale (and forget the rows remembered);
+ *		false when the table or a usable index is missing.
  */
 static bool
 RecordedTable(void)
@@ -256,10 +315,18 @@ RecordedTable(void)
 	recorded = NULL;
 	recorded_rel = InvalidOid;
 	recorded_index = InvalidOid;
+	recorded_signalled = false;
 	nsp = get_namespace_oid("backfill", false);
 	recorded_rel = get_relname_relid("changed_regions", nsp);
 	recorded_index = OidIsValid(recorded_rel) ?
 		RecordedIndex(nsp, recorded_rel) : InvalidOid;
+	if (OidIsValid(recorded_index))
+	{
+		Relation	rel = table_open(recorded_rel, AccessShareLock);
+
+		recorded_signalled = RecordedSignalled(rel, nsp);
+		table_close(rel, AccessShareLock);
+	}
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(RecordedKey);
 	ctl.entrysize = sizeof(RecordedEntry);
@@ -319,11 +386,61 @@ NothingLeftOut(Oid target)
 }
 
 /*
+ * RememberedRow
+ *		The entry of the row remembered for row i's chunk and source, when
+ *		its end is the same; else NULL.
+ */
+static RecordedEntry *
+RememberedRow(Datum target, Datum start, Datum end, Datum source)
+{
+	RecordedKey key;
+	RecordedEntry *e;
+
+	memset(&key, 0, sizeof(key));
+	key.target = DatumGetObjectId(target);
+	key.source = DatumGetObjectId(source);
+	key.start = DatumGetTimestampTz(start);
+	e = (RecordedEntry *) hash_search(recorded, &key, HASH_FIND, NULL);
+	if (e != NULL && e->end != DatumGetTimestampTz(end))
+		return NULL;
+	return e;
+}
+
+/*
+ * Remember
+ *		Remember the row at tid for row i's chunk and source (or forget the
+ *		one remembered, when tid is NULL).
+ */
+static void
+Remember(Datum target, Datum start, Datum end, Datum source, ItemPointer tid)
+{
+	RecordedKey key;
+	RecordedEntry *e;
+
+	memset(&key, 0, sizeof(key));
+	key.target = DatumGetObjectId(target);
+	key.source = DatumGetObjectId(source);
+	key.start = DatumGetTimestampTz(start);
+	if (tid == NULL)
+	{
+		(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
+		return;
+	}
+	if (hash_get_num_entries(recorded) >= RECORDED_CACHE_MAX)
+		recorded_stale = true;	/* emptied at the next call */
+	e = (RecordedEntry *) hash_search(recorded, &key, HASH_ENTER, NULL);
+	e->end = DatumGetTimestampTz(end);
+	e->tid = *tid;
+}
+
+/*
  * KeepUnrecorded
  *		See backfill.h.  keep[i] says whether row i (target, chunk start
  *		and end, source) must be appended: false for a chunk that another
  *		transaction recorded (committed, not consumed), once the target's
- *		RECORDED lock is held.  Returns how many are kept.
+ *		RECORDED lock is held.  Returns how many are kept.  A row
+ *		remembered, with no invalidation of the log since, is taken as
+ *		it is; the others are looked for under one snapshot.
  */
 int
 KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
@@ -336,6 +453,7 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 	int			nlocks = 0;
 	bool		any = false;
 	int			kept = m;
+	int			pending = 0;
 	int			i;
 	int			j;
 
@@ -376,44 +494,65 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 	}
 	if (!any)
 		return kept;
-	snap = RegisterSnapshot(GetLatestSnapshot());
-	rel = table_open(recorded_rel, AccessShareLock);
-	for (i = 0; i < m; i++)
-	{
-		RecordedKey key;
-		RecordedEntry *e;
-		ItemPointerData tid;
 
-		CHECK_FOR_INTERRUPTS();
+	/*
+	 * The same holds for the rows remembered: the invalidations taken in
+	 * after the locks include those of every build that consumed before
+	 * them (it sent its own before it released its ShareLock).  The
+	 * table's own may come in too (it went, or its trigger changed): then
+	 * nothing is left out by this call.
+	 */
+	AcceptInvalidationMessages();
+	if (recorded_stale && !RecordedTable())
+		any = false;
+	for (i = 0; any && i < m; i++)
+	{
 		if (!locks[which[i]].may)
 			continue;
-		memset(&key, 0, sizeof(key));
-		key.target = DatumGetObjectId(targets[i]);
-		key.start = DatumGetTimestampTz(starts[i]);
-		e = (RecordedEntry *) hash_search(recorded, &key, HASH_FIND, NULL);
-		if (e != NULL &&
-			StillRecorded(rel, snap, &e->tid, targets[i], starts[i], ends[i],
-						  sources[i]))
-			keep[i] = false;
-		else if (RecordedByOthers(rel, recorded_index, snap, targets[i],
-								  starts[i], ends[i], sources[i], &tid))
+		if (recorded_signalled &&
+			RememberedRow(targets[i], starts[i], ends[i], sources[i]) != NULL)
 		{
 			keep[i] = false;
-			if (hash_get_num_entries(recorded) >= RECORDED_CACHE_MAX)
-				recorded_stale = true;	/* emptied at the next call */
-			e = (RecordedEntry *) hash_search(recorded, &key, HASH_ENTER, NULL);
-			e->tid = tid;
-		}
-		else if (e != NULL)
-			(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
-		if (!keep[i])
-		{
 			locks[which[i]].left_out = true;
 			kept--;
 		}
+		else
+			pending++;
 	}
-	UnregisterSnapshot(snap);
-	table_close(rel, NoLock);
+	if (pending > 0)
+	{
+		snap = RegisterSnapshot(GetLatestSnapshot());
+		rel = table_open(recorded_rel, AccessShareLock);
+		for (i = 0; i < m; i++)
+		{
+			RecordedEntry *e;
+			ItemPointerData tid;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!locks[which[i]].may || !keep[i])
+				continue;
+			e = RememberedRow(targets[i], starts[i], ends[i], sources[i]);
+			if (e != NULL &&
+				StillRecorded(rel, snap, &e->tid, targets[i], starts[i],
+							  ends[i], sources[i]))
+				keep[i] = false;
+			else if (RecordedByOthers(rel, recorded_index, snap, targets[i],
+									  starts[i], ends[i], sources[i], &tid))
+			{
+				keep[i] = false;
+				Remember(targets[i], starts[i], ends[i], sources[i], &tid);
+			}
+			else
+				Remember(targets[i], starts[i], ends[i], sources[i], NULL);
+			if (!keep[i])
+			{
+				locks[which[i]].left_out = true;
+				kept--;
+			}
+		}
+		UnregisterSnapshot(snap);
+		table_close(rel, NoLock);
+	}
 
 	/* the locks taken now for targets of which nothing was left out */
 	for (j = 0; j < nlocks; j++)
