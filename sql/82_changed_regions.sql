@@ -1042,6 +1042,23 @@ SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass)
    AND chunk_start = '2024-01-01' ORDER BY 1, 2;
 ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
+-- The watches a transaction loaded point into the backend's cache of
+-- watches; an invalidation that empties the cache mid-transaction (here
+-- the signal every upgrade script ends with) hands its memory to the
+-- transaction, whose next rows still find their chunks (two days noted
+-- for each target, nothing else).
+CREATE TEMP TABLE cr_before AS SELECT * FROM backfill.changed_regions;
+BEGIN;
+INSERT INTO cr.two_src VALUES ('2023-12-27 08:00');
+ALTER TABLE backfill.watches RESET (fillfactor);
+INSERT INTO cr.two_src VALUES ('2023-12-26 08:00');
+UPDATE cr.two_src SET ts = ts + interval '1 minute' WHERE ts = '2023-12-26 08:00';
+COMMIT;
+SELECT target, chunk_start, chunk_end - chunk_start AS len, count(*) AS rows
+  FROM (SELECT target, chunk_start, chunk_end FROM backfill.changed_regions
+        EXCEPT ALL SELECT target, chunk_start, chunk_end FROM cr_before) n
+ GROUP BY 1, 2, 3 ORDER BY 1, 2;
+DROP TABLE cr_before;
 -- Nobody else calls or installs it.
 SELECT backfill._recorded_signal();
 SET ROLE regress_cr_writer;

@@ -1877,6 +1877,29 @@ extern HTAB *WatchHash(const char *name, Size keysize, Size entrysize,
 extern void ClearHash(HTAB **hash);
 
 /*
+ * The keys entered into a per-transaction hash keyed by an OID since it was
+ * last emptied, while they are few (HashKeysAdd), so that ClearHashKeys
+ * empties it by key instead of scanning every bucket; past
+ * HASH_KEYS_MAX it scans (ClearHash).
+ */
+#define HASH_KEYS_MAX 8
+typedef struct HashKeys
+{
+	int			n;				/* HASH_KEYS_MAX + 1: too many kept */
+	Oid			keys[HASH_KEYS_MAX];
+} HashKeys;
+
+static inline void
+HashKeysAdd(HashKeys *k, Oid key)
+{
+	if (k->n < HASH_KEYS_MAX)
+		k->keys[k->n++] = key;
+	else
+		k->n = HASH_KEYS_MAX + 1;
+}
+extern void ClearHashKeys(HTAB **hash, HashKeys *keys);
+
+/*
  * Make a watch's TimeZone the session's (unless it is already) for what
  * follows, and give the session's back: EnterZone's result to LeaveZone.
  */

@@ -56,6 +56,7 @@
 #include "backfill.h"
 
 static HTAB *rel_watches = NULL;	/* RelWatches */
+static HashKeys rel_watches_keys;
 static List *log_everything = NIL;	/* targets whose watermark a chunk is
 									 * moving: TakeWatchLock */
 static bool catalog_checked = false;	/* this trigger call made the catalog
@@ -80,6 +81,9 @@ typedef struct CachedWatches
 
 static HTAB *watch_cache = NULL;
 static MemoryContext watch_cache_cxt = NULL;
+static bool watch_cache_callback = false;
+static bool watch_cache_shared = false; /* this transaction's watches point
+										 * into watch_cache_cxt: CopyWatches */
 static Oid	watch_cache_rel = InvalidOid;
 static uint64 watch_cache_gen = 0;	/* counts the emptyings */
 
@@ -174,7 +178,15 @@ WatchCacheCallback(Datum arg, Oid relid)
 	watch_cache = NULL;
 	watch_cache_rel = InvalidOid;
 	watch_cache_gen++;
-	MemoryContextReset(watch_cache_cxt);
+	if (watch_cache_shared && TopTransactionContext != NULL)
+	{
+		/* the transaction's watches point into it: gone when it ends */
+		MemoryContextSetParent(watch_cache_cxt, TopTransactionContext);
+		watch_cache_cxt = NULL;
+		watch_cache_shared = false;
+	}
+	else
+		MemoryContextReset(watch_cache_cxt);
 }
 
 /*
@@ -202,13 +214,15 @@ WatchHash(const char *name, Size keysize, Size entrysize, long nelem,
 static HTAB *
 WatchCache(void)
 {
-	if (watch_cache_cxt == NULL)
+	if (!watch_cache_callback)
 	{
+		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
+		watch_cache_callback = true;
+	}
+	if (watch_cache_cxt == NULL)
 		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
 												"backfill watch cache",
 												ALLOCSET_SMALL_SIZES);
-		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
-	}
 	if (watch_cache == NULL)
 	{
 		watch_cache = WatchHash("backfill watch cache", sizeof(Oid),
@@ -241,6 +255,26 @@ ClearHash(HTAB **hash)
 	hash_seq_init(&seq, *hash);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 		(void) hash_search(*hash, entry, HASH_REMOVE, NULL);
+}
+
+/*
+ * ClearHashKeys
+ *		Empty per-transaction hash *hash whose entries' keys (OIDs) are
+ *		keys, by key when they were few (HashKeys), else by a scan
+ *		(ClearHash); forget the keys.
+ */
+void
+ClearHashKeys(HTAB **hash, HashKeys *keys)
+{
+	int			i;
+
+	if (*hash != NULL && keys->n <= HASH_KEYS_MAX)
+	{
+		for (i = 0; i < keys->n; i++)
+			(void) hash_search(*hash, &keys->keys[i], HASH_REMOVE, NULL);
+	}
+	keys->n = 0;
+	ClearHash(hash);
 }
 
 /*
@@ -354,17 +388,21 @@ LiveEdge(WatchEntry *w, TimestampTz now)
 
 /*
  * CopyWatches
- *		The transaction's RelWatches of relid, copied from a cache entry into
- *		TopTransactionContext (the cache may be emptied mid-transaction),
- *		each with its edge for this transaction: the later of the watermark
- *		and the live edge at the transaction's start (LiveEdge, kept in the
- *		cache entry).  Under a transaction snapshot the watermark may be
- *		older than one a chunk has committed since, and while a chunk moves
- *		it the new one is not known yet (LogEverything): every row is
- *		logged.
+ *		The transaction's RelWatches of relid, copied from c into
+ *		TopTransactionContext, each with its edge for this transaction: the
+ *		later of the watermark and the live edge at the transaction's start
+ *		(LiveEdge, kept in the cache entry).  Under a transaction snapshot
+ *		the watermark may be older than one a chunk has committed since,
+ *		and while a chunk moves it the new one is not known yet
+ *		(LogEverything): every row is logged.  From an entry of the cache
+ *		(cached) the entries' strings and intervals are not copied: an
+ *		invalidation that empties the cache mid-transaction hands its
+ *		memory to the transaction instead of freeing it
+ *		(WatchCacheCallback).  An entry read for this statement only is
+ *		copied whole.
  */
 static RelWatches *
-CopyWatches(Oid relid, CachedWatches *c)
+CopyWatches(Oid relid, CachedWatches *c, bool cached)
 {
 	RelWatches *rw;
 	MemoryContext old;
@@ -375,6 +413,7 @@ CopyWatches(Oid relid, CachedWatches *c)
 		LiveEdge(&c->entries[k], now);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	rw = (RelWatches *) hash_search(rel_watches, &relid, HASH_ENTER, NULL);
+	HashKeysAdd(&rel_watches_keys, relid);
 	rw->rows_loaded = false;
 	rw->n = c->n;
 	rw->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
@@ -382,27 +421,24 @@ CopyWatches(Oid relid, CachedWatches *c)
 	{
 		WatchEntry *e = &rw->entries[k];
 
-		e->target = c->entries[k].target;
-		e->source = c->entries[k].source;
-		e->time_column = pstrdup(c->entries[k].time_column);
-		e->attnum = c->entries[k].attnum;
-		e->timezone = pstrdup(c->entries[k].timezone);
-		e->tz = c->entries[k].tz;
-		e->chunk = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
-		e->settle = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
-		e->has_watermark = c->entries[k].has_watermark;
-		e->watermark = c->entries[k].watermark;
+		*e = c->entries[k];
+		if (!cached)
+		{
+			e->time_column = pstrdup(c->entries[k].time_column);
+			e->timezone = pstrdup(c->entries[k].timezone);
+			e->chunk = (Interval *) palloc(sizeof(Interval));
+			memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+			e->settle = (Interval *) palloc(sizeof(Interval));
+			memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
+		}
 		e->live_known = true;
-		e->live_edge = c->entries[k].live_edge;
-		e->live_until = c->entries[k].live_until;
 		e->edge = e->has_watermark ? Max(e->watermark, e->live_edge) :
 			e->live_edge;
 		if (IsolationUsesXactSnapshot() || LogEverything(e->target))
 			e->edge = DT_NOEND;
 	}
 	MemoryContextSwitchTo(old);
+	watch_cache_shared |= cached;
 	return rw;
 }
 
@@ -418,7 +454,7 @@ CopyWatches(Oid relid, CachedWatches *c)
  *		the caller's memory, for this statement only).
  */
 static CachedWatches *
-ReadWatches(Oid relid, Datum ids)
+ReadWatches(Oid relid, Datum ids, bool *cached)
 {
 	Oid			argtypes[1] = {REGCLASSARRAYOID};
 	Datum		values[1];
@@ -475,7 +511,8 @@ ReadWatches(Oid relid, Datum ids)
 	 * keep it (specs/watch_cache_snapshot.spec).
 	 */
 	(void) WatchCache();
-	if (gen == watch_cache_gen && !IsolationUsesXactSnapshot())
+	*cached = gen == watch_cache_gen && !IsolationUsesXactSnapshot();
+	if (*cached)
 	{
 		old = MemoryContextSwitchTo(watch_cache_cxt);
 		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
@@ -531,6 +568,7 @@ LoadRelWatches(Oid relid)
 	RelWatches *rw;
 	CachedWatches *c;
 	bool		found;
+	bool		cached;
 	List	   *ancestors;
 	int			i;
 
@@ -550,12 +588,12 @@ LoadRelWatches(Oid relid)
 			TakeWatchLock(c->targets[i]);
 		AcceptInvalidationMessages();
 		if (gen == watch_cache_gen)
-			return CopyWatches(relid, c);
+			return CopyWatches(relid, c, true);
 	}
 
 	ancestors = lcons_oid(relid, get_partition_ancestors(relid));
-	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID));
-	return CopyWatches(relid, c);
+	c = ReadWatches(relid, MakeOidArray(ancestors, REGCLASSOID), &cached);
+	return CopyWatches(relid, c, cached);
 }
 
 /*
@@ -581,11 +619,12 @@ FindRelWatches(Oid relid)
 void
 ForgetRelWatches(bool xact_end)
 {
-	ClearHash(&rel_watches);
+	ClearHashKeys(&rel_watches, &rel_watches_keys);
 	if (xact_end)
 	{
 		log_everything = NIL;
 		event_debts = NIL;
+		watch_cache_shared = false;
 	}
 }
 

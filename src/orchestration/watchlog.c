@@ -177,6 +177,7 @@ typedef struct RowCall
 static MemoryContext watch_state_cxt = NULL;
 static HTAB *logged = NULL;		/* LoggedEntry */
 static HTAB *row_sources = NULL;	/* RowSource */
+static HashKeys row_sources_keys;
 static int	npending = 0;		/* LoggedEntry pending in logged */
 static uint64 row_state_gen = 0;	/* changes when row_sources does */
 
@@ -196,7 +197,7 @@ WatchXactCallback(XactEvent event, void *arg)
 	{
 		ClearHash(&logged);
 		ForgetRelWatches(true);
-		ClearHash(&row_sources);
+		ClearHashKeys(&row_sources, &row_sources_keys);
 		npending = 0;
 		row_state_gen++;
 	}
@@ -484,6 +485,7 @@ AddRowSource(RelWatches *rw, Oid source, Relation rel, Oid load_role)
 	rs = (RowSource *) hash_search(row_sources, &source, HASH_ENTER, &found);
 	if (found)
 		return;
+	HashKeysAdd(&row_sources_keys, source);
 	rs->subid = GetCurrentSubTransactionId();
 	rs->load_role = load_role;
 	rs->n = 0;
