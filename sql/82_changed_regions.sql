@@ -414,6 +414,28 @@ SELECT count(*) AS written FROM cr.events WHERE at = '2026-10-30 10:00';
 SELECT count(*) AS recorded FROM cr.logged
  WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-30';
 SELECT cr.clear();
+-- The table's own trigger backfill_recorded_signal fires on UPDATE, DELETE
+-- and TRUNCATE, not on INSERT: the rows are still appended from C, in the
+-- writer's own command (cmin 0 in a transaction that ran nothing before),
+-- not by an INSERT as the extension owner run after it (cmin 1).  A trigger
+-- of a user's that fires on no INSERT does not stop them either (the guard
+-- would refuse that INSERT).
+BEGIN;
+INSERT INTO cr.events VALUES ('2026-10-26 10:00', 1);
+SELECT cmin FROM backfill.changed_regions
+ WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-26';
+ROLLBACK;
+CREATE FUNCTION cr.log_seen() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN RAISE NOTICE 'trigger ran as %', current_user; RETURN NULL; END$$;
+CREATE TRIGGER seen AFTER DELETE ON backfill.changed_regions
+    FOR EACH STATEMENT EXECUTE FUNCTION cr.log_seen();
+INSERT INTO cr.events VALUES ('2026-10-26 10:00', 1);
+DROP TRIGGER seen ON backfill.changed_regions;
+DROP FUNCTION cr.log_seen();
+SELECT count(*) AS recorded FROM cr.logged
+ WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-26';
+DELETE FROM cr.events WHERE at = '2026-10-26 10:00';
+SELECT cr.clear();
 
 -- A partition watched alone: writes straight into it are recorded, and
 -- inserts through its partitioned table (its row trigger fires on it, and

@@ -38,6 +38,7 @@
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -525,11 +526,30 @@ OpenPlainIndexes(Relation rel, EState **estate)
 }
 
 /*
+ * FiresOnInsert
+ *		Whether an INSERT into a table with triggers td fires any of them
+ *		(a row or statement trigger, a constraint trigger, a transition
+ *		table).  A trigger of other events only (backfill_recorded_signal
+ *		of backfill.changed_regions: UPDATE, DELETE, TRUNCATE) does not
+ *		fire: the rows may still be appended without SQL, which runs none
+ *		anyway (the attack review of the recorded memory: that trigger had
+ *		sent every append of the log through an INSERT as the owner).
+ */
+static bool
+FiresOnInsert(const TriggerDesc *td)
+{
+	return td != NULL &&
+		(td->trig_insert_before_row || td->trig_insert_after_row ||
+		 td->trig_insert_instead_row || td->trig_insert_before_statement ||
+		 td->trig_insert_after_statement || td->trig_insert_new_table);
+}
+
+/*
  * AppendableTable
  *		Whether CatalogAppendRows may write rel, with ncols values a row,
  *		without running SQL: a plain table with exactly those columns (none
- *		dropped), no trigger, no rule and no row security forced on its
- *		owner.
+ *		dropped), no trigger that an INSERT fires (FiresOnInsert), no rule
+ *		and no row security forced on its owner.
  */
 static bool
 AppendableTable(Relation rel, int ncols)
@@ -537,7 +557,7 @@ AppendableTable(Relation rel, int ncols)
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->trigdesc != NULL ||
+	if (rel->rd_rel->relkind != RELKIND_RELATION || FiresOnInsert(rel->trigdesc) ||
 		rel->rd_rules != NULL || rel->rd_rel->relforcerowsecurity ||
 		desc->natts != ncols)
 		return false;
@@ -560,10 +580,10 @@ AppendableTable(Relation rel, int ncols)
  *		search_path pinned, which cost more than the write for the hottest
  *		catalog write: the watch trigger's rows, one per writing
  *		transaction.  No name is resolved outside schema backfill and no
- *		user code runs: a table with a trigger, a rule, row security forced
- *		on its owner, a column not given, or an index on an expression or
- *		with a predicate is not written (false: the caller then writes the
- *		rows with CatalogExec).  The caller guarantees the table's CHECK
+ *		user code runs: a table with a trigger an INSERT fires, a rule, row
+ *		security forced on its owner, a column not given, or an index on an
+ *		expression or with a predicate is not written (false: the caller
+ *		then writes the rows with CatalogExec).  The caller guarantees the table's CHECK
  *		constraints; a null in a NOT NULL column is an internal error.
  */
 bool
