@@ -1287,6 +1287,43 @@ SELECT c.inhrelid::regclass AS child FROM pg_inherits c
 SELECT backfill.unregister(:'ihd_daily_oid'::oid::regclass);
 DROP TABLE cr.ihd CASCADE;
 
+-- What the memory saves: a transaction into a chunk found recorded opens
+-- no index of the log (the scans of its index in the transaction, counted
+-- before and after its write).  A build that consumes nothing sends no
+-- invalidation, so the memory outlives it: here the first build of another
+-- target, each of whose chunks moves its watermark (the attack review: each
+-- sent one, and every backend read the log again).  Last in this file: the
+-- builds take run ids.
+CREATE TABLE cr.mem_src (ts timestamptz NOT NULL);
+CREATE TABLE cr.mem_a (day timestamptz NOT NULL, n int);
+CREATE TABLE cr.mem_b (LIKE cr.mem_a);
+SELECT backfill.register(t, 'day', $$SELECT $1 AS day, count(*)::int AS n
+    FROM cr.mem_src WHERE ts >= $1 AND ts < $2$$) AS registered
+  FROM unnest('{cr.mem_a,cr.mem_b}'::regclass[]) t;
+SELECT backfill.watch('cr.mem_a', 'cr.mem_src', 'ts', settle => '100 years') AS watched;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.mem_a', '2024-01-01', '2024-01-03');
+RESET client_min_messages;
+INSERT INTO cr.mem_src VALUES ('2024-01-01 07:00');
+INSERT INTO cr.mem_src VALUES ('2024-01-01 08:00');
+BEGIN;
+SELECT pg_stat_get_xact_numscans('backfill.changed_regions_target_idx'::regclass) AS scans \gset
+INSERT INTO cr.mem_src VALUES ('2024-01-01 09:00');
+SELECT pg_stat_get_xact_numscans('backfill.changed_regions_target_idx'::regclass) - :scans AS looked_up;
+COMMIT;
+SET client_min_messages = warning;
+CALL backfill.backfill('cr.mem_b', '2024-01-01', '2024-01-03');
+RESET client_min_messages;
+BEGIN;
+SELECT pg_stat_get_xact_numscans('backfill.changed_regions_target_idx'::regclass) AS scans \gset
+INSERT INTO cr.mem_src VALUES ('2024-01-01 10:00');
+SELECT pg_stat_get_xact_numscans('backfill.changed_regions_target_idx'::regclass) - :scans AS looked_up;
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target = 'cr.mem_a'::regclass ORDER BY 1, 2;
+SELECT backfill.unregister(t) FROM unnest('{cr.mem_a,cr.mem_b}'::regclass[]) t;
+DROP TABLE cr.mem_src, cr.mem_a, cr.mem_b;
+
 -- Clean up.
 SELECT backfill.unregister('cr.monthly');
 SELECT backfill.unregister('cr.settled');

@@ -54,7 +54,8 @@
  *		(before the chunk took the target lock, or after), and stays
  *		logged (the chunk may read its rows anyway: at worst the chunk is
  *		rebuilt once more).  When the lock was taken, the writers
- *		waited for may have logged since, so the answer is always true.
+ *		waited for may have logged since, so a statement after the wait
+ *		looks again (below).
  *		A chunk that will consume also waits, within lock_timeout, for the
  *		writers that left out a row because its chunk was recorded already
  *		(the target's RECORDED lock, orchestration/watchrecorded.c), and
@@ -135,6 +136,31 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 				 errdetail("A chunk built in a REPEATABLE READ or SERIALIZABLE transaction consumes no recorded changes: its snapshot was taken before its wait for the writers of the watched sources."),
 				 errhint("Build watched targets in READ COMMITTED (default_transaction_isolation); the next stale plan chooses this chunk again.")));
 		return false;
+	}
+	if (moves && !found)
+	{
+		bool		enull;
+
+		/*
+		 * The writers waited for have committed: a new statement sees what
+		 * they recorded.  Where nothing is recorded in [lo, hi) the chunk
+		 * consumes nothing, and runs no DELETE of the log either: every
+		 * one fires backfill_recorded_signal, whose invalidation makes
+		 * every backend forget the chunks it remembers as recorded
+		 * (orchestration/watchrecorded.c), and a chunk that moves the
+		 * watermark is the usual one (every first build, every build at
+		 * the live edge; the attack review of the recorded memory).  A
+		 * change recorded after this statement stays recorded, as above.
+		 * No row is consumed, so no writer that left its own out for one
+		 * is waited for.
+		 */
+		CatalogExec("SELECT EXISTS (SELECT FROM backfill.changed_regions x"
+					"  WHERE x.target OPERATOR(pg_catalog.=) $1"
+					"  AND x.chunk_start OPERATOR(pg_catalog.<) $3"
+					"  AND x.chunk_end OPERATOR(pg_catalog.>) $2)",
+					3, argtypes, values, NULL, SPI_OK_SELECT);
+		logged = SPI_processed > 0 && SpiGetBool(0, 1, &enull);
+		SPI_freetuptable(SPI_tuptable);
 	}
 	if (logged)
 	{
