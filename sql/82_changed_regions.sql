@@ -1321,6 +1321,27 @@ SELECT pg_stat_get_xact_numscans('backfill.changed_regions_target_idx'::regclass
 COMMIT;
 SELECT target, chunk_start, rows FROM cr.logged
  WHERE target = 'cr.mem_a'::regclass ORDER BY 1, 2;
+-- A trigger backfill_recorded_signal made for an UPDATE OF some columns
+-- does not fire for an UPDATE of the others: it is not taken for the
+-- signal, and the rows remembered are read again.  A superuser's UPDATE
+-- moves January 1's row of cr.mem_a to cr.mem_b: the next write into it is
+-- recorded for cr.mem_a again.
+DROP TRIGGER backfill_recorded_signal ON backfill.changed_regions;
+CREATE TRIGGER backfill_recorded_signal
+    AFTER UPDATE OF changed_at OR DELETE OR TRUNCATE ON backfill.changed_regions
+    FOR EACH STATEMENT EXECUTE FUNCTION backfill._recorded_signal();
+ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
+INSERT INTO cr.mem_src VALUES ('2024-01-01 11:00');
+UPDATE backfill.changed_regions SET target = 'cr.mem_b'
+ WHERE target = 'cr.mem_a'::regclass;
+INSERT INTO cr.mem_src VALUES ('2024-01-01 12:00');
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.mem_a'::regclass, 'cr.mem_b'::regclass) ORDER BY 1, 2;
+DROP TRIGGER backfill_recorded_signal ON backfill.changed_regions;
+CREATE TRIGGER backfill_recorded_signal
+    AFTER UPDATE OR DELETE OR TRUNCATE ON backfill.changed_regions
+    FOR EACH STATEMENT EXECUTE FUNCTION backfill._recorded_signal();
+ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
 SELECT backfill.unregister(t) FROM unnest('{cr.mem_a,cr.mem_b}'::regclass[]) t;
 DROP TABLE cr.mem_src, cr.mem_a, cr.mem_b;
 

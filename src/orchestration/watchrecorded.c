@@ -250,8 +250,9 @@ StillRecorded(Relation rel, Snapshot snap, ItemPointer tid, Datum target,
  *		Whether rel (backfill.changed_regions of schema nsp) has the
  *		trigger that sends the invalidation a remembered row relies on:
  *		backfill_recorded_signal, an AFTER UPDATE, DELETE and TRUNCATE
- *		statement trigger without WHEN clause that fires always (also under
- *		session_replication_role = replica) and calls
+ *		statement trigger without WHEN clause nor column list (UPDATE OF
+ *		fires for an UPDATE of those columns only) that fires always (also
+ *		under session_replication_role = replica) and calls
  *		backfill._recorded_signal.  Disabling or dropping it invalidates
  *		rel, so it is looked for again.
  */
@@ -269,6 +270,7 @@ RecordedSignalled(Relation rel, Oid nsp)
 
 		if (strcmp(t->tgname, RECORDED_SIGNAL_TRIGGER) != 0 ||
 			t->tgenabled != TRIGGER_FIRES_ALWAYS || t->tgqual != NULL ||
+			t->tgnattr != 0 ||
 			TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
 			!TRIGGER_FOR_DELETE(t->tgtype) || !TRIGGER_FOR_UPDATE(t->tgtype) ||
 			!TRIGGER_FOR_TRUNCATE(t->tgtype) ||
