@@ -414,8 +414,8 @@ SELECT count(*) AS written FROM cr.events WHERE at = '2026-10-30 10:00';
 SELECT count(*) AS recorded FROM cr.logged
  WHERE target = 'cr.ev_daily'::regclass AND chunk_start = '2026-10-30';
 SELECT cr.clear();
--- The table's own trigger backfill_recorded_signal fires on UPDATE, DELETE
--- and TRUNCATE, not on INSERT: the rows are still appended from C, in the
+-- The table's own trigger backfill_recorded_signal fires on DELETE and
+-- UPDATE, not on INSERT: the rows are still appended from C, in the
 -- writer's own command (cmin 0 in a transaction that ran nothing before),
 -- not by an INSERT as the extension owner run after it (cmin 1).  A trigger
 -- of a user's that fires on no INSERT does not stop them either (the guard
@@ -1041,8 +1041,8 @@ SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
 -- The rows found recorded are remembered by the backend: the transactions
 -- above into January 1 left their rows out without reading the log again.
--- A statement that deletes, changes or truncates rows of the log fires its
--- trigger backfill_recorded_signal, which makes every backend forget them:
+-- A row of the log deleted or changed fires its row trigger
+-- backfill_recorded_signal, which makes every backend forget them:
 -- after a superuser's DELETE of cr.two_a's row, the next row into January
 -- 1 is recorded again for cr.two_a, and still left out for cr.two_b.
 SELECT tgname, tgenabled, pg_get_triggerdef(oid) AS def FROM pg_trigger
@@ -1064,6 +1064,15 @@ SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass)
    AND chunk_start = '2024-01-01' ORDER BY 1, 2;
 ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
+-- TRUNCATE fires no row trigger: the table's new file invalidates it.
+INSERT INTO cr.two_src VALUES ('2024-01-01 18:00');
+CREATE TEMP TABLE cr_kept AS SELECT * FROM backfill.changed_regions;
+TRUNCATE backfill.changed_regions;
+INSERT INTO cr.two_src VALUES ('2024-01-01 19:00');
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target IN ('cr.two_a'::regclass, 'cr.two_b'::regclass) ORDER BY 1, 2;
+INSERT INTO backfill.changed_regions SELECT * FROM cr_kept;
+DROP TABLE cr_kept;
 -- The watches a transaction loaded point into the backend's cache of
 -- watches; an invalidation that empties the cache mid-transaction (here
 -- the signal every upgrade script ends with) hands its memory to the
@@ -1328,8 +1337,8 @@ SELECT target, chunk_start, rows FROM cr.logged
 -- recorded for cr.mem_a again.
 DROP TRIGGER backfill_recorded_signal ON backfill.changed_regions;
 CREATE TRIGGER backfill_recorded_signal
-    AFTER UPDATE OF changed_at OR DELETE OR TRUNCATE ON backfill.changed_regions
-    FOR EACH STATEMENT EXECUTE FUNCTION backfill._recorded_signal();
+    AFTER UPDATE OF changed_at OR DELETE ON backfill.changed_regions
+    FOR EACH ROW EXECUTE FUNCTION backfill._recorded_signal();
 ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
 INSERT INTO cr.mem_src VALUES ('2024-01-01 11:00');
 UPDATE backfill.changed_regions SET target = 'cr.mem_b'
@@ -1339,8 +1348,8 @@ SELECT target, chunk_start, rows FROM cr.logged
  WHERE target IN ('cr.mem_a'::regclass, 'cr.mem_b'::regclass) ORDER BY 1, 2;
 DROP TRIGGER backfill_recorded_signal ON backfill.changed_regions;
 CREATE TRIGGER backfill_recorded_signal
-    AFTER UPDATE OR DELETE OR TRUNCATE ON backfill.changed_regions
-    FOR EACH STATEMENT EXECUTE FUNCTION backfill._recorded_signal();
+    AFTER DELETE OR UPDATE ON backfill.changed_regions
+    FOR EACH ROW EXECUTE FUNCTION backfill._recorded_signal();
 ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
 SELECT backfill.unregister(t) FROM unnest('{cr.mem_a,cr.mem_b}'::regclass[]) t;
 DROP TABLE cr.mem_src, cr.mem_a, cr.mem_b;

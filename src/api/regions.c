@@ -315,11 +315,12 @@ backfill_watch_ddl(PG_FUNCTION_ARGS)
 
 /*
  * backfill_recorded_signal
- *		The function of backfill_recorded_signal, the AFTER UPDATE, DELETE
- *		and TRUNCATE statement trigger of backfill.changed_regions: a
- *		relcache invalidation of the table, sent when the statement's
- *		transaction commits, which tells every backend to forget the rows
- *		of the log it remembers as recorded (orchestration/watchrecorded.c).
+ *		The function of backfill_recorded_signal, the AFTER DELETE OR
+ *		UPDATE row trigger of backfill.changed_regions: a relcache
+ *		invalidation of the table (one per command, however many rows),
+ *		sent when the transaction commits, which tells every backend to
+ *		forget the rows of the log it remembers as recorded
+ *		(orchestration/watchrecorded.c).
  *		Sends nothing else and reads nothing; EXECUTE is revoked from
  *		PUBLIC (PostgreSQL checks it when a trigger is made, not when it
  *		fires).
@@ -330,11 +331,11 @@ backfill_recorded_signal(PG_FUNCTION_ARGS)
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
 		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("backfill._recorded_signal must be called as an AFTER statement trigger"),
+				 errmsg("backfill._recorded_signal must be called as an AFTER row trigger"),
 				 errdetail("It is the trigger backfill_recorded_signal of backfill.changed_regions."),
 				 errhint("Do not call it or install it yourself.")));
 	CacheInvalidateRelcache(trigdata->tg_relation);

@@ -530,7 +530,7 @@ OpenPlainIndexes(Relation rel, EState **estate)
  *		Whether an INSERT into a table with triggers td fires any of them
  *		(a row or statement trigger, a constraint trigger, a transition
  *		table).  A trigger of other events only (backfill_recorded_signal
- *		of backfill.changed_regions: UPDATE, DELETE, TRUNCATE) does not
+ *		of backfill.changed_regions: DELETE, UPDATE) does not
  *		fire: the rows may still be appended without SQL, which runs none
  *		anyway (the attack review of the recorded memory: that trigger had
  *		sent every append of the log through an INSERT as the owner).

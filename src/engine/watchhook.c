@@ -144,15 +144,13 @@ ChunkLockWatermark(Oid target, TimestampTz lo, TimestampTz hi)
 		/*
 		 * The writers waited for have committed: a new statement sees what
 		 * they recorded.  Where nothing is recorded in [lo, hi) the chunk
-		 * consumes nothing, and runs no DELETE of the log either: every
-		 * one fires backfill_recorded_signal, whose invalidation makes
-		 * every backend forget the chunks it remembers as recorded
-		 * (orchestration/watchrecorded.c), and a chunk that moves the
-		 * watermark is the usual one (every first build, every build at
-		 * the live edge; the attack review of the recorded memory).  A
-		 * change recorded after this statement stays recorded, as above.
-		 * No row is consumed, so no writer that left its own out for one
-		 * is waited for.
+		 * consumes nothing and runs no DELETE of the log, and a chunk that
+		 * moves the watermark is the usual one (every first build, every
+		 * build at the live edge; the attack review of the recorded
+		 * memory, when backfill_recorded_signal was a statement trigger,
+		 * which such a DELETE fired).  A change recorded after this
+		 * statement stays recorded, as above.  No row is consumed, so no
+		 * writer that left its own out for one is waited for.
 		 */
 		CatalogExec("SELECT EXISTS (SELECT FROM backfill.changed_regions x"
 					"  WHERE x.target OPERATOR(pg_catalog.=) $1"

@@ -25,11 +25,12 @@
  * before: writers never wait for a build.
  *
  * The row found is remembered by the backend (chunk, source, and where
- * the row lies).  Every statement that deletes, changes or truncates rows
- * of the log (a build consuming its range, unregister, a superuser's
- * DELETE) fires the table's AFTER statement trigger
+ * the row lies).  Every row of the log deleted or changed (by a build
+ * consuming its range, unregister, a superuser's DELETE, a subscription's
+ * apply worker) fires the table's AFTER row trigger
  * backfill_recorded_signal, which sends a relcache invalidation of the
- * table at commit; it empties every backend's memory (RecordedCallback).
+ * table at commit, as TRUNCATE's new file does; it empties every
+ * backend's memory (RecordedCallback).
  * So a remembered row is still there while no such invalidation has come
  * in: the next transaction into that chunk takes the RECORDED lock, takes
  * in the invalidations (AcceptInvalidationMessages), and leaves its row
@@ -249,8 +250,8 @@ StillRecorded(Relation rel, Snapshot snap, ItemPointer tid, Datum target,
  * RecordedSignalled
  *		Whether rel (backfill.changed_regions of schema nsp) has the
  *		trigger that sends the invalidation a remembered row relies on:
- *		backfill_recorded_signal, an AFTER UPDATE, DELETE and TRUNCATE
- *		statement trigger without WHEN clause nor column list (UPDATE OF
+ *		backfill_recorded_signal, an AFTER DELETE and UPDATE row trigger
+ *		without WHEN clause nor column list (UPDATE OF
  *		fires for an UPDATE of those columns only) that fires always (also
  *		under session_replication_role = replica) and calls
  *		backfill._recorded_signal.  Disabling or dropping it invalidates
@@ -271,9 +272,8 @@ RecordedSignalled(Relation rel, Oid nsp)
 		if (strcmp(t->tgname, RECORDED_SIGNAL_TRIGGER) != 0 ||
 			t->tgenabled != TRIGGER_FIRES_ALWAYS || t->tgqual != NULL ||
 			t->tgnattr != 0 ||
-			TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
+			!TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
 			!TRIGGER_FOR_DELETE(t->tgtype) || !TRIGGER_FOR_UPDATE(t->tgtype) ||
-			!TRIGGER_FOR_TRUNCATE(t->tgtype) ||
 			get_func_namespace(t->tgfoid) != nsp)
 			continue;
 		fname = get_func_name(t->tgfoid);
