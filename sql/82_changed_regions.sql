@@ -1351,6 +1351,20 @@ CREATE TRIGGER backfill_recorded_signal
     AFTER DELETE OR UPDATE ON backfill.changed_regions
     FOR EACH ROW EXECUTE FUNCTION backfill._recorded_signal();
 ALTER TABLE backfill.changed_regions ENABLE ALWAYS TRIGGER backfill_recorded_signal;
+-- An invalidation that comes in while the watches are read into the
+-- cache (a catalog cache miss of the lookup of a time column, a zone or a
+-- type opens its catalog) empties the cache being filled: the watches are
+-- read into the statement's memory first, then copied.  Seen where every
+-- such lookup takes in invalidations and every invalidation empties
+-- everything (debug_discard_caches: a build with assertions; elsewhere
+-- setting it fails, and nothing changes): the backend read freed memory.
+BEGIN;
+DO $$BEGIN PERFORM pg_catalog.set_config('debug_discard_caches', '1', true);
+EXCEPTION WHEN OTHERS THEN NULL; END$$;
+INSERT INTO cr.mem_src VALUES ('2024-01-02 07:00');
+COMMIT;
+SELECT target, chunk_start, rows FROM cr.logged
+ WHERE target = 'cr.mem_a'::regclass AND chunk_start = '2024-01-02';
 SELECT backfill.unregister(t) FROM unnest('{cr.mem_a,cr.mem_b}'::regclass[]) t;
 DROP TABLE cr.mem_src, cr.mem_a, cr.mem_b;
 
