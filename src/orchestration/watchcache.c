@@ -219,15 +219,24 @@ WatchCache(void)
 		CacheRegisterRelcacheCallback(WatchCacheCallback, (Datum) 0);
 		watch_cache_callback = true;
 	}
-	if (watch_cache_cxt == NULL)
-		watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
-												"backfill watch cache",
-												ALLOCSET_SMALL_SIZES);
 	if (watch_cache == NULL)
 	{
+		/*
+		 * Looked up first: a catalog lookup may take in invalidations,
+		 * and one that empties the cache (WatchCacheCallback) between
+		 * the hash's making and the end of the lookup left no cache to
+		 * return (NULL, or one handed to the transaction); the cache is
+		 * empty until it is made, so the callback has nothing to do.
+		 */
+		Oid			rel = WatchesRelid();
+
+		if (watch_cache_cxt == NULL)
+			watch_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+													"backfill watch cache",
+													ALLOCSET_SMALL_SIZES);
 		watch_cache = WatchHash("backfill watch cache", sizeof(Oid),
 								sizeof(CachedWatches), 16, watch_cache_cxt);
-		watch_cache_rel = WatchesRelid();
+		watch_cache_rel = rel;
 	}
 	return watch_cache;
 }
@@ -463,6 +472,7 @@ ReadWatches(Oid relid, Datum ids, bool *cached)
 	int			ntargets;
 	Oid		   *targets;
 	CachedWatches *c;
+	CachedWatches *r;
 	MemoryContext old;
 
 	WatchCatalog(true);
@@ -503,29 +513,16 @@ ReadWatches(Oid relid, Datum ids, bool *cached)
 				1, argtypes, values, NULL, SPI_OK_SELECT);
 
 	/*
-	 * What was read is right for this transaction (its locks are held); it
-	 * is cached unless an invalidation came in meanwhile, or it was read
-	 * with a transaction snapshot (REPEATABLE READ, SERIALIZABLE): that is
-	 * older than the invalidations already received (a watermark a build
-	 * moved since, a watch added or removed), and later transactions would
-	 * keep it (specs/watch_cache_snapshot.spec).
+	 * Read into the caller's memory first: the values' copies and the
+	 * lookups of each time column and zone may take in invalidations
+	 * (a catalog cache miss opens its catalog), and one that empties the
+	 * cache frees (or hands to the transaction) what was being filled in
+	 * it.
 	 */
-	(void) WatchCache();
-	*cached = gen == watch_cache_gen && !IsolationUsesXactSnapshot();
-	if (*cached)
-	{
-		old = MemoryContextSwitchTo(watch_cache_cxt);
-		c = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
-	}
-	else
-	{
-		old = CurrentMemoryContext;
-		c = palloc(sizeof(CachedWatches));
-		c->relid = relid;
-	}
+	c = palloc(sizeof(CachedWatches));
+	c->relid = relid;
 	c->ntargets = ntargets;
-	c->targets = palloc(sizeof(Oid) * Max(ntargets, 1));
-	memcpy(c->targets, targets, sizeof(Oid) * ntargets);
+	c->targets = targets;
 	c->n = (int) SPI_processed;
 	c->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
 	for (k = 0; k < SPI_processed; k++)
@@ -549,9 +546,42 @@ ReadWatches(Oid relid, Datum ids, bool *cached)
 		e->attnum = get_attnum(e->source, e->time_column);
 		e->tz = pg_tzset(e->timezone);
 	}
-	MemoryContextSwitchTo(old);
 	SPI_freetuptable(SPI_tuptable);
-	return c;
+
+	/*
+	 * What was read is right for this transaction (its locks are held); it
+	 * is cached unless an invalidation came in meanwhile, or it was read
+	 * with a transaction snapshot (REPEATABLE READ, SERIALIZABLE): that is
+	 * older than the invalidations already received (a watermark a build
+	 * moved since, a watch added or removed), and later transactions would
+	 * keep it (specs/watch_cache_snapshot.spec).  The copy into the cache
+	 * looks nothing up.
+	 */
+	(void) WatchCache();
+	*cached = gen == watch_cache_gen && !IsolationUsesXactSnapshot();
+	if (!*cached)
+		return c;
+	old = MemoryContextSwitchTo(watch_cache_cxt);
+	r = (CachedWatches *) hash_search(watch_cache, &relid, HASH_ENTER, NULL);
+	r->ntargets = c->ntargets;
+	r->targets = palloc(sizeof(Oid) * Max(c->ntargets, 1));
+	memcpy(r->targets, c->targets, sizeof(Oid) * c->ntargets);
+	r->n = c->n;
+	r->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
+	for (k = 0; k < (uint64) c->n; k++)
+	{
+		WatchEntry *e = &r->entries[k];
+
+		*e = c->entries[k];
+		e->time_column = pstrdup(c->entries[k].time_column);
+		e->timezone = pstrdup(c->entries[k].timezone);
+		e->chunk = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
+		e->settle = (Interval *) palloc(sizeof(Interval));
+		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
+	}
+	MemoryContextSwitchTo(old);
+	return r;
 }
 
 /*
