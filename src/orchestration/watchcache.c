@@ -149,7 +149,15 @@ WatchCacheCallback(Datum arg, Oid relid)
 
 	if (watch_cache == NULL)
 	{
+		/*
+		 * Nothing cached, but ReadWatches may be reading what it will
+		 * cache: an invalidation taken in meanwhile (a build that moved a
+		 * watermark and committed while this writer held RowShareLock)
+		 * may be about what it read, which is then this transaction's
+		 * only (its generation moved).
+		 */
 		catalog_version_ok = false;
+		watch_cache_gen++;
 		return;
 	}
 	if (!hit)
