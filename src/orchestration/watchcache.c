@@ -404,6 +404,23 @@ LiveEdge(WatchEntry *w, TimestampTz now)
 }
 
 /*
+ * CopyWatchEntry
+ *		*dst = *src, with src's strings and intervals copied into the
+ *		current memory context.
+ */
+static void
+CopyWatchEntry(WatchEntry *dst, const WatchEntry *src)
+{
+	*dst = *src;
+	dst->time_column = pstrdup(src->time_column);
+	dst->timezone = pstrdup(src->timezone);
+	dst->chunk = (Interval *) palloc(sizeof(Interval));
+	memcpy(dst->chunk, src->chunk, sizeof(Interval));
+	dst->settle = (Interval *) palloc(sizeof(Interval));
+	memcpy(dst->settle, src->settle, sizeof(Interval));
+}
+
+/*
  * CopyWatches
  *		The transaction's RelWatches of relid, copied from c into
  *		TopTransactionContext, each with its edge for this transaction: the
@@ -438,16 +455,10 @@ CopyWatches(Oid relid, CachedWatches *c, bool cached)
 	{
 		WatchEntry *e = &rw->entries[k];
 
-		*e = c->entries[k];
-		if (!cached)
-		{
-			e->time_column = pstrdup(c->entries[k].time_column);
-			e->timezone = pstrdup(c->entries[k].timezone);
-			e->chunk = (Interval *) palloc(sizeof(Interval));
-			memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
-			e->settle = (Interval *) palloc(sizeof(Interval));
-			memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
-		}
+		if (cached)
+			*e = c->entries[k];
+		else
+			CopyWatchEntry(e, &c->entries[k]);
 		e->live_known = true;
 		e->edge = e->has_watermark ? Max(e->watermark, e->live_edge) :
 			e->live_edge;
@@ -577,17 +588,7 @@ ReadWatches(Oid relid, Datum ids, bool *cached)
 	r->n = c->n;
 	r->entries = palloc0(sizeof(WatchEntry) * Max(c->n, 1));
 	for (k = 0; k < (uint64) c->n; k++)
-	{
-		WatchEntry *e = &r->entries[k];
-
-		*e = c->entries[k];
-		e->time_column = pstrdup(c->entries[k].time_column);
-		e->timezone = pstrdup(c->entries[k].timezone);
-		e->chunk = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->chunk, c->entries[k].chunk, sizeof(Interval));
-		e->settle = (Interval *) palloc(sizeof(Interval));
-		memcpy(e->settle, c->entries[k].settle, sizeof(Interval));
-	}
+		CopyWatchEntry(&r->entries[k], &c->entries[k]);
 	MemoryContextSwitchTo(old);
 	return r;
 }

@@ -388,6 +388,23 @@ NothingLeftOut(Oid target)
 }
 
 /*
+ * RecordedKeyOf
+ *		The key of the remembered row of target's chunk from start, for
+ *		source.
+ */
+static inline RecordedKey
+RecordedKeyOf(Datum target, Datum start, Datum source)
+{
+	RecordedKey key;
+
+	memset(&key, 0, sizeof(key));
+	key.target = DatumGetObjectId(target);
+	key.source = DatumGetObjectId(source);
+	key.start = DatumGetTimestampTz(start);
+	return key;
+}
+
+/*
  * RememberedRow
  *		The entry of the row remembered for row i's chunk and source, when
  *		its end is the same; else NULL.
@@ -395,13 +412,9 @@ NothingLeftOut(Oid target)
 static RecordedEntry *
 RememberedRow(Datum target, Datum start, Datum end, Datum source)
 {
-	RecordedKey key;
+	RecordedKey key = RecordedKeyOf(target, start, source);
 	RecordedEntry *e;
 
-	memset(&key, 0, sizeof(key));
-	key.target = DatumGetObjectId(target);
-	key.source = DatumGetObjectId(source);
-	key.start = DatumGetTimestampTz(start);
 	e = (RecordedEntry *) hash_search(recorded, &key, HASH_FIND, NULL);
 	if (e != NULL && e->end != DatumGetTimestampTz(end))
 		return NULL;
@@ -416,13 +429,9 @@ RememberedRow(Datum target, Datum start, Datum end, Datum source)
 static void
 Remember(Datum target, Datum start, Datum end, Datum source, ItemPointer tid)
 {
-	RecordedKey key;
+	RecordedKey key = RecordedKeyOf(target, start, source);
 	RecordedEntry *e;
 
-	memset(&key, 0, sizeof(key));
-	key.target = DatumGetObjectId(target);
-	key.source = DatumGetObjectId(source);
-	key.start = DatumGetTimestampTz(start);
 	if (tid == NULL)
 	{
 		(void) hash_search(recorded, &key, HASH_REMOVE, NULL);
