@@ -220,6 +220,7 @@ WarnUnwatchedChild(Oid relid, bool quiet)
 		char	   *column = SpiGetText(k, 3);
 		bool		missing = false;
 
+		CHECK_FOR_INTERRUPTS();
 		/* a dropped target records nothing */
 		if (get_rel_relkind(target) == '\0')
 			continue;

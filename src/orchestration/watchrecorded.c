@@ -518,6 +518,7 @@ KeepUnrecorded(int m, const Datum *targets, const Datum *starts,
 		any = false;
 	for (i = 0; any && i < m; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (!locks[which[i]].may)
 			continue;
 		if (recorded_signalled &&
